@@ -1,0 +1,225 @@
+//! `fake-gemini`: a local stand-in for the Google Gemini REST API (Files API resumable
+//! upload, file polling and deletion, `generateContent` / `streamGenerateContent`, Google
+//! error bodies) used by Vaider's tests and benchmarks, since the real service is unreachable.
+//!
+//! Start one with [`FakeGemini::start`], point a client at [`FakeGemini::base_url`] with the
+//! key [`FakeGemini::API_KEY`], and inspect what arrived with [`FakeGemini::requests`],
+//! [`FakeGemini::files`] and [`FakeGemini::generate_requests`].
+//!
+//! Real-API details a client must get right (all faked faithfully):
+//! - `sha256Hash` is the base64 of the lower-case *hex* digest (88 characters), not of the
+//!   raw 32 bytes;
+//! - a wrong key is 400 INVALID_ARGUMENT / `API_KEY_INVALID`, but no key at all is 403
+//!   PERMISSION_DENIED; unknown, deleted or expired files are 403 PERMISSION_DENIED;
+//! - error bodies omit `details` when there are none; no `Retry-After` header, ever;
+//! - on thinking models (2.5, 3.x) `totalTokenCount` = prompt + candidates +
+//!   `thoughtsTokenCount`, and thoughts share `maxOutputTokens` (a tiny limit gives
+//!   `MAX_TOKENS` with no `parts`);
+//! - unknown JSON fields are refused (400 "Unknown name ..."), camelCase and snake_case alike
+//!   are accepted; JSON request bodies are limited to 20 MiB.
+
+mod errors;
+mod files;
+mod generate;
+mod media;
+mod openai;
+mod router;
+mod schema;
+mod state;
+mod upload;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use state::Shared;
+
+/// The endpoints a [`Fault`] can be queued for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// `POST /upload/{v}/files` without `upload_id` (starting a resumable upload).
+    UploadStart,
+    /// Any request on an upload session URL (`?upload_id=`): chunks, finalize, query.
+    UploadChunk,
+    /// `GET /{v}/files/{id}`.
+    GetFile,
+    /// `:generateContent` and `:streamGenerateContent` (and the OpenAI-compatible
+    /// `/v1beta/openai/chat/completions`).
+    Generate,
+    /// `DELETE /{v}/files/{id}`.
+    DeleteFile,
+}
+
+/// A one-shot fault, used by the next request to its endpoint (see [`FakeGemini::push_fault`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// Answer with this HTTP status and the Google error body for it (400 INVALID_ARGUMENT,
+    /// 403 PERMISSION_DENIED, 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED, 500 INTERNAL,
+    /// 503 UNAVAILABLE, 504 DEADLINE_EXCEEDED, ...). A plain 429 carries no details.
+    Status(u16),
+    /// 429 RESOURCE_EXHAUSTED with a `RetryInfo` detail (`retryDelay`, e.g. "1.5s" or
+    /// "45.837906927s") and a `QuotaFailure` detail whose `quotaId` contains `PerDay` when
+    /// `per_day` is true (else a per-minute quota id).
+    RateLimited { retry_delay: String, per_day: bool },
+    /// Wait this long, then answer normally.
+    Delay(Duration),
+    /// Generate only: answer 200 with `promptFeedback.blockReason` set to this value
+    /// (e.g. "SAFETY", "PROHIBITED_CONTENT") and no candidates.
+    Blocked(String),
+    /// Generate only: answer 200 with one candidate whose `finishReason` is this value
+    /// (e.g. "SAFETY", "RECITATION") and which has no content.
+    FinishReason(String),
+}
+
+/// One HTTP request as the fake received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    /// Header names in lower case, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// Bytes of body received (for upload chunks, only this is kept).
+    pub body_len: u64,
+}
+
+impl RecordedRequest {
+    /// The first value of a header (name compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A file created through the Files API (kept after deletion, with `deleted = true`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRecord {
+    /// "files/abc123".
+    pub name: String,
+    /// Empty when the client gave none.
+    pub display_name: String,
+    pub mime_type: String,
+    pub size_bytes: u64,
+    /// Lower-case hex of the SHA-256 of the bytes received.
+    pub sha256_hex: String,
+    /// "PROCESSING", "ACTIVE" or "FAILED".
+    pub state: String,
+    pub deleted: bool,
+    /// Number of upload requests that carried bytes or finalized the upload.
+    pub chunks: u32,
+}
+
+/// A running fake Gemini server. Clones share the server; it stops when the last clone drops.
+#[derive(Clone)]
+pub struct FakeGemini {
+    shared: Arc<Shared>,
+    _guard: Arc<ServerGuard>,
+}
+
+struct ServerGuard(tokio::task::AbortHandle);
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl std::fmt::Debug for FakeGemini {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeGemini")
+            .field("base_url", &self.shared.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeGemini {
+    /// The only API key accepted until [`FakeGemini::set_api_key`] changes it.
+    pub const API_KEY: &'static str = "test-gemini-key";
+
+    /// Binds 127.0.0.1:0 and serves in a tokio task; returns once listening.
+    pub async fn start() -> FakeGemini {
+        Self::start_on(0)
+            .await
+            .expect("fake-gemini: cannot bind 127.0.0.1:0")
+    }
+
+    /// Binds 127.0.0.1:`port` (0 = any free port) and serves in a tokio task.
+    pub async fn start_on(port: u16) -> std::io::Result<FakeGemini> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::new(format!("http://127.0.0.1:{}", addr.port())));
+        let app = router::app(shared.clone());
+        let task = tokio::spawn(async move {
+            // Errors here only happen when the listener dies; nothing useful to do with them.
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(FakeGemini {
+            shared,
+            _guard: Arc::new(ServerGuard(task.abort_handle())),
+        })
+    }
+
+    /// "http://127.0.0.1:PORT", without a trailing slash.
+    pub fn base_url(&self) -> String {
+        self.shared.base_url.clone()
+    }
+
+    /// Replace the accepted API key.
+    pub fn set_api_key(&self, key: &str) {
+        self.shared.lock().api_key = key.to_string();
+    }
+
+    /// How many GET polls of a file answer PROCESSING before it turns ACTIVE (default 1).
+    /// Applies to files finalized after the call; 0 makes them ACTIVE at once.
+    pub fn set_processing_polls(&self, n: u32) {
+        self.shared.lock().processing_polls = n;
+    }
+
+    /// Make the next uploaded files end in state FAILED (with `error {code,message}`) after
+    /// processing, until switched off again.
+    pub fn set_fail_processing(&self, on: bool) {
+        self.shared.lock().fail_processing = on;
+    }
+
+    /// Queue a fault: each queued fault is used once, by the next request to that endpoint,
+    /// in order, before any other handling (even the API key check).
+    pub fn push_fault(&self, endpoint: Endpoint, fault: Fault) {
+        self.shared
+            .lock()
+            .faults
+            .entry(endpoint)
+            .or_default()
+            .push_back(fault);
+    }
+
+    /// Replace the model's answer text (None = the default automatic answer).
+    pub fn set_reply_text(&self, text: Option<String>) {
+        self.shared.lock().reply_text = text;
+    }
+
+    /// Delay before every generateContent answer (slow model), default zero.
+    pub fn set_generate_delay(&self, d: Duration) {
+        self.shared.lock().generate_delay = d;
+    }
+
+    /// Every request received, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.clone()
+    }
+
+    /// Every file ever created (finalized uploads), including deleted ones, oldest first.
+    pub fn files(&self) -> Vec<FileRecord> {
+        self.shared
+            .lock()
+            .files
+            .iter()
+            .map(|f| f.record())
+            .collect()
+    }
+
+    /// The JSON bodies of the generateContent / streamGenerateContent calls that parsed as JSON.
+    pub fn generate_requests(&self) -> Vec<serde_json::Value> {
+        self.shared.lock().generate_bodies.clone()
+    }
+}

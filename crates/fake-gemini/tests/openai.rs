@@ -1,0 +1,118 @@
+//! The OpenAI-compatible endpoint: images yes, video no, errors as a one-element array.
+
+mod common;
+
+use base64::Engine;
+use common::*;
+use fake_gemini::FakeGemini;
+use reqwest::Client;
+use serde_json::{json, Value};
+
+fn data_url(mime: &str, bytes: &[u8]) -> String {
+    format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+async fn chat(fake: &FakeGemini, client: &Client, key: &str, body: &Value) -> reqwest::Response {
+    client
+        .post(format!(
+            "{}/v1beta/openai/chat/completions",
+            fake.base_url()
+        ))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .expect("chat")
+}
+
+#[tokio::test]
+async fn images_are_answered_and_video_is_refused() {
+    let fake = FakeGemini::start().await;
+    let client = Client::new();
+    let image = data(500);
+    let body = json!({
+        "model": "gemini-2.5-flash",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [
+                {"type": "text", "text": "What is shown?"},
+                {"type": "image_url", "image_url": {"url": data_url("image/png", &image), "detail": "auto"}}
+            ]}
+        ]
+    });
+    let r = chat(&fake, &client, KEY, &body).await;
+    assert_eq!(r.status(), 200);
+    let resp: Value = r.json().await.expect("json");
+    let text = resp["choices"][0]["message"]["content"]
+        .as_str()
+        .expect("content");
+    assert!(text.contains(&sha_hex(&image)), "{text}");
+    assert_eq!(resp["choices"][0]["finish_reason"], "stop");
+    let u = &resp["usage"];
+    assert_eq!(
+        u["total_tokens"].as_u64(),
+        Some(
+            u["prompt_tokens"].as_u64().unwrap_or(0) + u["completion_tokens"].as_u64().unwrap_or(0)
+        )
+    );
+
+    let video = json!({
+        "model": "gemini-2.5-flash",
+        "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": data_url("video/webm", &data(100))}}
+        ]}]
+    });
+    let r = chat(&fake, &client, KEY, &video).await;
+    assert_eq!(r.status(), 400);
+    let err: Value = r.json().await.expect("json");
+    assert_eq!(err[0]["error"]["status"], "INVALID_ARGUMENT", "{err}");
+
+    let video_url = json!({
+        "model": "gemini-2.5-flash",
+        "messages": [{"role": "user", "content": [
+            {"type": "video_url", "video_url": {"url": data_url("video/mp4", &data(100))}}
+        ]}]
+    });
+    assert_eq!(chat(&fake, &client, KEY, &video_url).await.status(), 400);
+
+    let r = chat(&fake, &client, "wrong", &body).await;
+    let err: Value = r.json().await.expect("json");
+    assert_eq!(err[0]["error"]["details"][0]["reason"], "API_KEY_INVALID");
+}
+
+#[tokio::test]
+async fn streaming_ends_with_done() {
+    let fake = FakeGemini::start().await;
+    let client = Client::new();
+    let body = json!({
+        "model": "gemini-2.5-flash-lite",
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": "Say something long enough to be split into pieces."}]
+    });
+    let raw = chat(&fake, &client, KEY, &body)
+        .await
+        .text()
+        .await
+        .expect("text");
+    let data: Vec<&str> = raw
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .collect();
+    assert_eq!(data.last(), Some(&"[DONE]"));
+    let chunks: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).expect("chunk json"))
+        .collect();
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert!(text.contains("prompt: Say something"), "{text}");
+    assert!(chunks
+        .last()
+        .is_some_and(|c| c["usage"]["total_tokens"].is_u64()));
+}

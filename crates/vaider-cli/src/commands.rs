@@ -1,0 +1,505 @@
+//! One function per subcommand. Each loads the config, builds the engine or the server from
+//! the libraries, and prints for a person (or JSON with --json).
+
+use std::io::{IsTerminal, Read};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+use vaider_core::client_setup::{self, Client};
+use vaider_core::history::Status;
+use vaider_core::progress::Progress;
+use vaider_core::secrets::{self, ApiKey, KeychainStatus};
+use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider, VERSION};
+
+use crate::{Command, KeyAction};
+
+pub async fn run(command: Command) -> Result<ExitCode> {
+    init_logging(matches!(command, Command::Serve { .. } | Command::Stdio));
+    match command {
+        Command::Serve { port, host } => serve(port, host).await,
+        Command::Stdio => stdio().await,
+        Command::Analyse {
+            source,
+            prompt,
+            expectations,
+            model,
+            timeout,
+            no_cache,
+            image,
+            json,
+        } => {
+            let mut request = AnalysisRequest::new(
+                if image {
+                    Tool::AnalyzeImage
+                } else {
+                    Tool::AnalyzeVideo
+                },
+                Door::Cli,
+                source,
+            );
+            request.prompt = prompt;
+            request.expectations = expectations;
+            request.model = model;
+            request.timeout = timeout.map(Duration::from_secs);
+            request.no_cache = no_cache;
+            request.base_dirs = std::env::current_dir().into_iter().collect();
+            analyse(request, json).await
+        }
+        Command::History { json, limit } => history(json, limit),
+        Command::Token => {
+            let config = Config::load()?;
+            println!("{}", secrets::server_token(&config.data_dir())?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Key { action } => key(action).await,
+        Command::Init { client, dir } => init(&client, dir),
+        Command::Doctor => doctor().await,
+    }
+}
+
+/// Logs go to stderr (stdout is the MCP channel in stdio mode); `VAIDER_LOG` sets the level.
+fn init_logging(server: bool) {
+    let default = if server { "info" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("VAIDER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+async fn serve(port: Option<u16>, host: std::net::IpAddr) -> Result<ExitCode> {
+    let mut config = Config::load()?;
+    if let Some(port) = port {
+        config.port = port;
+    }
+    let listener = vaider_server::bind(SocketAddr::new(host, config.port)).await?;
+    let addr = listener.local_addr()?;
+    let engine = Vaider::open(config)?;
+    let token = secrets::server_token(engine.data_dir())?;
+    if engine.api_key().await.is_none() {
+        tracing::warn!(
+            "no API key is configured: analyses will fail until you run `vaider key set` or set GEMINI_API_KEY"
+        );
+    }
+    let base = format!("http://{addr}");
+    println!("Vaider {VERSION} listening on {base} (MCP: {base}/mcp, REST: {base}/v1, token: `vaider token`)");
+    let shutdown = CancellationToken::new();
+    tokio::spawn(stop_on_signal(shutdown.clone()));
+    vaider_server::serve(listener, engine, &token, shutdown).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn stop_on_signal(shutdown: CancellationToken) {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    shutdown.cancel();
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+    tracing::info!("stopping");
+    shutdown.cancel();
+}
+
+async fn stdio() -> Result<ExitCode> {
+    let engine = Vaider::open(Config::load()?)?;
+    let service = vaider_server::VaiderMcp::new(engine)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("the MCP client did not complete the handshake")?;
+    service.waiting().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn analyse(request: AnalysisRequest, json: bool) -> Result<ExitCode> {
+    let engine = Vaider::open(Config::load()?)?;
+    let bar = ProgressBar::new_spinner();
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar.set_message("checking the file");
+    let progress_bar = bar.clone();
+    let report = move |step: Progress| match step {
+        Progress::Uploading { sent, total } => {
+            if progress_bar.length() != Some(total) {
+                progress_bar.set_length(total);
+                progress_bar.set_style(
+                    ProgressStyle::with_template(
+                        "{spinner} uploading [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+                );
+            }
+            progress_bar.set_position(sent);
+        }
+        other => {
+            progress_bar.set_style(ProgressStyle::default_spinner());
+            progress_bar.set_message(other.message());
+        }
+    };
+    let outcome = engine.analyse(request, &report).await;
+    bar.finish_and_clear();
+    match outcome {
+        Ok(result) => {
+            if json {
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            } else {
+                println!("{}", result.description.trim());
+                for e in &result.expectations {
+                    println!("- [{:?}] {} — {}", e.verdict, e.expectation, e.evidence);
+                }
+                eprintln!(
+                    "\n{} {} · {} ms · {} in / {} out tokens · ${:.6}{} · log {}",
+                    result.provider,
+                    result.model,
+                    result.duration_ms,
+                    result.usage.input_tokens,
+                    result.usage.output_tokens,
+                    result.cost_usd,
+                    if result.cached { " · cached" } else { "" },
+                    result.log_dir
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(failure) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"error": vaider_core::pipeline::error_json(&failure.error), "durationMs": failure.duration_ms})
+                );
+            } else {
+                eprintln!(
+                    "vaider: {}: {}",
+                    failure.error.code().as_str(),
+                    failure.error
+                );
+            }
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn history(json: bool, limit: usize) -> Result<ExitCode> {
+    let config = Config::load()?;
+    let history = vaider_core::history::History::open(&config.data_dir().join("history.sqlite3"))?;
+    let rows = history.list(limit, 0)?;
+    let totals = history.totals()?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"interactions": rows, "totals": totals})
+            )?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        println!("No analyses yet. Try `vaider analyse path/to/video.webm`.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:<20} {:<9} {:<14} {:<28} {:<22} {:>8} {:>10}",
+        "TIME (UTC)", "STATUS", "TOOL", "SOURCE", "MODEL", "MS", "COST $"
+    );
+    for row in &rows {
+        let source = row
+            .media_path
+            .as_deref()
+            .unwrap_or(&row.source)
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let status = match (row.status, row.cached) {
+            (Status::Ok, true) => "cached".to_string(),
+            (status, _) => status.as_str().to_string(),
+        };
+        println!(
+            "{:<20} {:<9} {:<14} {:<28} {:<22} {:>8} {:>10.6}",
+            row.created_at
+                .get(..19)
+                .unwrap_or(&row.created_at)
+                .replace('T', " "),
+            status,
+            row.tool,
+            truncate(&source, 28),
+            truncate(&row.model, 22),
+            row.duration_ms
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "-".into()),
+            row.cost_usd
+        );
+    }
+    println!(
+        "\n{} analyses in all · {} in / {} out tokens · ${:.6} spent",
+        totals.interactions, totals.input_tokens, totals.output_tokens, totals.cost_usd
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        let kept: String = text.chars().take(width - 1).collect();
+        format!("{kept}…")
+    }
+}
+
+async fn key(action: KeyAction) -> Result<ExitCode> {
+    match action {
+        KeyAction::Set { provider } => {
+            check_provider(&provider)?;
+            let key = if std::io::stdin().is_terminal() {
+                rpassword::prompt_password(format!(
+                    "Paste your {provider} API key (input hidden): "
+                ))?
+            } else {
+                let mut text = String::new();
+                std::io::stdin().read_to_string(&mut text)?;
+                text
+            };
+            let key = ApiKey::new(key);
+            if key.expose().is_empty() {
+                bail!("no key was given on standard input; nothing was stored");
+            }
+            let stored = tokio::task::spawn_blocking({
+                let provider = provider.clone();
+                move || secrets::keychain_set(&provider, &key)
+            })
+            .await?;
+            match stored {
+                Ok(()) => {
+                    println!("The {provider} key is stored in the OS keychain. A running server picks it up on its next call.");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("vaider: {e}");
+                    eprintln!(
+                        "Without a keychain, put the key in the environment instead, e.g. `export {}=...`, or in a .env file in {} or the project folder.",
+                        secrets::env_names(&provider).first().unwrap_or(&"GEMINI_API_KEY"),
+                        Config::dir().display()
+                    );
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+        KeyAction::Clear { provider } => {
+            check_provider(&provider)?;
+            tokio::task::spawn_blocking({
+                let provider = provider.clone();
+                move || secrets::keychain_delete(&provider)
+            })
+            .await??;
+            println!("The {provider} key is removed from the OS keychain.");
+            Ok(ExitCode::SUCCESS)
+        }
+        KeyAction::Status { provider } => {
+            check_provider(&provider)?;
+            let dirs = dotenv_dirs();
+            let found = tokio::task::spawn_blocking({
+                let provider = provider.clone();
+                move || secrets::find_api_key(&provider, &dirs)
+            })
+            .await?;
+            match found {
+                Some((_, source)) => {
+                    println!("The {provider} key is set (from the {source}).");
+                    Ok(ExitCode::SUCCESS)
+                }
+                None => {
+                    println!("No {provider} key is set. Run `vaider key set`.");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+    }
+}
+
+fn check_provider(provider: &str) -> Result<()> {
+    if secrets::env_names(provider).is_empty() {
+        bail!("unknown provider {provider:?}; known: gemini, openai, anthropic, zai");
+    }
+    Ok(())
+}
+
+fn dotenv_dirs() -> Vec<PathBuf> {
+    std::env::current_dir()
+        .into_iter()
+        .chain(std::iter::once(Config::dir()))
+        .collect()
+}
+
+fn init(client: &str, dir: PathBuf) -> Result<ExitCode> {
+    let Some(client) = Client::parse(client) else {
+        bail!("unknown client {client:?}: use cursor, claude or vscode");
+    };
+    let config = Config::load()?;
+    let token = secrets::server_token(&config.data_dir())?;
+    let url = format!("http://127.0.0.1:{}/mcp", config.port);
+    let report = client_setup::init(&dir, client, &url, &token)?;
+    println!(
+        "{} {}",
+        if report.merged { "Updated" } else { "Wrote" },
+        report.config_file.display()
+    );
+    println!("Wrote {}", report.rules_file.display());
+    println!("Vaider's MCP endpoint is {url}; start it with `vaider serve` if it is not running.");
+    if client == Client::ClaudeCode {
+        println!("(Alternatively: claude mcp add --transport http --scope project --header \"Authorization: Bearer $(vaider token)\" vaider {url})");
+    }
+    println!("The config holds your Vaider token: keep it out of version control (e.g. add it to .gitignore).");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn doctor() -> Result<ExitCode> {
+    let mut problems = 0;
+    let mut line = |ok: bool, what: &str, detail: String| {
+        if !ok {
+            problems += 1;
+        }
+        println!("{} {what}: {detail}", if ok { "ok  " } else { "FIX " });
+    };
+    println!("Vaider {VERSION}");
+    let config_path = Config::file_path();
+    let config = match Config::load() {
+        Ok(config) => {
+            line(
+                true,
+                "config",
+                if config_path.exists() {
+                    config_path.display().to_string()
+                } else {
+                    format!("{} (not created; defaults in use)", config_path.display())
+                },
+            );
+            config
+        }
+        Err(e) => {
+            line(false, "config", e.to_string());
+            Config::default()
+        }
+    };
+    let data_dir = config.data_dir();
+    let writable = std::fs::create_dir_all(&data_dir)
+        .and_then(|_| std::fs::write(data_dir.join(".doctor"), b""))
+        .and_then(|_| std::fs::remove_file(data_dir.join(".doctor")));
+    line(
+        writable.is_ok(),
+        "data folder",
+        match &writable {
+            Ok(()) => data_dir.display().to_string(),
+            Err(e) => format!(
+                "{} is not writable ({e}); set VAIDER_DATA_DIR",
+                data_dir.display()
+            ),
+        },
+    );
+    line(
+        true,
+        "provider",
+        format!(
+            "{} · model {} · {}",
+            config.provider, config.model, config.gemini.base_url
+        ),
+    );
+    let keychain = tokio::task::spawn_blocking(secrets::keychain_status).await?;
+    let dirs = dotenv_dirs();
+    let provider = config.provider.clone();
+    let key = tokio::task::spawn_blocking(move || secrets::find_api_key(&provider, &dirs)).await?;
+    match &key {
+        Some((_, source)) => line(true, "API key", format!("set, from the {source}")),
+        None => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
+    }
+    match keychain {
+        KeychainStatus::Available => line(true, "keychain", "available".into()),
+        KeychainStatus::Unavailable(reason) => line(
+            key.is_some(),
+            "keychain",
+            format!(
+                "not available: {reason}. Keys can come from GEMINI_API_KEY or a .env file instead"
+            ),
+        ),
+    }
+    match secrets::server_token(&data_dir) {
+        Ok(_) => line(
+            true,
+            "token",
+            if std::env::var("VAIDER_TOKEN").is_ok_and(|t| !t.is_empty()) {
+                "from VAIDER_TOKEN".into()
+            } else {
+                format!(
+                    "in {} (`vaider token` prints it)",
+                    data_dir.join("token").display()
+                )
+            },
+        ),
+        Err(e) => line(false, "token", e.to_string()),
+    }
+    let addr = SocketAddr::from(([127, 0, 0, 1], config.port));
+    match tokio::net::TcpListener::bind(addr).await {
+        Ok(_) => line(
+            true,
+            "port",
+            format!("{} is free (`vaider serve` will use it)", config.port),
+        ),
+        Err(_) => {
+            let health =
+                tokio::task::spawn_blocking(move || vaider_server::vaider_answers_on(addr))
+                    .await
+                    .unwrap_or(false);
+            line(
+                health,
+                "port",
+                if health {
+                    format!("Vaider is running on http://{addr}")
+                } else {
+                    format!(
+                        "{} is taken by another program: set VAIDER_PORT or --port",
+                        config.port
+                    )
+                },
+            )
+        }
+    }
+    let overridden: Vec<&str> = vaider_core::config::ENV_VARS
+        .iter()
+        .copied()
+        .filter(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()))
+        .collect();
+    if !overridden.is_empty() {
+        println!("     environment overrides: {}", overridden.join(", "));
+    }
+    println!(
+        "{}",
+        if problems == 0 {
+            "Everything is in place.".to_string()
+        } else {
+            format!("{problems} thing(s) to fix.")
+        }
+    );
+    Ok(if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

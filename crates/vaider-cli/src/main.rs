@@ -1,0 +1,126 @@
+//! The `vaider` command: parses arguments and wires the engine to a door. Everything it does
+//! is in `vaider-core` (the pipeline) and `vaider-server` (HTTP and MCP).
+
+mod commands;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "vaider",
+    version,
+    about = "Vaider: lets AI coding agents see what their GUI code does.",
+    long_about = "Vaider is a local MCP and REST server. An agent sends the path of a GUI-test video or screenshot; Vaider has a vision model describe it step by step, and keeps every request and answer beside the video and in a history."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the MCP (/mcp) and REST (/v1) server on 127.0.0.1.
+    Serve {
+        /// Port to listen on (default 3456, or VAIDER_PORT, or the config file).
+        #[arg(long)]
+        port: Option<u16>,
+        /// Address to listen on; only loopback addresses are accepted.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+    },
+    /// Serve MCP over stdin/stdout, for clients that start their servers as processes.
+    Stdio,
+    /// Describe a video or image from the terminal, through the same pipeline as the server.
+    #[command(alias = "analyze")]
+    Analyse {
+        /// Path or http(s) URL of the video or image.
+        source: String,
+        /// What to look for (default: a step-by-step description with timestamps).
+        #[arg(long)]
+        prompt: Option<String>,
+        /// A statement the media should show; repeat for several.
+        #[arg(long = "expect")]
+        expectations: Vec<String>,
+        #[arg(long)]
+        model: Option<String>,
+        /// Time limit in seconds (default 30, or the config's timeout_sec).
+        #[arg(long)]
+        timeout: Option<u64>,
+        /// Ask the model even if the same request was answered before.
+        #[arg(long)]
+        no_cache: bool,
+        /// Treat the source as an image (analyze_image) rather than a video.
+        #[arg(long)]
+        image: bool,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List past analyses, newest first.
+    History {
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Print the bearer token HTTP clients must send.
+    Token,
+    /// Manage provider API keys in the OS keychain.
+    Key {
+        #[command(subcommand)]
+        action: KeyAction,
+    },
+    /// Write an agent's MCP config (URL and token) and VaiderRules.txt into a project.
+    Init {
+        /// cursor, claude or vscode.
+        #[arg(long)]
+        client: String,
+        /// The project folder (default: the current folder).
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Report what is set, what is missing and how to fix it.
+    Doctor,
+}
+
+#[derive(Subcommand)]
+enum KeyAction {
+    /// Store a key, read from standard input (paste it, or pipe it in).
+    Set {
+        #[arg(long, default_value = "gemini")]
+        provider: String,
+    },
+    /// Remove a key from the keychain.
+    Clear {
+        #[arg(long, default_value = "gemini")]
+        provider: String,
+    },
+    /// Say whether a key is found, and where (never the key itself).
+    Status {
+        #[arg(long, default_value = "gemini")]
+        provider: String,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("vaider: could not start: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(commands::run(cli.command)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("vaider: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

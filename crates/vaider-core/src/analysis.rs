@@ -1,0 +1,139 @@
+//! What an analysis is asked and what it answers: the types every door shares. The MCP
+//! `structuredContent`, the REST body, the CLI's `--json` and the history all carry these.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Which tool a request came through; stored in history so the UI can filter by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tool {
+    AnalyzeVideo,
+    AnalyzeImage,
+}
+
+impl Tool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tool::AnalyzeVideo => "analyze_video",
+            Tool::AnalyzeImage => "analyze_image",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<Tool> {
+        match name {
+            "analyze_video" => Some(Tool::AnalyzeVideo),
+            "analyze_image" => Some(Tool::AnalyzeImage),
+            _ => None,
+        }
+    }
+}
+
+/// Which door a request came in by, for the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Door {
+    Mcp,
+    Rest,
+    Cli,
+    Ui,
+}
+
+impl Door {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Door::Mcp => "mcp",
+            Door::Rest => "rest",
+            Door::Cli => "cli",
+            Door::Ui => "ui",
+        }
+    }
+}
+
+/// One request to the pipeline, whichever door it came by.
+#[derive(Debug, Clone)]
+pub struct AnalysisRequest {
+    pub tool: Tool,
+    pub door: Door,
+    /// A path (absolute, relative or `~/`) or an http(s) URL.
+    pub source: String,
+    /// None: the tool's default prompt.
+    pub prompt: Option<String>,
+    /// Statements the media should show; each gets a verdict with evidence.
+    pub expectations: Vec<String>,
+    pub model: Option<String>,
+    pub timeout: Option<Duration>,
+    pub no_cache: bool,
+    /// Folders a relative path may be relative to, in order: the client's MCP roots, then its
+    /// explicit `cwd`. The server's own working directory is tried last.
+    pub base_dirs: Vec<PathBuf>,
+}
+
+impl AnalysisRequest {
+    pub fn new(tool: Tool, door: Door, source: impl Into<String>) -> Self {
+        AnalysisRequest {
+            tool,
+            door,
+            source: source.into(),
+            prompt: None,
+            expectations: Vec::new(),
+            model: None,
+            timeout: None,
+            no_cache: false,
+            base_dirs: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The model's verdict on one expectation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Met,
+    NotMet,
+    Unclear,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExpectationVerdict {
+    pub expectation: String,
+    pub verdict: Verdict,
+    /// What on screen supports the verdict, with timestamps where the model gave them.
+    pub evidence: String,
+}
+
+/// The answer of one analysis, as every door returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AnalysisResult {
+    pub description: String,
+    /// One entry per expectation given, in the same order; empty when none were given.
+    pub expectations: Vec<ExpectationVerdict>,
+    /// True when every expectation was met; absent when none were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all_expectations_met: Option<bool>,
+    pub provider: String,
+    pub model: String,
+    pub duration_ms: u64,
+    pub usage: Usage,
+    pub cost_usd: f64,
+    /// True when the answer came from history (same bytes, prompt and model), at no cost.
+    pub cached: bool,
+    pub interaction_id: String,
+    /// The folder holding request.json and response.json of this call.
+    pub log_dir: String,
+    pub media_path: String,
+    pub media_type: String,
+    /// Frames the model looked at: the video's seconds at 1 fps, or 1 for an image.
+    pub frames_analysed: u64,
+}

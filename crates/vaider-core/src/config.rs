@@ -1,0 +1,332 @@
+//! Vaider's settings: one TOML file in the config folder, every field overridable by a
+//! `VAIDER_*` environment variable. The CLI, the server and the tray app read the same file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, VaiderError};
+
+pub const DEFAULT_PORT: u16 = 3456;
+pub const DEFAULT_GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
+/// A current, inexpensive Gemini model that understands video (the 1.5 models are retired).
+pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
+
+/// USD per million tokens, input and output.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub input_per_million: f64,
+    pub output_per_million: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GeminiConfig {
+    pub base_url: String,
+    /// Size of each resumable-upload chunk; the official SDK uses 8 MiB. Rounded to 256 KiB.
+    pub upload_chunk_mib: u32,
+    /// How often to ask whether an uploaded video has finished processing.
+    pub poll_interval_ms: u64,
+    /// First backoff wait after a 500/503/504; doubled on each further try.
+    pub retry_base_ms: u64,
+}
+
+impl Default for GeminiConfig {
+    fn default() -> Self {
+        GeminiConfig {
+            base_url: DEFAULT_GEMINI_BASE_URL.to_string(),
+            upload_chunk_mib: 8,
+            poll_interval_ms: 1000,
+            retry_base_ms: 1000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Which provider answers by default ("gemini").
+    pub provider: String,
+    /// The default model of that provider.
+    pub model: String,
+    pub port: u16,
+    /// Default time limit of one analysis, upload included.
+    pub timeout_sec: u64,
+    /// How many analyses may talk to the provider at once; the rest wait their turn.
+    pub max_concurrent: usize,
+    /// Answer a repeated request (same media bytes, prompt and model) from history.
+    pub cache: bool,
+    /// Tries per upstream request for retryable errors (429 with a wait, 500, 503, 504).
+    pub max_attempts: u32,
+    /// Where history and downloads live; empty means the OS data folder.
+    pub data_dir: Option<PathBuf>,
+    pub gemini: GeminiConfig,
+    /// Model name to price; a model missing here is reported with cost 0 and a warning.
+    pub prices: BTreeMap<String, Price>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            provider: "gemini".to_string(),
+            model: DEFAULT_GEMINI_MODEL.to_string(),
+            port: DEFAULT_PORT,
+            timeout_sec: 30,
+            max_concurrent: 5,
+            cache: true,
+            max_attempts: 3,
+            data_dir: None,
+            gemini: GeminiConfig::default(),
+            prices: default_prices(),
+        }
+    }
+}
+
+/// Late-2026 list prices (../shared/docs/gemini-api.md); users update them in the config file.
+pub fn default_prices() -> BTreeMap<String, Price> {
+    [
+        ("gemini-2.5-flash", 0.30, 2.50),
+        ("gemini-2.5-flash-lite", 0.10, 0.40),
+        ("gemini-2.5-pro", 1.25, 10.00),
+        ("gemini-3.5-flash", 1.50, 9.00),
+        ("gemini-3.5-flash-lite", 0.30, 2.50),
+    ]
+    .into_iter()
+    .map(|(model, input, output)| {
+        (
+            model.to_string(),
+            Price {
+                input_per_million: input,
+                output_per_million: output,
+            },
+        )
+    })
+    .collect()
+}
+
+/// A settings value together with where it came from, for `vaider doctor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    File,
+    Env(&'static str),
+}
+
+impl Config {
+    /// The config folder: `VAIDER_CONFIG_DIR`, else the OS config folder for Vaider.
+    pub fn dir() -> PathBuf {
+        if let Some(dir) = env_path("VAIDER_CONFIG_DIR") {
+            return dir;
+        }
+        directories::ProjectDirs::from("dev", "Vaider", "vaider")
+            .map(|d| d.config_dir().to_path_buf())
+            .unwrap_or_else(|| PathBuf::from(".vaider"))
+    }
+
+    pub fn file_path() -> PathBuf {
+        Self::dir().join("config.toml")
+    }
+
+    /// Reads the config file (if any), then applies the environment.
+    pub fn load() -> Result<Config> {
+        let mut config = Self::load_file(&Self::file_path())?;
+        config.apply_env(|name| std::env::var(name).ok())?;
+        Ok(config)
+    }
+
+    pub fn load_file(path: &Path) -> Result<Config> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| {
+                VaiderError::InvalidRequest(format!(
+                    "The config file {} is not valid TOML: {e}. Fix it or delete it to go back to the defaults.",
+                    path.display()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(VaiderError::internal(
+                format!("read the config file {}", path.display()),
+                e,
+            )),
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = toml::to_string_pretty(self)
+            .map_err(|e| VaiderError::internal("write the config", e))?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| VaiderError::internal(format!("create {}", parent.display()), e))?;
+        }
+        std::fs::write(path, text)
+            .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))
+    }
+
+    /// Applies `VAIDER_*` overrides; `lookup` is the environment (injectable for tests).
+    pub fn apply_env(&mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<()> {
+        fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T> {
+            value.trim().parse().map_err(|_| {
+                VaiderError::InvalidRequest(format!(
+                    "The environment variable {name}={value:?} is not a valid value."
+                ))
+            })
+        }
+        for (name, value) in ENV_VARS.iter().filter_map(|n| lookup(n).map(|v| (*n, v))) {
+            if value.is_empty() {
+                continue;
+            }
+            match name {
+                "VAIDER_PROVIDER" => self.provider = value,
+                "VAIDER_MODEL" | "VAIDER_GEMINI_MODEL" => self.model = value,
+                "VAIDER_PORT" => self.port = parse(name, &value)?,
+                "VAIDER_TIMEOUT_SEC" => self.timeout_sec = parse(name, &value)?,
+                "VAIDER_MAX_CONCURRENT" => self.max_concurrent = parse(name, &value)?,
+                "VAIDER_CACHE" => self.cache = parse_bool(name, &value)?,
+                "VAIDER_MAX_ATTEMPTS" => self.max_attempts = parse(name, &value)?,
+                "VAIDER_DATA_DIR" => self.data_dir = Some(PathBuf::from(value)),
+                "VAIDER_GEMINI_BASE_URL" => {
+                    self.gemini.base_url = value.trim_end_matches('/').to_string()
+                }
+                "VAIDER_GEMINI_UPLOAD_CHUNK_MIB" => {
+                    self.gemini.upload_chunk_mib = parse(name, &value)?
+                }
+                "VAIDER_GEMINI_POLL_INTERVAL_MS" => {
+                    self.gemini.poll_interval_ms = parse(name, &value)?
+                }
+                "VAIDER_GEMINI_RETRY_BASE_MS" => self.gemini.retry_base_ms = parse(name, &value)?,
+                _ => {}
+            }
+        }
+        if self.max_concurrent == 0 {
+            self.max_concurrent = 1;
+        }
+        if self.max_attempts == 0 {
+            self.max_attempts = 1;
+        }
+        Ok(())
+    }
+
+    /// Where each setting came from, for `vaider doctor`.
+    pub fn origin_of(&self, env_name: &'static str, in_file: bool) -> Origin {
+        if std::env::var(env_name).is_ok_and(|v| !v.is_empty()) {
+            Origin::Env(env_name)
+        } else if in_file {
+            Origin::File
+        } else {
+            Origin::Default
+        }
+    }
+
+    /// The data folder: config, else `VAIDER_DATA_DIR` (applied into config), else the OS one.
+    pub fn data_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.data_dir {
+            return dir.clone();
+        }
+        directories::ProjectDirs::from("dev", "Vaider", "vaider")
+            .map(|d| d.data_dir().to_path_buf())
+            .unwrap_or_else(|| PathBuf::from(".vaider"))
+    }
+
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_sec.max(1))
+    }
+
+    pub fn price_of(&self, model: &str) -> Option<Price> {
+        // "models/gemini-2.5-flash" and "gemini-2.5-flash-001" are priced as the base model.
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        self.prices.get(model).copied().or_else(|| {
+            self.prices
+                .iter()
+                .filter(|(name, _)| model.starts_with(name.as_str()))
+                .max_by_key(|(name, _)| name.len())
+                .map(|(_, price)| *price)
+        })
+    }
+}
+
+/// Every environment variable the config reads, for `vaider doctor` and the README.
+pub const ENV_VARS: &[&str] = &[
+    "VAIDER_PROVIDER",
+    "VAIDER_MODEL",
+    "VAIDER_GEMINI_MODEL",
+    "VAIDER_PORT",
+    "VAIDER_TIMEOUT_SEC",
+    "VAIDER_MAX_CONCURRENT",
+    "VAIDER_CACHE",
+    "VAIDER_MAX_ATTEMPTS",
+    "VAIDER_DATA_DIR",
+    "VAIDER_GEMINI_BASE_URL",
+    "VAIDER_GEMINI_UPLOAD_CHUNK_MIB",
+    "VAIDER_GEMINI_POLL_INTERVAL_MS",
+    "VAIDER_GEMINI_RETRY_BASE_MS",
+];
+
+fn parse_bool(name: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(VaiderError::InvalidRequest(format!(
+            "The environment variable {name}={value:?} must be true or false."
+        ))),
+    }
+}
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_overrides_file_values() {
+        let mut config: Config =
+            toml::from_str("model = \"gemini-2.5-pro\"\nport = 4000\n").unwrap();
+        let env = |name: &str| match name {
+            "VAIDER_PORT" => Some("5000".to_string()),
+            "VAIDER_CACHE" => Some("off".to_string()),
+            "VAIDER_GEMINI_BASE_URL" => Some("http://127.0.0.1:9/".to_string()),
+            _ => None,
+        };
+        config.apply_env(env).unwrap();
+        assert_eq!(config.model, "gemini-2.5-pro");
+        assert_eq!(config.port, 5000);
+        assert!(!config.cache);
+        assert_eq!(config.gemini.base_url, "http://127.0.0.1:9");
+    }
+
+    #[test]
+    fn a_bad_env_value_is_named_in_the_error() {
+        let mut config = Config::default();
+        let err = config
+            .apply_env(|n| (n == "VAIDER_PORT").then(|| "http".to_string()))
+            .unwrap_err();
+        assert!(err.to_string().contains("VAIDER_PORT"), "{err}");
+    }
+
+    #[test]
+    fn versioned_model_names_use_the_base_price() {
+        let config = Config::default();
+        let flash = config.price_of("gemini-2.5-flash-001").unwrap();
+        assert_eq!(flash.input_per_million, 0.30);
+        let lite = config.price_of("models/gemini-2.5-flash-lite").unwrap();
+        assert_eq!(lite.input_per_million, 0.10);
+        assert!(config.price_of("gpt-4o").is_none());
+    }
+
+    #[test]
+    fn config_round_trips_through_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let config = Config {
+            max_concurrent: 2,
+            ..Config::default()
+        };
+        config.save(&path).unwrap();
+        assert_eq!(Config::load_file(&path).unwrap(), config);
+    }
+}

@@ -1,0 +1,102 @@
+//! The one error type of the engine. Every door (REST, MCP, CLI, UI) shows these, so each
+//! message says what went wrong and what to do, and each carries a stable code that the REST
+//! contract and the MCP results report.
+
+use std::time::Duration;
+
+use crate::media::MediaError;
+
+/// Stable error codes, shared by every door. The REST contract maps them to HTTP statuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// The path or URL does not lead to a readable video or image.
+    InvalidPath,
+    /// An argument is missing or malformed.
+    InvalidRequest,
+    /// The call took longer than its timeout.
+    Timeout,
+    /// The model service answered with an error, or could not be reached.
+    UpstreamError,
+    /// No API key is configured for the provider.
+    NoApiKey,
+    /// Something inside Vaider failed (disk, database).
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidPath => "INVALID_PATH",
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::UpstreamError => "UPSTREAM_ERROR",
+            ErrorCode::NoApiKey => "NO_API_KEY",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+}
+
+/// What the model service answered, kept for the caller (REST `upstreamResponse`) and the log.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UpstreamResponse {
+    pub status: u16,
+    pub body: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VaiderError {
+    #[error(transparent)]
+    Media(#[from] MediaError),
+
+    #[error("{message}")]
+    InvalidPath { message: String },
+
+    #[error("{0}")]
+    InvalidRequest(String),
+
+    #[error("The analysis took longer than the {}s timeout and was stopped. Retry with a longer timeout (timeout_sec / timeoutSec) for long videos.", .limit.as_secs())]
+    Timeout { limit: Duration, elapsed: Duration },
+
+    #[error("{message}")]
+    Upstream {
+        message: String,
+        /// The service's own answer, when it gave one (not for network failures).
+        response: Option<UpstreamResponse>,
+    },
+
+    #[error("No API key is set for {provider}. Run `vaider key set` (stores it in the OS keychain), or set GEMINI_API_KEY in the environment or in a .env file.")]
+    NoApiKey { provider: String },
+
+    #[error("Vaider could not {action}: {reason}")]
+    Internal { action: String, reason: String },
+}
+
+impl VaiderError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            VaiderError::Media(_) | VaiderError::InvalidPath { .. } => ErrorCode::InvalidPath,
+            VaiderError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            VaiderError::Timeout { .. } => ErrorCode::Timeout,
+            VaiderError::Upstream { .. } => ErrorCode::UpstreamError,
+            VaiderError::NoApiKey { .. } => ErrorCode::NoApiKey,
+            VaiderError::Internal { .. } => ErrorCode::Internal,
+        }
+    }
+
+    pub fn internal(action: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        VaiderError::Internal {
+            action: action.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    pub fn upstream_response(&self) -> Option<&UpstreamResponse> {
+        match self {
+            VaiderError::Upstream { response, .. } => response.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = VaiderError> = std::result::Result<T, E>;

@@ -1,0 +1,375 @@
+//! The SQLite history of every analysis. A row is written before the provider is called
+//! (status `running`) and completed after, so a crash leaves a trace, not a hole. The same
+//! table answers cache look-ups and the history views of the CLI and the tray app.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::AnalysisResult;
+use crate::error::{Result, VaiderError};
+
+/// Where an interaction stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Running,
+    Ok,
+    Error,
+    Timeout,
+    /// Refused before anything left the machine (bad path, not a video, no key).
+    Rejected,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Ok => "ok",
+            Status::Error => "error",
+            Status::Timeout => "timeout",
+            Status::Rejected => "rejected",
+        }
+    }
+    fn parse(s: &str) -> Status {
+        match s {
+            "running" => Status::Running,
+            "ok" => Status::Ok,
+            "timeout" => Status::Timeout,
+            "rejected" => Status::Rejected,
+            _ => Status::Error,
+        }
+    }
+}
+
+/// One row of the history, as listed by `vaider history` and the UI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Interaction {
+    pub id: String,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+    pub tool: String,
+    pub door: String,
+    pub source: String,
+    pub media_path: Option<String>,
+    pub media_type: Option<String>,
+    pub media_sha256: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub provider: String,
+    pub model: String,
+    pub prompt: String,
+    pub expectations: Vec<String>,
+    pub status: Status,
+    pub cached: bool,
+    pub description: Option<String>,
+    pub error_code: Option<String>,
+    pub error_message: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    pub duration_ms: Option<u64>,
+    pub log_dir: Option<String>,
+}
+
+/// What is known when a row is opened, before the provider is called.
+#[derive(Debug, Clone)]
+pub struct NewInteraction<'a> {
+    pub id: &'a str,
+    pub created_at: &'a str,
+    pub tool: &'a str,
+    pub door: &'a str,
+    pub source: &'a str,
+    pub media_path: Option<&'a str>,
+    pub media_type: Option<&'a str>,
+    pub media_sha256: Option<&'a str>,
+    pub size_bytes: Option<u64>,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub prompt: &'a str,
+    pub expectations: &'a [String],
+    pub cache_key: Option<&'a str>,
+    pub log_dir: Option<&'a str>,
+}
+
+/// How a row ends.
+#[derive(Debug, Clone)]
+pub enum Outcome<'a> {
+    Ok(&'a AnalysisResult),
+    Failed {
+        status: Status,
+        code: &'a str,
+        message: &'a str,
+        duration_ms: u64,
+    },
+}
+
+/// Totals over the whole history.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    pub interactions: u64,
+    pub cost_usd: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The history database. Cheap to clone; calls block briefly on SQLite, so async callers run
+/// them on a blocking thread.
+#[derive(Clone)]
+pub struct History {
+    conn: Arc<Mutex<Connection>>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS interactions (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    finished_at TEXT,
+    tool TEXT NOT NULL,
+    door TEXT NOT NULL,
+    source TEXT NOT NULL,
+    media_path TEXT,
+    media_type TEXT,
+    media_sha256 TEXT,
+    size_bytes INTEGER,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    expectations_json TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL,
+    cached INTEGER NOT NULL DEFAULT 0,
+    description TEXT,
+    result_json TEXT,
+    error_code TEXT,
+    error_message TEXT,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    duration_ms INTEGER,
+    log_dir TEXT,
+    cache_key TEXT
+);
+CREATE INDEX IF NOT EXISTS interactions_created ON interactions(created_at DESC);
+CREATE INDEX IF NOT EXISTS interactions_cache ON interactions(cache_key, status);
+CREATE INDEX IF NOT EXISTS interactions_status ON interactions(status, created_at DESC);
+";
+
+const COLUMNS: &str = "id, created_at, finished_at, tool, door, source, media_path, media_type,
+    media_sha256, size_bytes, provider, model, prompt, expectations_json, status, cached,
+    description, error_code, error_message, input_tokens, output_tokens, cost_usd, duration_ms,
+    log_dir";
+
+impl History {
+    pub fn open(path: &Path) -> Result<History> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                VaiderError::internal(format!("create the data folder {}", parent.display()), e)
+            })?;
+        }
+        let conn = Connection::open(path).map_err(|e| {
+            VaiderError::internal(format!("open the history {}", path.display()), e)
+        })?;
+        // WAL lets the CLI and the server write to one history at once.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .and_then(|_| conn.pragma_update(None, "synchronous", "NORMAL"))
+            .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(5)))
+            .and_then(|_| conn.execute_batch(SCHEMA))
+            .map_err(|e| db_error("prepare the history", e))?;
+        Ok(History {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>, what: &str) -> Result<T> {
+        let conn = self
+            .conn
+            .lock()
+            .map_err(|_| VaiderError::internal(what, "the history lock was poisoned"))?;
+        f(&conn).map_err(|e| db_error(what, e))
+    }
+
+    pub fn start(&self, row: &NewInteraction<'_>) -> Result<()> {
+        let expectations = serde_json::to_string(row.expectations).unwrap_or_else(|_| "[]".into());
+        self.with(
+            |c| {
+                c.execute(
+                    "INSERT INTO interactions (id, created_at, tool, door, source, media_path,
+                        media_type, media_sha256, size_bytes, provider, model, prompt,
+                        expectations_json, status, cache_key, log_dir)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14, ?15)",
+                    params![
+                        row.id,
+                        row.created_at,
+                        row.tool,
+                        row.door,
+                        row.source,
+                        row.media_path,
+                        row.media_type,
+                        row.media_sha256,
+                        row.size_bytes.map(|s| s as i64),
+                        row.provider,
+                        row.model,
+                        row.prompt,
+                        expectations,
+                        row.cache_key,
+                        row.log_dir,
+                    ],
+                )
+            },
+            "record the request in history",
+        )?;
+        Ok(())
+    }
+
+    pub fn finish(&self, id: &str, finished_at: &str, outcome: Outcome<'_>) -> Result<()> {
+        self.with(
+            |c| match outcome {
+                Outcome::Ok(result) => c.execute(
+                    "UPDATE interactions SET finished_at = ?2, status = 'ok', cached = ?3,
+                        description = ?4, result_json = ?5, input_tokens = ?6, output_tokens = ?7,
+                        cost_usd = ?8, duration_ms = ?9, model = ?10
+                     WHERE id = ?1",
+                    params![
+                        id,
+                        finished_at,
+                        result.cached,
+                        result.description,
+                        serde_json::to_string(result).ok(),
+                        result.usage.input_tokens as i64,
+                        result.usage.output_tokens as i64,
+                        result.cost_usd,
+                        result.duration_ms as i64,
+                        result.model,
+                    ],
+                ),
+                Outcome::Failed {
+                    status,
+                    code,
+                    message,
+                    duration_ms,
+                } => c.execute(
+                    "UPDATE interactions SET finished_at = ?2, status = ?3, error_code = ?4,
+                        error_message = ?5, duration_ms = ?6
+                     WHERE id = ?1",
+                    params![
+                        id,
+                        finished_at,
+                        status.as_str(),
+                        code,
+                        message,
+                        duration_ms as i64
+                    ],
+                ),
+            },
+            "record the answer in history",
+        )?;
+        Ok(())
+    }
+
+    /// The stored result of an earlier successful, uncached call with this cache key.
+    pub fn cached_result(&self, cache_key: &str) -> Result<Option<AnalysisResult>> {
+        let json: Option<String> = self.with(
+            |c| {
+                c.query_row(
+                    "SELECT result_json FROM interactions
+                     WHERE cache_key = ?1 AND status = 'ok' AND cached = 0 AND result_json IS NOT NULL
+                     ORDER BY created_at DESC LIMIT 1",
+                    [cache_key],
+                    |r| r.get(0),
+                )
+                .optional()
+            },
+            "look up the cache",
+        )?;
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    pub fn get(&self, id: &str) -> Result<Option<Interaction>> {
+        self.with(
+            |c| {
+                c.query_row(
+                    &format!("SELECT {COLUMNS} FROM interactions WHERE id = ?1"),
+                    [id],
+                    row_to_interaction,
+                )
+                .optional()
+            },
+            "read the history",
+        )
+    }
+
+    /// Newest first.
+    pub fn list(&self, limit: usize, offset: usize) -> Result<Vec<Interaction>> {
+        self.with(
+            |c| {
+                let mut stmt = c.prepare(&format!(
+                    "SELECT {COLUMNS} FROM interactions ORDER BY created_at DESC, rowid DESC
+                     LIMIT ?1 OFFSET ?2"
+                ))?;
+                let rows =
+                    stmt.query_map(params![limit as i64, offset as i64], row_to_interaction)?;
+                rows.collect()
+            },
+            "read the history",
+        )
+    }
+
+    pub fn totals(&self) -> Result<Totals> {
+        self.with(
+            |c| {
+                c.query_row(
+                    "SELECT COUNT(*), COALESCE(SUM(cost_usd), 0), COALESCE(SUM(input_tokens), 0),
+                        COALESCE(SUM(output_tokens), 0) FROM interactions",
+                    [],
+                    |r| {
+                        Ok(Totals {
+                            interactions: r.get::<_, i64>(0)? as u64,
+                            cost_usd: r.get(1)?,
+                            input_tokens: r.get::<_, i64>(2)? as u64,
+                            output_tokens: r.get::<_, i64>(3)? as u64,
+                        })
+                    },
+                )
+            },
+            "sum the history",
+        )
+    }
+}
+
+fn row_to_interaction(r: &rusqlite::Row<'_>) -> rusqlite::Result<Interaction> {
+    let expectations: String = r.get(13)?;
+    let status: String = r.get(14)?;
+    Ok(Interaction {
+        id: r.get(0)?,
+        created_at: r.get(1)?,
+        finished_at: r.get(2)?,
+        tool: r.get(3)?,
+        door: r.get(4)?,
+        source: r.get(5)?,
+        media_path: r.get(6)?,
+        media_type: r.get(7)?,
+        media_sha256: r.get(8)?,
+        size_bytes: r.get::<_, Option<i64>>(9)?.map(|s| s as u64),
+        provider: r.get(10)?,
+        model: r.get(11)?,
+        prompt: r.get(12)?,
+        expectations: serde_json::from_str(&expectations).unwrap_or_default(),
+        status: Status::parse(&status),
+        cached: r.get(15)?,
+        description: r.get(16)?,
+        error_code: r.get(17)?,
+        error_message: r.get(18)?,
+        input_tokens: r.get::<_, i64>(19)? as u64,
+        output_tokens: r.get::<_, i64>(20)? as u64,
+        cost_usd: r.get(21)?,
+        duration_ms: r.get::<_, Option<i64>>(22)?.map(|d| d as u64),
+        log_dir: r.get(23)?,
+    })
+}
+
+fn db_error(what: &str, e: rusqlite::Error) -> VaiderError {
+    VaiderError::internal(what, e)
+}

@@ -1,0 +1,23 @@
+//! Vaider's engine, without any web framework or window: the media checks, the provider
+//! adapters, the one analysis pipeline, the history, the interaction files, the config, the
+//! secrets and the cost. The `vaider` binary, the HTTP server and the tray app all use it.
+
+pub mod analysis;
+pub mod client_setup;
+pub mod config;
+pub mod cost;
+pub mod error;
+pub mod history;
+pub mod interaction_log;
+pub mod media;
+pub mod pipeline;
+pub mod progress;
+pub mod prompts;
+pub mod provider;
+pub mod secrets;
+pub mod source;
+
+pub use analysis::{AnalysisRequest, AnalysisResult, Door, Tool};
+pub use config::Config;
+pub use error::{ErrorCode, VaiderError};
+pub use pipeline::{AnalysisFailure, Vaider, VERSION};

@@ -1,0 +1,641 @@
+//! Google Gemini, through its native REST API: videos go up with the Files API's resumable
+//! protocol, streamed from disk one chunk at a time (memory does not grow with the file), are
+//! polled until ACTIVE, described with generateContent, then deleted. Small images go inline.
+//! Retries follow Google's rules: 429 after its RetryInfo delay (never for a daily quota),
+//! 500/503/504 with exponential backoff, never past the call's deadline.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+use tokio::io::AsyncReadExt;
+
+use super::{ProviderAnswer, ProviderJob, UpstreamCall, VisionProvider};
+use crate::analysis::Usage;
+use crate::config::GeminiConfig;
+use crate::error::{UpstreamResponse, VaiderError};
+use crate::media::{MediaInfo, MediaKind};
+use crate::progress::Progress;
+use crate::secrets::ApiKey;
+
+/// Images up to this size travel inline; base64 grows them by a third and a request may carry
+/// about 20 MB.
+const INLINE_LIMIT_BYTES: u64 = 14 * 1024 * 1024;
+/// Google's resumable protocol wants every chunk but the last to be a multiple of 256 KiB.
+const CHUNK_GRANULE: usize = 256 * 1024;
+
+pub struct GeminiProvider {
+    http: reqwest::Client,
+    base_url: String,
+    key: ApiKey,
+    chunk_bytes: usize,
+    poll_interval: Duration,
+    max_attempts: u32,
+    retry_base: Duration,
+}
+
+impl GeminiProvider {
+    pub fn new(
+        http: reqwest::Client,
+        config: &GeminiConfig,
+        key: ApiKey,
+        max_attempts: u32,
+    ) -> Self {
+        let chunk = (config.upload_chunk_mib.max(1) as usize) * 1024 * 1024;
+        GeminiProvider {
+            http,
+            base_url: config.base_url.trim_end_matches('/').to_string(),
+            key,
+            chunk_bytes: chunk.div_ceil(CHUNK_GRANULE) * CHUNK_GRANULE,
+            poll_interval: Duration::from_millis(config.poll_interval_ms.max(10)),
+            max_attempts: max_attempts.max(1),
+            retry_base: Duration::from_millis(config.retry_base_ms.max(1)),
+        }
+    }
+}
+
+/// Gemini's names for the formats it takes (it wants `video/mov`, not `video/quicktime`).
+fn gemini_mime(media: &MediaInfo) -> &'static str {
+    match media.mime_type {
+        "video/quicktime" => "video/mov",
+        // WebM is Matroska with fewer codecs; Gemini lists WebM but not Matroska.
+        "video/x-matroska" => "video/webm",
+        other => other,
+    }
+}
+
+#[async_trait::async_trait]
+impl VisionProvider for GeminiProvider {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn accepts(&self, media: &MediaInfo) -> bool {
+        media.size_bytes <= 2 * 1024 * 1024 * 1024
+    }
+
+    async fn describe(&self, job: ProviderJob<'_>) -> Result<ProviderAnswer, VaiderError> {
+        let mut calls = Vec::new();
+        let mime = gemini_mime(job.media);
+        let inline =
+            job.media.kind == MediaKind::Image && job.media.size_bytes <= INLINE_LIMIT_BYTES;
+        let mut uploaded: Option<UploadedFile> = None;
+        let media_part = if inline {
+            let bytes = tokio::fs::read(job.media_path).await.map_err(|e| {
+                VaiderError::internal(format!("read {}", job.media_path.display()), e)
+            })?;
+            job.progress.report(Progress::Uploading {
+                sent: bytes.len() as u64,
+                total: bytes.len() as u64,
+            });
+            json!({"inlineData": {"mimeType": mime, "data": base64::engine::general_purpose::STANDARD.encode(&bytes)}})
+        } else {
+            let file = self.upload(&job, mime, &mut calls).await?;
+            let file = uploaded.insert(file);
+            self.wait_until_active(file, &job, &mut calls).await?;
+            json!({"fileData": {"fileUri": file.uri, "mimeType": mime}})
+        };
+
+        job.progress.report(Progress::Generating);
+        let mut generation_config = json!({"temperature": 0.2});
+        if let Some(schema) = &job.response_schema {
+            generation_config["responseMimeType"] = json!("application/json");
+            generation_config["responseJsonSchema"] = schema.clone();
+        }
+        let body = json!({
+            "systemInstruction": {"parts": [{"text": job.system_prompt}]},
+            "contents": [{"role": "user", "parts": [media_part, {"text": job.user_prompt}]}],
+            "generationConfig": generation_config,
+        });
+        let url = format!(
+            "{}/v1beta/models/{}:generateContent",
+            self.base_url, job.model
+        );
+        let endpoint = format!("/v1beta/models/{}:generateContent", job.model);
+        let result = self
+            .send(
+                || {
+                    self.http
+                        .post(&url)
+                        .header("x-goog-api-key", self.key.expose())
+                        .json(&body)
+                },
+                "POST",
+                &endpoint,
+                job.deadline,
+                &mut calls,
+            )
+            .await;
+        // Delete the upload whatever the answer was; a failed delete only leaves a file that
+        // Google removes by itself after 48 hours.
+        let video_seconds = uploaded.as_ref().and_then(|f| f.video_seconds);
+        if let Some(file) = uploaded.take() {
+            self.delete(file, &mut calls).await;
+        }
+        let answer: Value = parse_json(result?).await?;
+        parse_answer(answer, video_seconds, calls)
+    }
+}
+
+/// An uploaded file; deleted when dropped unless `delete` ran, so a timeout or an error
+/// between upload and answer does not leave it behind.
+struct UploadedFile {
+    name: String,
+    uri: String,
+    state: String,
+    video_seconds: Option<f64>,
+    cleanup: Option<(reqwest::Client, String, ApiKey)>,
+}
+
+impl Drop for UploadedFile {
+    fn drop(&mut self) {
+        if let Some((http, url, key)) = self.cleanup.take() {
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    let _ = http
+                        .delete(url)
+                        .header("x-goog-api-key", key.expose())
+                        .send()
+                        .await;
+                });
+            }
+        }
+    }
+}
+
+impl GeminiProvider {
+    async fn upload(
+        &self,
+        job: &ProviderJob<'_>,
+        mime: &str,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<UploadedFile, VaiderError> {
+        let total = job.media.size_bytes;
+        let display_name = display_name(job.media_path, job.interaction_id);
+        let start_url = format!("{}/upload/v1beta/files", self.base_url);
+        let start_body = json!({"file": {"display_name": display_name}});
+        let response = self
+            .send(
+                || {
+                    self.http
+                        .post(&start_url)
+                        .header("x-goog-api-key", self.key.expose())
+                        .header("X-Goog-Upload-Protocol", "resumable")
+                        .header("X-Goog-Upload-Command", "start")
+                        .header("X-Goog-Upload-Header-Content-Length", total.to_string())
+                        .header("X-Goog-Upload-Header-Content-Type", mime)
+                        .json(&start_body)
+                },
+                "POST",
+                "/upload/v1beta/files (start)",
+                job.deadline,
+                calls,
+            )
+            .await?;
+        // The session URL is a credential of its own: it is never logged or returned.
+        let upload_url = response
+            .headers()
+            .get("x-goog-upload-url")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .ok_or_else(|| VaiderError::Upstream {
+                message: "Gemini did not return an upload URL for the resumable upload.".into(),
+                response: Some(UpstreamResponse {
+                    status: response.status().as_u16(),
+                    body: String::new(),
+                }),
+            })?;
+
+        let mut file = tokio::fs::File::open(job.media_path)
+            .await
+            .map_err(|e| VaiderError::internal(format!("open {}", job.media_path.display()), e))?;
+        let mut offset: u64 = 0;
+        let mut buffer = vec![0u8; self.chunk_bytes];
+        job.progress.report(Progress::Uploading { sent: 0, total });
+        loop {
+            let filled = read_full(&mut file, &mut buffer).await.map_err(|e| {
+                VaiderError::internal(format!("read {}", job.media_path.display()), e)
+            })?;
+            let last = offset + filled as u64 >= total;
+            let command = if last { "upload, finalize" } else { "upload" };
+            // One owned copy per chunk: the body must outlive this loop turn, the buffer is reused.
+            let chunk = bytes::Bytes::copy_from_slice(&buffer[..filled]);
+            let response = self
+                .send(
+                    || {
+                        self.http
+                            .post(&upload_url)
+                            .header("X-Goog-Upload-Offset", offset.to_string())
+                            .header("X-Goog-Upload-Command", command)
+                            .body(chunk.clone())
+                    },
+                    "POST",
+                    "upload session (chunk)",
+                    job.deadline,
+                    calls,
+                )
+                .await?;
+            offset += filled as u64;
+            job.progress.report(Progress::Uploading {
+                sent: offset,
+                total,
+            });
+            if last {
+                let answer: Value = parse_json(response).await?;
+                let file_json = answer.get("file").cloned().unwrap_or(answer);
+                let name = file_json["name"].as_str().unwrap_or_default().to_string();
+                let uri = file_json["uri"].as_str().unwrap_or_default().to_string();
+                if name.is_empty() || uri.is_empty() {
+                    return Err(VaiderError::Upstream {
+                        message: "Gemini's upload answer has no file name or URI.".into(),
+                        response: Some(UpstreamResponse {
+                            status: 200,
+                            body: file_json.to_string(),
+                        }),
+                    });
+                }
+                return Ok(UploadedFile {
+                    cleanup: Some((
+                        self.http.clone(),
+                        format!("{}/v1beta/{}", self.base_url, name),
+                        self.key.clone(),
+                    )),
+                    state: file_json["state"]
+                        .as_str()
+                        .unwrap_or("PROCESSING")
+                        .to_string(),
+                    video_seconds: video_seconds(&file_json),
+                    name,
+                    uri,
+                });
+            }
+        }
+    }
+
+    async fn wait_until_active(
+        &self,
+        file: &mut UploadedFile,
+        job: &ProviderJob<'_>,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<(), VaiderError> {
+        let url = format!("{}/v1beta/{}", self.base_url, file.name);
+        let endpoint = format!("/v1beta/{}", file.name);
+        let mut polls = 0;
+        loop {
+            match file.state.as_str() {
+                "ACTIVE" => return Ok(()),
+                "FAILED" => {
+                    return Err(VaiderError::Upstream {
+                        message: format!(
+                            "Gemini could not process the video ({}). Check that it plays in a browser; re-encode it (e.g. `ffmpeg -i in.webm out.mp4`) if it does not.",
+                            file.name
+                        ),
+                        response: None,
+                    })
+                }
+                _ => {}
+            }
+            polls += 1;
+            job.progress.report(Progress::Processing { polls });
+            tokio::time::sleep(
+                self.poll_interval
+                    .min(job.deadline.saturating_duration_since(Instant::now())),
+            )
+            .await;
+            let response = self
+                .send(
+                    || {
+                        self.http
+                            .get(&url)
+                            .header("x-goog-api-key", self.key.expose())
+                    },
+                    "GET",
+                    &endpoint,
+                    job.deadline,
+                    calls,
+                )
+                .await?;
+            let body: Value = parse_json(response).await?;
+            file.state = body["state"].as_str().unwrap_or("PROCESSING").to_string();
+            if let Some(seconds) = video_seconds(&body) {
+                file.video_seconds = Some(seconds);
+            }
+            if file.state == "FAILED" {
+                let reason = body["error"]["message"]
+                    .as_str()
+                    .unwrap_or("no reason given");
+                return Err(VaiderError::Upstream {
+                    message: format!(
+                        "Gemini could not process the video: {reason}. Check that it plays in a browser; re-encode it (e.g. `ffmpeg -i in.webm out.mp4`) if it does not."
+                    ),
+                    response: Some(UpstreamResponse {
+                        status: 200,
+                        body: body.to_string(),
+                    }),
+                });
+            }
+        }
+    }
+
+    async fn delete(&self, mut file: UploadedFile, calls: &mut Vec<UpstreamCall>) {
+        let url = format!("{}/v1beta/{}", self.base_url, file.name);
+        let started = Instant::now();
+        let status = self
+            .http
+            .delete(&url)
+            .header("x-goog-api-key", self.key.expose())
+            .send()
+            .await
+            .ok()
+            .map(|r| r.status().as_u16());
+        calls.push(UpstreamCall {
+            method: "DELETE",
+            endpoint: format!("/v1beta/{}", file.name),
+            status,
+            duration_ms: started.elapsed().as_millis() as u64,
+            attempt: 1,
+        });
+        if status.is_some_and(|s| s < 300 || s == 404) {
+            file.cleanup = None;
+        }
+    }
+
+    /// Sends a request, retrying what Google says is worth retrying, within the deadline.
+    async fn send(
+        &self,
+        build: impl Fn() -> reqwest::RequestBuilder,
+        method: &'static str,
+        endpoint: &str,
+        deadline: Instant,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<reqwest::Response, VaiderError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let started = Instant::now();
+            let outcome = build().send().await;
+            let mut record = |status| {
+                calls.push(UpstreamCall {
+                    method,
+                    endpoint: endpoint.to_string(),
+                    status,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    attempt,
+                })
+            };
+            let (wait, error) = match outcome {
+                Ok(response) if response.status().is_success() => {
+                    record(Some(response.status().as_u16()));
+                    return Ok(response);
+                }
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    record(Some(status));
+                    let body = response.text().await.unwrap_or_default();
+                    let error = upstream_error(status, &body);
+                    (retry_wait(status, &body, attempt, self.retry_base), error)
+                }
+                Err(e) => {
+                    record(None);
+                    // Never show the URL: the upload session URL is a credential.
+                    let e = e.without_url();
+                    let retry = e.is_connect() || e.is_timeout();
+                    let error = VaiderError::Upstream {
+                        message: format!(
+                            "Could not reach Gemini at {} ({e}). Check the network, or VAIDER_GEMINI_BASE_URL.",
+                            self.base_url
+                        ),
+                        response: None,
+                    };
+                    (retry.then(|| backoff(attempt, self.retry_base)), error)
+                }
+            };
+            match wait {
+                Some(wait) if attempt < self.max_attempts && Instant::now() + wait < deadline => {
+                    tracing::info!(
+                        endpoint,
+                        attempt,
+                        wait_ms = wait.as_millis() as u64,
+                        "retrying Gemini"
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+                _ => return Err(error),
+            }
+        }
+    }
+}
+
+fn backoff(attempt: u32, base: Duration) -> Duration {
+    let exp = base.saturating_mul(1 << (attempt - 1).min(6));
+    // A little jitter so parallel analyses do not retry in lockstep.
+    exp + Duration::from_millis(rand::random::<u64>() % (base.as_millis() as u64 / 4 + 1))
+}
+
+/// How long to wait before retrying, or None when retrying will not help.
+fn retry_wait(status: u16, body: &str, attempt: u32, base: Duration) -> Option<Duration> {
+    match status {
+        429 => {
+            let error: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+            let details = error["error"]["details"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let daily = details.iter().any(|d| {
+                d["violations"].as_array().is_some_and(|vs| {
+                    vs.iter()
+                        .any(|v| v["quotaId"].as_str().is_some_and(|q| q.contains("PerDay")))
+                })
+            });
+            if daily {
+                return None;
+            }
+            let delay = details
+                .iter()
+                .find(|d| {
+                    d["@type"]
+                        .as_str()
+                        .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
+                })
+                .and_then(|d| d["retryDelay"].as_str())
+                .and_then(parse_duration);
+            Some(delay.unwrap_or_else(|| backoff(attempt, base)))
+        }
+        500 | 503 | 504 => Some(backoff(attempt, base)),
+        _ => None,
+    }
+}
+
+fn upstream_error(status: u16, body: &str) -> VaiderError {
+    let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let google_status = parsed["error"]["status"].as_str().unwrap_or("");
+    let google_message = parsed["error"]["message"].as_str().unwrap_or("").trim();
+    let hint = match (status, google_status) {
+        (400, _) if body.contains("API_KEY_INVALID") => {
+            " Check the key: `vaider key set` stores a new one; `vaider doctor` shows which key is used."
+        }
+        (403, _) => " The key may lack access to this model or file.",
+        (404, _) => " Check the model name (config `model`, or the `model` argument).",
+        (429, _) if body.contains("PerDay") => " The daily quota is used up; it resets at midnight Pacific time.",
+        (429, _) => " Too many requests; Vaider retried within the timeout.",
+        (500..=599, _) => " The service had a problem; Vaider retried with backoff. Try again later.",
+        _ => "",
+    };
+    let what = if google_message.is_empty() {
+        format!("Gemini answered HTTP {status}.")
+    } else {
+        format!("Gemini answered HTTP {status} {google_status}: {google_message}")
+    };
+    VaiderError::Upstream {
+        message: format!("{what}{hint}"),
+        response: Some(UpstreamResponse {
+            status,
+            body: body.to_string(),
+        }),
+    }
+}
+
+async fn parse_json(response: reqwest::Response) -> Result<Value, VaiderError> {
+    let status = response.status().as_u16();
+    let text = response.text().await.map_err(|e| VaiderError::Upstream {
+        message: format!("Gemini's answer broke off: {}", e.without_url()),
+        response: None,
+    })?;
+    serde_json::from_str(&text).map_err(|_| VaiderError::Upstream {
+        message: "Gemini's answer was not JSON.".into(),
+        response: Some(UpstreamResponse { status, body: text }),
+    })
+}
+
+fn parse_answer(
+    answer: Value,
+    video_seconds: Option<f64>,
+    calls: Vec<UpstreamCall>,
+) -> Result<ProviderAnswer, VaiderError> {
+    let candidate = &answer["candidates"][0];
+    let text: String = candidate["content"]["parts"]
+        .as_array()
+        .map(|parts| {
+            parts
+                .iter()
+                .filter(|p| !p["thought"].as_bool().unwrap_or(false))
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("")
+        })
+        .unwrap_or_default();
+    if text.trim().is_empty() {
+        let reason = answer["promptFeedback"]["blockReason"]
+            .as_str()
+            .or_else(|| candidate["finishReason"].as_str())
+            .unwrap_or("no text in the answer");
+        return Err(VaiderError::Upstream {
+            message: format!(
+                "Gemini gave no description ({reason}). Rephrase the prompt or try another model."
+            ),
+            response: Some(UpstreamResponse {
+                status: 200,
+                body: answer.to_string(),
+            }),
+        });
+    }
+    let usage = &answer["usageMetadata"];
+    // Thinking tokens are billed as output.
+    let output = usage["candidatesTokenCount"].as_u64().unwrap_or(0)
+        + usage["thoughtsTokenCount"].as_u64().unwrap_or(0);
+    Ok(ProviderAnswer {
+        text,
+        usage: Usage {
+            input_tokens: usage["promptTokenCount"].as_u64().unwrap_or(0),
+            output_tokens: output,
+        },
+        model_version: answer["modelVersion"].as_str().map(str::to_string),
+        video_seconds,
+        raw_response: answer,
+        calls,
+    })
+}
+
+fn video_seconds(file: &Value) -> Option<f64> {
+    file["videoMetadata"]["videoDuration"]
+        .as_str()
+        .and_then(parse_duration)
+        .map(|d| d.as_secs_f64())
+}
+
+/// Google's duration strings: "37s", "45.837906927s".
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let seconds: f64 = text.trim().strip_suffix('s')?.parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+fn display_name(path: &Path, interaction_id: &str) -> String {
+    let file = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("vaider-{interaction_id}-{file}")
+}
+
+async fn read_full(file: &mut tokio::fs::File, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        let n = file.read(&mut buffer[filled..]).await?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn google_durations_parse() {
+        assert_eq!(parse_duration("37s"), Some(Duration::from_secs(37)));
+        let d = parse_duration("45.837906927s").unwrap();
+        assert!((d.as_secs_f64() - 45.837906927).abs() < 1e-6);
+        assert_eq!(parse_duration("soon"), None);
+    }
+
+    #[test]
+    fn daily_quota_is_not_retried_but_per_minute_waits_the_given_delay() {
+        let per_minute = r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[
+            {"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel"}]},
+            {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}}"#;
+        assert_eq!(
+            retry_wait(429, per_minute, 1, Duration::from_secs(1)),
+            Some(Duration::from_millis(1500))
+        );
+        let per_day = per_minute.replace("PerMinute", "PerDay");
+        assert_eq!(retry_wait(429, &per_day, 1, Duration::from_secs(1)), None);
+        assert!(retry_wait(503, "", 1, Duration::from_secs(1)).is_some());
+        assert_eq!(retry_wait(400, "", 1, Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn thoughts_are_not_part_of_the_description_but_are_billed() {
+        let answer = json!({"candidates":[{"content":{"parts":[{"text":"thinking","thought":true},{"text":"00:01 Login page."}]},"finishReason":"STOP"}],
+            "usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":10,"thoughtsTokenCount":5}});
+        let parsed = parse_answer(answer, None, vec![]).unwrap();
+        assert_eq!(parsed.text, "00:01 Login page.");
+        assert_eq!(
+            parsed.usage,
+            Usage {
+                input_tokens: 100,
+                output_tokens: 15
+            }
+        );
+    }
+
+    #[test]
+    fn a_blocked_answer_is_an_error_that_says_why() {
+        let answer = json!({"promptFeedback":{"blockReason":"SAFETY"}});
+        let err = parse_answer(answer, None, vec![]).unwrap_err();
+        assert!(err.to_string().contains("SAFETY"));
+    }
+}

@@ -1,0 +1,257 @@
+//! API keys and the server token. Keys come from the environment, a `.env` file, or the OS
+//! keychain (Keychain, Credential Manager, Secret Service) through the keyring crate. A key is
+//! held in [`ApiKey`], whose Debug and Display never show it, so it cannot reach a log.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, VaiderError};
+
+const KEYCHAIN_SERVICE: &str = "vaider";
+
+/// A provider's API key. Prints as `ApiKey(***)` so a stray `{:?}` leaks nothing.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into().trim().to_string())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// Where a key was found, for `vaider doctor` and `vaider_status`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind", content = "detail")]
+pub enum KeySource {
+    Environment(String),
+    DotEnv(PathBuf),
+    Keychain,
+}
+
+impl fmt::Display for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeySource::Environment(name) => write!(f, "environment variable {name}"),
+            KeySource::DotEnv(path) => write!(f, ".env file {}", path.display()),
+            KeySource::Keychain => f.write_str("OS keychain"),
+        }
+    }
+}
+
+/// What the keychain said, so callers can explain a missing keychain instead of failing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeychainStatus {
+    Available,
+    /// No keychain service (for example no D-Bus session on a headless Linux box).
+    Unavailable(String),
+}
+
+/// The environment variables each provider's key may come from, in order.
+pub fn env_names(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "gemini" => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        "openai" => &["OPENAI_API_KEY"],
+        "anthropic" => &["ANTHROPIC_API_KEY"],
+        "zai" => &["ZAI_API_KEY"],
+        _ => &[],
+    }
+}
+
+/// Finds a provider's key: environment, then `.env` files, then the keychain.
+/// `dotenv_dirs` are searched in order (the working directory and the config folder).
+pub fn find_api_key(provider: &str, dotenv_dirs: &[PathBuf]) -> Option<(ApiKey, KeySource)> {
+    for name in env_names(provider) {
+        if let Ok(value) = std::env::var(name) {
+            if !value.trim().is_empty() {
+                return Some((ApiKey::new(value), KeySource::Environment(name.to_string())));
+            }
+        }
+    }
+    for dir in dotenv_dirs {
+        let path = dir.join(".env");
+        if let Some(key) = read_dotenv(&path, env_names(provider)) {
+            return Some((key, KeySource::DotEnv(path)));
+        }
+    }
+    match keychain_get(provider) {
+        Ok(Some(key)) => Some((key, KeySource::Keychain)),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::debug!("keychain not available: {e}");
+            None
+        }
+    }
+}
+
+fn read_dotenv(path: &Path, names: &[&str]) -> Option<ApiKey> {
+    let entries = dotenvy::from_path_iter(path).ok()?;
+    let found: Vec<(String, String)> = entries.filter_map(|e| e.ok()).collect();
+    names.iter().find_map(|name| {
+        found
+            .iter()
+            .find(|(k, v)| k == name && !v.trim().is_empty())
+            .map(|(_, v)| ApiKey::new(v.clone()))
+    })
+}
+
+fn entry(provider: &str) -> std::result::Result<keyring::Entry, keyring::Error> {
+    keyring::Entry::new(KEYCHAIN_SERVICE, provider)
+}
+
+/// Reads a key from the OS keychain. Blocking: call it off the async runtime.
+pub fn keychain_get(provider: &str) -> Result<Option<ApiKey>> {
+    match entry(provider).and_then(|e| e.get_password()) {
+        Ok(key) => Ok(Some(ApiKey::new(key))),
+        Err(keyring::Error::NoEntry) => Ok(None),
+        Err(e) => Err(keychain_error(e)),
+    }
+}
+
+/// Stores a key in the OS keychain. Blocking.
+pub fn keychain_set(provider: &str, key: &ApiKey) -> Result<()> {
+    if key.expose().is_empty() {
+        return Err(VaiderError::InvalidRequest(
+            "The key is empty: nothing was stored.".to_string(),
+        ));
+    }
+    entry(provider)
+        .and_then(|e| e.set_password(key.expose()))
+        .map_err(keychain_error)
+}
+
+/// Removes a key from the OS keychain; removing a key that is not there is not an error.
+pub fn keychain_delete(provider: &str) -> Result<()> {
+    match entry(provider).and_then(|e| e.delete_credential()) {
+        Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+        Err(e) => Err(keychain_error(e)),
+    }
+}
+
+pub fn keychain_status() -> KeychainStatus {
+    match keyring::Entry::store_status() {
+        Ok(()) => match entry("status-probe").and_then(|e| e.get_password()) {
+            Ok(_) | Err(keyring::Error::NoEntry) => KeychainStatus::Available,
+            Err(e) => KeychainStatus::Unavailable(describe_keyring_error(&e)),
+        },
+        Err(e) => KeychainStatus::Unavailable(describe_keyring_error(e)),
+    }
+}
+
+fn keychain_error(e: keyring::Error) -> VaiderError {
+    VaiderError::Internal {
+        action: "use the OS keychain".to_string(),
+        reason: format!(
+            "{}. Set GEMINI_API_KEY in the environment or in a .env file instead.",
+            describe_keyring_error(&e)
+        ),
+    }
+}
+
+fn describe_keyring_error(e: &keyring::Error) -> String {
+    // keyring's messages can name the entry but never carry the secret itself.
+    match e {
+        keyring::Error::NoDefaultStore => {
+            "no keychain service is available (on Linux: no Secret Service on the D-Bus session)"
+                .to_string()
+        }
+        keyring::Error::NoStorageAccess(inner) | keyring::Error::PlatformFailure(inner) => {
+            format!("the keychain could not be reached ({inner})")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The bearer token every HTTP client must send. From `VAIDER_TOKEN`, else a file in the data
+/// folder, created with a fresh random token (readable by the owner only) on first use.
+pub fn server_token(data_dir: &Path) -> Result<String> {
+    resolve_token(std::env::var("VAIDER_TOKEN").ok(), data_dir)
+}
+
+fn resolve_token(from_env: Option<String>, data_dir: &Path) -> Result<String> {
+    if let Some(token) = from_env.filter(|t| !t.trim().is_empty()) {
+        return Ok(token.trim().to_string());
+    }
+    let path = data_dir.join("token");
+    match std::fs::read_to_string(&path) {
+        Ok(token) if !token.trim().is_empty() => return Ok(token.trim().to_string()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(VaiderError::internal(format!("read {}", path.display()), e)),
+    }
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", data_dir.display()), e))?;
+    let token = format!("vdr_{}", hex::encode(rand::random::<[u8; 24]>()));
+    write_private(&path, &token)?;
+    Ok(token)
+}
+
+fn write_private(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options
+        .open(path)
+        .map_err(|e| VaiderError::internal(format!("create {}", path.display()), e))?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_key_never_prints() {
+        let key = ApiKey::new("AIzaSECRET");
+        assert_eq!(format!("{key:?}"), "ApiKey(***)");
+        assert!(!format!("{:?}", Some(key)).contains("SECRET"));
+    }
+
+    #[test]
+    fn dotenv_file_supplies_a_key() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(".env"),
+            "OTHER=1\nGOOGLE_API_KEY=from-dotenv\n",
+        )
+        .unwrap();
+        let key = read_dotenv(&dir.path().join(".env"), env_names("gemini")).unwrap();
+        assert_eq!(key.expose(), "from-dotenv");
+    }
+
+    #[test]
+    fn token_is_created_once_and_kept_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = resolve_token(None, dir.path()).unwrap();
+        let second = resolve_token(None, dir.path()).unwrap();
+        assert_eq!(
+            resolve_token(Some(" env-token ".into()), dir.path()).unwrap(),
+            "env-token"
+        );
+        assert_eq!(first, second);
+        assert!(first.len() > 40);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("token"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o077, 0, "token file must be private");
+        }
+    }
+}

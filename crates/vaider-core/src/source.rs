@@ -1,0 +1,225 @@
+//! Turns what a client sent (`video_source`, `videoPath`) into a local file: an absolute path,
+//! `~/…`, a `file://` URL, a path relative to the client's workspace, or an http(s) URL that
+//! is downloaded (with a size cap and the call's deadline) into the data folder.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+
+use crate::error::{Result, VaiderError};
+use crate::media::MAX_MEDIA_BYTES;
+
+pub async fn resolve(
+    source: &str,
+    base_dirs: &[PathBuf],
+    http: &reqwest::Client,
+    download_dir: &Path,
+    deadline: Instant,
+) -> Result<PathBuf> {
+    let source = source.trim();
+    if source.is_empty() {
+        return Err(VaiderError::InvalidRequest(
+            "No source given: pass the path of a video or image (absolute, or relative to the workspace), or an http(s) URL.".into(),
+        ));
+    }
+    let lower = source.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return download(source, http, download_dir, deadline).await;
+    }
+    if let Some(rest) = source.strip_prefix("file://") {
+        let path = percent_decode(rest);
+        return Ok(PathBuf::from(path));
+    }
+    if let Some((scheme, _)) = source.split_once("://") {
+        return Err(VaiderError::InvalidPath {
+            message: format!(
+                "{scheme}:// sources are not supported. Pass a local path or an http(s) URL."
+            ),
+        });
+    }
+    let expanded = expand_home(source);
+    if expanded.is_absolute() {
+        return Ok(expanded);
+    }
+    let server_cwd = std::env::current_dir().ok();
+    let mut tried = Vec::new();
+    for base in base_dirs.iter().chain(server_cwd.iter()) {
+        let candidate = base.join(&expanded);
+        if std::fs::symlink_metadata(&candidate).is_ok() {
+            return Ok(candidate);
+        }
+        tried.push(candidate.display().to_string());
+    }
+    Err(VaiderError::InvalidPath {
+        message: format!(
+            "{source} was not found. As a relative path it was tried against {}. Pass an absolute path, or a `cwd` argument naming the project folder.",
+            if tried.is_empty() {
+                "nothing (no workspace roots, no cwd)".to_string()
+            } else {
+                tried.join(", ")
+            }
+        ),
+    })
+}
+
+fn expand_home(source: &str) -> PathBuf {
+    if let Some(rest) = source.strip_prefix("~/") {
+        if let Some(home) = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf()) {
+            return home.join(rest);
+        }
+    }
+    PathBuf::from(source)
+}
+
+/// `file:///a%20b/c.webm` → `/a b/c.webm`.
+pub fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn download(
+    url: &str,
+    http: &reqwest::Client,
+    download_dir: &Path,
+    deadline: Instant,
+) -> Result<PathBuf> {
+    let failed = |reason: String| VaiderError::InvalidPath {
+        message: format!("Could not download {url}: {reason}"),
+    };
+    let response = tokio::time::timeout_at(deadline.into(), http.get(url).send())
+        .await
+        .map_err(|_| failed("it did not answer before the timeout".into()))?
+        .map_err(|e| failed(e.without_url().to_string()))?;
+    if !response.status().is_success() {
+        return Err(failed(format!(
+            "the server answered HTTP {}",
+            response.status().as_u16()
+        )));
+    }
+    if response
+        .content_length()
+        .is_some_and(|len| len > MAX_MEDIA_BYTES)
+    {
+        return Err(failed(
+            "it is larger than the 2 GB limit; nothing was downloaded".into(),
+        ));
+    }
+    std::fs::create_dir_all(download_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", download_dir.display()), e))?;
+    let name = url
+        .split(['?', '#'])
+        .next()
+        .and_then(|u| u.rsplit('/').next())
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            n.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c))
+                .collect::<String>()
+        })
+        .unwrap_or_else(|| "download".to_string());
+    let path = download_dir.join(format!("{}-{name}", uuid::Uuid::now_v7().simple()));
+    let mut file = tokio::fs::File::create(&path)
+        .await
+        .map_err(|e| VaiderError::internal(format!("create {}", path.display()), e))?;
+    let mut stream = response.bytes_stream();
+    let mut written: u64 = 0;
+    loop {
+        let next = tokio::time::timeout_at(deadline.into(), stream.next()).await;
+        let chunk = match next {
+            Err(_) => {
+                let _ = tokio::fs::remove_file(&path).await;
+                return Err(failed("it did not finish before the timeout".into()));
+            }
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                let _ = tokio::fs::remove_file(&path).await;
+                return Err(failed(e.without_url().to_string()));
+            }
+            Ok(Some(Ok(chunk))) => chunk,
+        };
+        written += chunk.len() as u64;
+        if written > MAX_MEDIA_BYTES {
+            drop(file);
+            let _ = tokio::fs::remove_file(&path).await;
+            return Err(failed(
+                "it is larger than the 2 GB limit; the download was stopped".into(),
+            ));
+        }
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))?;
+    }
+    file.flush()
+        .await
+        .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(5)
+    }
+
+    #[tokio::test]
+    async fn relative_paths_try_each_base_and_name_them_when_missing() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        std::fs::write(b.path().join("clip.webm"), b"x").unwrap();
+        let http = reqwest::Client::new();
+        let bases = vec![a.path().to_path_buf(), b.path().to_path_buf()];
+        let found = resolve("clip.webm", &bases, &http, a.path(), soon())
+            .await
+            .unwrap();
+        assert_eq!(found, b.path().join("clip.webm"));
+
+        let err = resolve("missing.webm", &bases, &http, a.path(), soon())
+            .await
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains(&a.path().join("missing.webm").display().to_string()),
+            "{message}"
+        );
+        assert!(
+            message.contains(&b.path().join("missing.webm").display().to_string()),
+            "{message}"
+        );
+    }
+
+    #[tokio::test]
+    async fn file_urls_and_other_schemes() {
+        let http = reqwest::Client::new();
+        let dir = tempfile::tempdir().unwrap();
+        let path = resolve("file:///tmp/a%20b.webm", &[], &http, dir.path(), soon())
+            .await
+            .unwrap();
+        assert_eq!(path, PathBuf::from("/tmp/a b.webm"));
+        let err = resolve("ftp://host/x.webm", &[], &http, dir.path(), soon())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("ftp://"));
+        let err = resolve("  ", &[], &http, dir.path(), soon())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("No source"));
+    }
+}

@@ -1,0 +1,126 @@
+//! Vaider's doors over HTTP: the `/v1` REST contract and the `/mcp` Streamable HTTP endpoint,
+//! both calling the one analysis pipeline of `vaider-core`. Binds to loopback only; every
+//! request passes the Host, Origin and token checks of [`guard`].
+
+pub mod guard;
+pub mod mcp;
+pub mod openapi;
+pub mod rest;
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::routing::{get, post};
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use vaider_core::Vaider;
+
+pub use mcp::VaiderMcp;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    pub engine: Arc<Vaider>,
+    pub token: Arc<str>,
+}
+
+/// The whole HTTP surface: REST, MCP and the guard in front of both.
+pub fn router(engine: Arc<Vaider>, token: &str, shutdown: CancellationToken) -> Router {
+    let state = AppState {
+        engine: engine.clone(),
+        token: Arc::from(token),
+    };
+    let mcp_config = StreamableHttpServerConfig::default()
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_allowed_origins(guard::ALLOWED_ORIGINS.iter().copied())
+        .with_cancellation_token(shutdown.child_token());
+    let mcp = StreamableHttpService::new(
+        move || Ok(VaiderMcp::new(engine.clone())),
+        LocalSessionManager::default().into(),
+        mcp_config,
+    );
+    Router::new()
+        .route("/v1/analyse", post(rest::analyse))
+        .route("/v1/health", get(rest::health))
+        .route("/v1/openapi.json", get(rest::openapi))
+        .nest_service("/mcp", mcp)
+        .fallback(rest::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::check,
+        ))
+        .with_state(state)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("Vaider only listens on loopback (127.0.0.1 or ::1), not {0}: it must not be reachable from other machines.")]
+    NotLoopback(IpAddr),
+    #[error("Port {port} on {ip} is already in use{hint}. Stop the other process or choose another port with --port or VAIDER_PORT.")]
+    PortInUse { ip: IpAddr, port: u16, hint: String },
+    #[error("Could not listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("The server stopped: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Binds the listener, refusing any address that is not loopback.
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeError> {
+    if !addr.ip().is_loopback() {
+        return Err(ServeError::NotLoopback(addr.ip()));
+    }
+    tokio::net::TcpListener::bind(addr).await.map_err(|source| {
+        if source.kind() == std::io::ErrorKind::AddrInUse {
+            let hint = if vaider_answers_on(addr) {
+                " (by another Vaider: it is already running)".to_string()
+            } else {
+                String::new()
+            };
+            ServeError::PortInUse {
+                ip: addr.ip(),
+                port: addr.port(),
+                hint,
+            }
+        } else {
+            ServeError::Bind { addr, source }
+        }
+    })
+}
+
+/// Whether a Vaider health endpoint answers at `addr` (to explain a busy port). Blocking,
+/// at most about a second.
+pub fn vaider_answers_on(addr: SocketAddr) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300))
+    else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    let request = format!("GET /v1/health HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = stream.take(4096).read_to_string(&mut answer);
+    answer.contains("\"status\":\"ok\"")
+}
+
+/// Serves until `shutdown` is cancelled.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    engine: Arc<Vaider>,
+    token: &str,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    let app = router(engine, token, shutdown.clone());
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! The OpenAPI 3.1 document of the REST API, served at `/v1/openapi.json` so clients and
+//! tools (schemathesis, code generators) can read the contract.
+
+use serde_json::{json, Value};
+
+pub fn document() -> Value {
+    let error = |description: &str, extra: Value| {
+        let mut properties = json!({
+            "code": {"type": "string"},
+            "message": {"type": "string"},
+            "interactionId": {"type": "string"}
+        });
+        if let (Some(p), Some(e)) = (properties.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        json!({
+            "description": description,
+            "content": {"application/json": {"schema": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": properties}}
+            }}}
+        })
+    };
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Vaider REST API",
+            "version": vaider_core::VERSION,
+            "description": "Send a GUI-test video to a vision model and get a step-by-step description. Every route but /v1/health and /v1/openapi.json needs `Authorization: Bearer <token>` (`vaider token` prints it)."
+        },
+        "servers": [{"url": "http://127.0.0.1:3456"}],
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "AnalyseRequest": {
+                    "type": "object",
+                    "required": ["videoPath"],
+                    "properties": {
+                        "videoPath": {"type": "string", "description": "Absolute path (or relative to cwd) or http(s) URL of the video."},
+                        "timeoutSec": {"type": "number", "exclusiveMinimum": 0, "maximum": 3600, "default": 30},
+                        "prompt": {"type": "string"},
+                        "expectations": {"type": "array", "items": {"type": "string"}},
+                        "model": {"type": "string"},
+                        "noCache": {"type": "boolean", "default": false},
+                        "cwd": {"type": "string", "description": "Folder a relative videoPath is relative to."}
+                    }
+                },
+                "AnalyseResponse": {
+                    "type": "object",
+                    "required": ["description", "framesAnalysed", "model", "durationMs"],
+                    "properties": {
+                        "description": {"type": "string"},
+                        "framesAnalysed": {"type": "integer", "minimum": 0},
+                        "model": {"type": "string"},
+                        "durationMs": {"type": "integer", "minimum": 0},
+                        "provider": {"type": "string"},
+                        "expectations": {"type": "array", "items": {"type": "object", "properties": {
+                            "expectation": {"type": "string"},
+                            "verdict": {"type": "string", "enum": ["met", "not_met", "unclear"]},
+                            "evidence": {"type": "string"}}}},
+                        "allExpectationsMet": {"type": "boolean"},
+                        "usage": {"type": "object", "properties": {"inputTokens": {"type": "integer"}, "outputTokens": {"type": "integer"}}},
+                        "costUsd": {"type": "number"},
+                        "cached": {"type": "boolean"},
+                        "interactionId": {"type": "string"},
+                        "logDir": {"type": "string"}
+                    }
+                }
+            }
+        },
+        "paths": {
+            "/v1/analyse": {"post": {
+                "summary": "Describe a video step by step",
+                "security": [{"bearer": []}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AnalyseRequest"}}}},
+                "responses": {
+                    "200": {"description": "The description", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AnalyseResponse"}}}},
+                    "400": error("INVALID_PATH: the path does not lead to a readable video or image", json!({})),
+                    "401": error("UNAUTHORIZED: missing or wrong token", json!({})),
+                    "403": error("FORBIDDEN_ORIGIN / FORBIDDEN_HOST: not a local client", json!({})),
+                    "408": error("TIMEOUT: the analysis took longer than timeoutSec", json!({"durationMs": {"type": "integer"}})),
+                    "422": error("INVALID_REQUEST: the body is malformed", json!({})),
+                    "500": error("UPSTREAM_ERROR: the model service failed", json!({"upstreamResponse": {"type": "object", "properties": {"status": {"type": "integer"}, "body": {"type": "string"}}}})),
+                    "503": error("NO_API_KEY: no API key is configured", json!({}))
+                }
+            }},
+            "/v1/health": {"get": {
+                "summary": "Is Vaider running?",
+                "responses": {"200": {"description": "Running", "content": {"application/json": {"schema": {
+                    "type": "object",
+                    "required": ["status", "timestamp", "version"],
+                    "properties": {"status": {"const": "ok"}, "timestamp": {"type": "string", "format": "date-time"}, "version": {"type": "string"}}
+                }}}}}
+            }},
+            "/v1/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}}
+        }
+    })
+}

@@ -1,0 +1,149 @@
+//! The `/v1` REST contract: `POST /v1/analyse`, `GET /v1/health`, `GET /v1/openapi.json`.
+//! Handlers only translate JSON to an [`AnalysisRequest`] and back; everything else is the
+//! pipeline's. Errors become `{"error": {"code", "message"}}` in one place, [`ApiError`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use vaider_core::error::ErrorCode;
+use vaider_core::progress::NoProgress;
+use vaider_core::{AnalysisFailure, AnalysisRequest, Door, Tool};
+
+use crate::AppState;
+
+/// An error as the REST contract shows it.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    body: Value,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            body: json!({"error": {"code": code, "message": message.into()}}),
+        }
+    }
+
+    fn malformed(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_REQUEST", message)
+    }
+}
+
+impl From<AnalysisFailure> for ApiError {
+    fn from(failure: AnalysisFailure) -> Self {
+        let code = failure.error.code();
+        let status = match code {
+            ErrorCode::InvalidPath => StatusCode::BAD_REQUEST,
+            ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
+            ErrorCode::UpstreamError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::NoApiKey => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        let mut error = json!({"code": code.as_str(), "message": failure.error.to_string()});
+        if code == ErrorCode::Timeout {
+            error["durationMs"] = json!(failure.duration_ms);
+        }
+        if let Some(upstream) = failure.error.upstream_response() {
+            error["upstreamResponse"] = json!({"status": upstream.status, "body": upstream.body});
+        }
+        if let Some(id) = failure.interaction_id {
+            error["interactionId"] = json!(id);
+        }
+        ApiError {
+            status,
+            body: json!({"error": error}),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnalyseBody {
+    video_path: String,
+    #[serde(default)]
+    timeout_sec: Option<f64>,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    expectations: Vec<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    no_cache: bool,
+    /// The folder a relative `videoPath` is relative to.
+    #[serde(default)]
+    cwd: Option<String>,
+}
+
+/// `POST /v1/analyse`. The body is parsed here rather than by `Json<T>` so that every
+/// malformed body (empty, not JSON, wrong types, no Content-Type) gets the contract's 422.
+pub async fn analyse(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::malformed(
+            "The body is empty. Send JSON like {\"videoPath\": \"/abs/path/video.webm\", \"timeoutSec\": 30}.",
+        ));
+    }
+    let body: AnalyseBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::malformed(format!(
+            "The body is not valid: {e}. Expected {{\"videoPath\": string, \"timeoutSec\"?: number, \"prompt\"?: string, \"expectations\"?: [string]}}."
+        ))
+    })?;
+    let timeout = match body.timeout_sec {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Some(Duration::from_secs_f64(t)),
+        Some(t) => {
+            return Err(ApiError::malformed(format!(
+                "timeoutSec must be a number of seconds between 0 and 3600, not {t}."
+            )))
+        }
+    };
+    let mut request = AnalysisRequest::new(Tool::AnalyzeVideo, Door::Rest, body.video_path);
+    request.timeout = timeout;
+    request.prompt = body.prompt;
+    request.expectations = body.expectations;
+    request.model = body.model;
+    request.no_cache = body.no_cache;
+    request.base_dirs = body.cwd.into_iter().map(PathBuf::from).collect();
+    let result = state.engine.analyse(request, &NoProgress).await?;
+    let mut answer = serde_json::to_value(&result).unwrap_or_default();
+    // The contract's four fields are always there; the rest is what MCP clients also get.
+    answer["framesAnalysed"] = json!(result.frames_analysed);
+    Ok(Json(answer).into_response())
+}
+
+/// `GET /v1/health`, open to any local client.
+pub async fn health() -> Json<Value> {
+    Json(json!({
+        "status": "ok",
+        "timestamp": vaider_core::pipeline::now_rfc3339(),
+        "version": vaider_core::VERSION,
+    }))
+}
+
+pub async fn openapi() -> Json<Value> {
+    Json(crate::openapi::document())
+}
+
+/// Any other path: the contract's error shape rather than an empty 404.
+pub async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        "No such endpoint. See /v1/openapi.json for the REST API; MCP clients connect to /mcp.",
+    )
+}
