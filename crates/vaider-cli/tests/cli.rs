@@ -1,0 +1,332 @@
+//! The `vaider` command as a user runs it: a real process, real files, the fake Gemini on
+//! loopback. The server's protocol details are tested in vaider-server; here, what a person
+//! at a terminal relies on.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use fake_gemini::FakeGemini;
+use serde_json::Value;
+
+#[test]
+fn serve_refuses_a_non_loopback_address() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.vaider();
+    command.args(["serve", "--host", "0.0.0.0", "--port", "0"]);
+    let output = run(command);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("only listens on loopback"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_busy_port_is_explained() {
+    let sandbox = Sandbox::new();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let mut command = sandbox.vaider();
+    command.args(["serve", "--port", &port]);
+    let output = run(command);
+    assert!(!output.status.success());
+    let err = stderr(&output);
+    assert!(
+        err.contains(&format!("Port {port}")) && err.contains("already in use"),
+        "{err}"
+    );
+    assert!(err.contains("--port"), "{err}");
+}
+
+#[tokio::test]
+async fn serve_prints_its_address_and_answers_with_its_token() {
+    let sandbox = Sandbox::new();
+    let served = serve(sandbox.vaider());
+    let health: Value = reqwest::get(format!("{}/v1/health", served.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ok");
+
+    let token = stdout(&run({
+        let mut c = sandbox.vaider();
+        c.arg("token");
+        c
+    }));
+    let token = token.trim();
+    assert!(token.len() > 40, "{token}");
+    let http = reqwest::Client::new();
+    let analyse = format!("{}/v1/analyse", served.url);
+    let refused = http
+        .post(&analyse)
+        .bearer_auth("wrong")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let accepted = http
+        .post(&analyse)
+        .bearer_auth(token)
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 422, "the right token passes the guard");
+}
+
+#[tokio::test]
+async fn analyse_in_a_terminal_then_list_the_history() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let video = sandbox.media("login-flow.webm");
+    let mut command = sandbox.vaider();
+    command
+        .args([
+            "analyse",
+            "login-flow.webm",
+            "--json",
+            "--expect",
+            "a login form is shown",
+        ])
+        .env("GEMINI_API_KEY", FakeGemini::API_KEY)
+        .env("VAIDER_GEMINI_BASE_URL", fake.base_url());
+    let output = tokio::task::spawn_blocking(move || run(command))
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert!(
+        result["description"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256_hex(&video)),
+        "{result}"
+    );
+    assert_eq!(
+        result["expectations"][0]["expectation"],
+        "a login form is shown"
+    );
+    assert!(std::path::Path::new(result["logDir"].as_str().unwrap())
+        .join("response.json")
+        .exists());
+
+    let mut command = sandbox.vaider();
+    command.args(["history", "--json"]);
+    let history: Value = serde_json::from_str(&stdout(&run(command))).unwrap();
+    let row = &history["interactions"][0];
+    assert_eq!(row["door"], "cli");
+    assert_eq!(row["status"], "ok");
+    assert_eq!(row["id"], result["interactionId"]);
+    assert!(history["totals"]["costUsd"].as_f64().unwrap() > 0.0);
+
+    let mut command = sandbox.vaider();
+    command.arg("history");
+    let table = stdout(&run(command));
+    assert!(
+        table.contains("login-flow.webm") && table.contains("ok"),
+        "{table}"
+    );
+}
+
+#[tokio::test]
+async fn a_dotenv_file_supplies_the_key_when_there_is_no_keychain() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    sandbox.media("login.png");
+    std::fs::write(
+        sandbox.work().join(".env"),
+        format!("GEMINI_API_KEY={}\n", FakeGemini::API_KEY),
+    )
+    .unwrap();
+    let mut command = sandbox.vaider();
+    command
+        .args(["analyse", "login.png", "--image"])
+        .env("VAIDER_GEMINI_BASE_URL", fake.base_url());
+    let output = tokio::task::spawn_blocking(move || run(command))
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("media 1: image/png"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        !stdout(&output).contains(FakeGemini::API_KEY)
+            && !stderr(&output).contains(FakeGemini::API_KEY)
+    );
+}
+
+#[test]
+fn a_missing_key_says_how_to_set_one_and_nothing_leaves() {
+    let sandbox = Sandbox::new();
+    sandbox.media("login-flow.mp4");
+    let mut command = sandbox.vaider();
+    // A base URL where nothing listens: a request there would fail differently.
+    command
+        .args(["analyse", "login-flow.mp4"])
+        .env("VAIDER_GEMINI_BASE_URL", "http://127.0.0.1:9");
+    let output = run(command);
+    assert!(!output.status.success());
+    let err = stderr(&output);
+    assert!(
+        err.contains("NO_API_KEY") && err.contains("vaider key set"),
+        "{err}"
+    );
+}
+
+#[test]
+fn key_set_without_a_keychain_explains_the_fallback_and_never_echoes_the_key() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.vaider();
+    command.args(["key", "set"]);
+    let output = run_with_input(command, "AIzaSy-not-stored-123\n");
+    assert!(!output.status.success());
+    let err = stderr(&output);
+    assert!(
+        err.contains("keychain") && err.contains("GEMINI_API_KEY") && err.contains(".env"),
+        "{err}"
+    );
+    assert!(!err.contains("AIzaSy-not-stored") && !stdout(&output).contains("AIzaSy-not-stored"));
+
+    let mut command = sandbox.vaider();
+    command.args(["key", "status"]);
+    let output = run(command);
+    assert!(!output.status.success());
+    assert!(stdout(&output).contains("No gemini key is set"));
+}
+
+#[test]
+fn doctor_says_what_is_missing_and_how_to_fix_it() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.vaider();
+    command.arg("doctor");
+    let output = run(command);
+    assert!(!output.status.success());
+    let report = stdout(&output);
+    assert!(
+        report.contains("FIX  API key") && report.contains("vaider key set"),
+        "{report}"
+    );
+    assert!(report.contains("keychain: not available"), "{report}");
+
+    let mut command = sandbox.vaider();
+    command
+        .arg("doctor")
+        .env("GEMINI_API_KEY", "AIza-doctor-secret");
+    let output = run(command);
+    let report = stdout(&output);
+    assert!(
+        report.contains("ok   API key: set, from the environment variable GEMINI_API_KEY"),
+        "{report}"
+    );
+    assert!(!report.contains("AIza-doctor-secret"));
+}
+
+#[test]
+fn init_writes_the_clients_mcp_config_with_the_token() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.vaider();
+    command.arg("token");
+    let token = stdout(&run(command)).trim().to_string();
+    for (client, file, section) in [
+        ("cursor", ".cursor/mcp.json", "mcpServers"),
+        ("claude", ".mcp.json", "mcpServers"),
+        ("vscode", ".vscode/mcp.json", "servers"),
+    ] {
+        let mut command = sandbox.vaider();
+        command
+            .args(["init", "--client", client])
+            .env("VAIDER_PORT", "4567");
+        let output = run(command);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let config: Value =
+            serde_json::from_slice(&std::fs::read(sandbox.work().join(file)).unwrap()).unwrap();
+        let entry = &config[section]["vaider"];
+        assert_eq!(entry["url"], "http://127.0.0.1:4567/mcp", "{client}");
+        assert_eq!(entry["headers"]["Authorization"], format!("Bearer {token}"));
+    }
+    let rules = std::fs::read_to_string(sandbox.work().join("VaiderRules.txt")).unwrap();
+    assert!(rules.contains("Mismatch retries: at most 5") && rules.contains("analyze_video"));
+
+    let mut command = sandbox.vaider();
+    command.args(["init", "--client", "emacs"]);
+    let output = run(command);
+    assert!(!output.status.success());
+    assert!(stderr(&output).contains("cursor, claude or vscode"));
+}
+
+#[tokio::test]
+async fn stdio_mode_serves_the_same_tools() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let video = sandbox.media("login-flow.mp4");
+    let mut command = tokio::process::Command::from(sandbox.vaider());
+    command
+        .arg("stdio")
+        .env("GEMINI_API_KEY", FakeGemini::API_KEY)
+        .env("VAIDER_GEMINI_BASE_URL", fake.base_url());
+    let client = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "analyze_video"));
+    let result = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.call_tool(
+            CallToolRequestParams::new("analyze_video").with_arguments(
+                serde_json::json!({"video_source": video})
+                    .as_object()
+                    .cloned()
+                    .unwrap(),
+            ),
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let structured = result.structured_content.expect("structuredContent");
+    assert!(structured["description"]
+        .as_str()
+        .unwrap()
+        .contains(&sha256_hex(&video)));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn even_trace_logs_carry_no_key_and_no_upload_url() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    sandbox.media("login-flow.webm");
+    let mut command = sandbox.vaider();
+    command
+        .args(["analyse", "login-flow.webm"])
+        .env("GEMINI_API_KEY", FakeGemini::API_KEY)
+        .env("VAIDER_GEMINI_BASE_URL", fake.base_url())
+        .env("VAIDER_LOG", "trace");
+    let output = tokio::task::spawn_blocking(move || run(command))
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let logs = stderr(&output);
+    assert!(
+        logs.contains("analysis started"),
+        "trace logging was on: {logs}"
+    );
+    assert!(
+        !logs.contains(FakeGemini::API_KEY),
+        "the key is in the logs"
+    );
+    assert!(
+        !logs.contains("upload_id"),
+        "the upload session URL is in the logs"
+    );
+}

@@ -1,0 +1,88 @@
+//! The API key in a real OS keychain: against the Secret Service of a D-Bus session
+//! (gnome-keyring, started by scripts/test.sh). `vaider key set` stores it, `secret-tool`
+//! reads it back as any other program would, an analysis uses it, `vaider key clear` removes it.
+//! With VAIDER_REQUIRE_KEYCHAIN=1 (as in CI) a missing Secret Service fails the test.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use fake_gemini::FakeGemini;
+use serde_json::Value;
+
+fn secret_tool_lookup() -> Option<String> {
+    let output = Command::new("secret-tool")
+        .args(["lookup", "service", "vaider", "username", "gemini"])
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn keychain_reachable(sandbox: &Sandbox) -> bool {
+    let mut command = sandbox.vaider_with_keychain();
+    command.arg("doctor");
+    stdout(&run(command)).contains("ok   keychain: available")
+}
+
+#[tokio::test]
+async fn the_key_lives_in_the_secret_service_and_analyses_use_it() {
+    let sandbox = Sandbox::new();
+    if !keychain_reachable(&sandbox) {
+        assert!(
+            std::env::var("VAIDER_REQUIRE_KEYCHAIN").is_err(),
+            "VAIDER_REQUIRE_KEYCHAIN is set but no Secret Service answers on this D-Bus session"
+        );
+        eprintln!("no Secret Service on this session: run scripts/test.sh to test the keychain");
+        return;
+    }
+    let secret = "AIza-keychain-test-7d1e";
+    let fake = FakeGemini::start().await;
+    fake.set_api_key(secret);
+
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "set"]);
+    let output = run_with_input(command, &format!("{secret}\n"));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!stdout(&output).contains(secret) && !stderr(&output).contains(secret));
+    // Another program sees it where the OS keeps secrets.
+    assert_eq!(secret_tool_lookup().as_deref().map(str::trim), Some(secret));
+
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "status"]);
+    assert!(stdout(&run(command)).contains("from the OS keychain"));
+
+    // The fake accepts only this key, so a described video proves the keychain path works.
+    let video = sandbox.media("login-flow.webm");
+    let mut command = sandbox.vaider_with_keychain();
+    command
+        .args(["analyse", "login-flow.webm", "--json"])
+        .env("VAIDER_GEMINI_BASE_URL", fake.base_url());
+    let output = tokio::task::spawn_blocking(move || run(command))
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert!(result["description"]
+        .as_str()
+        .unwrap()
+        .contains(&sha256_hex(&video)));
+    for name in ["request.json", "response.json"] {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(result["logDir"].as_str().unwrap()).join(name),
+        )
+        .unwrap();
+        assert!(!text.contains(secret), "the key is in {name}");
+    }
+
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "clear"]);
+    assert!(run(command).status.success());
+    assert_eq!(secret_tool_lookup().filter(|s| !s.trim().is_empty()), None);
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "status"]);
+    assert!(!run(command).status.success());
+}
