@@ -430,3 +430,40 @@ fn collect_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         }
     }
 }
+
+#[tokio::test]
+async fn the_history_row_exists_while_the_model_is_still_answering() {
+    let server = TestServer::start().await;
+    server.fake.set_generate_delay(Duration::from_millis(800));
+    let pending = server.post_analyse(json!({"videoPath": server.media_path("login-flow.webm")}));
+    let watch = async {
+        // Poll the history while the request is in flight: a crash now would leave this row.
+        let mut seen_running = false;
+        for _ in 0..100 {
+            let rows = server.engine.history().list(5, 0).unwrap();
+            if rows
+                .iter()
+                .any(|r| r.status == vaider_core::history::Status::Running)
+            {
+                seen_running = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        seen_running
+    };
+    let ((status, body), seen_running) = tokio::join!(pending, watch);
+    assert_eq!(status, 200);
+    assert!(
+        seen_running,
+        "no running row was written before the model answered"
+    );
+    let row = server
+        .engine
+        .history()
+        .get(body["interactionId"].as_str().unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.status, vaider_core::history::Status::Ok);
+    assert!(row.finished_at.is_some());
+}
