@@ -207,20 +207,12 @@ impl GeminiProvider {
                 }),
             })?;
 
-        let mut file = tokio::fs::File::open(job.media_path)
-            .await
-            .map_err(|e| VaiderError::internal(format!("open {}", job.media_path.display()), e))?;
         let mut offset: u64 = 0;
-        let mut buffer = vec![0u8; self.chunk_bytes];
         job.progress.report(Progress::Uploading { sent: 0, total });
         loop {
-            let filled = read_full(&mut file, &mut buffer).await.map_err(|e| {
-                VaiderError::internal(format!("read {}", job.media_path.display()), e)
-            })?;
-            let last = offset + filled as u64 >= total;
+            let len = (self.chunk_bytes as u64).min(total - offset);
+            let last = offset + len >= total;
             let command = if last { "upload, finalize" } else { "upload" };
-            // One owned copy per chunk: the body must outlive this loop turn, the buffer is reused.
-            let chunk = bytes::Bytes::copy_from_slice(&buffer[..filled]);
             let response = self
                 .send(
                     || {
@@ -228,7 +220,8 @@ impl GeminiProvider {
                             .post(&upload_url)
                             .header("X-Goog-Upload-Offset", offset.to_string())
                             .header("X-Goog-Upload-Command", command)
-                            .body(chunk.clone())
+                            .header(reqwest::header::CONTENT_LENGTH, len.to_string())
+                            .body(file_slice(job.media_path, offset, len))
                     },
                     "POST",
                     "upload session (chunk)",
@@ -236,7 +229,7 @@ impl GeminiProvider {
                     calls,
                 )
                 .await?;
-            offset += filled as u64;
+            offset += len;
             job.progress.report(Progress::Uploading {
                 sent: offset,
                 total,
@@ -578,16 +571,26 @@ fn display_name(path: &Path, interaction_id: &str) -> String {
     format!("vaider-{interaction_id}-{file}")
 }
 
-async fn read_full(file: &mut tokio::fs::File, buffer: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        let n = file.read(&mut buffer[filled..]).await?;
-        if n == 0 {
-            break;
+/// A request body that streams `len` bytes of the file from `offset`, so a chunk is never held
+/// in memory whole; each retry opens a fresh stream.
+fn file_slice(path: &Path, offset: u64, len: u64) -> reqwest::Body {
+    use std::io::Seek;
+    let opened = std::fs::File::open(path).and_then(|mut file| {
+        file.seek(std::io::SeekFrom::Start(offset))?;
+        Ok(file)
+    });
+    match opened {
+        Ok(file) => {
+            let reader = tokio::fs::File::from_std(file).take(len);
+            reqwest::Body::wrap_stream(tokio_util::io::ReaderStream::with_capacity(
+                reader,
+                256 * 1024,
+            ))
         }
-        filled += n;
+        Err(e) => reqwest::Body::wrap_stream(futures_util::stream::once(async move {
+            Err::<bytes::Bytes, _>(e)
+        })),
     }
-    Ok(filled)
 }
 
 #[cfg(test)]
