@@ -21,15 +21,15 @@
 mod errors;
 mod files;
 mod generate;
-mod media;
+pub mod media;
 mod openai;
 mod router;
-mod schema;
+pub mod schema;
 mod state;
 mod upload;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use state::Shared;
 
@@ -80,6 +80,12 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// Bytes of body received (for upload chunks, only this is kept).
     pub body_len: u64,
+    /// When the request's head reached the fake's handler. Comparable with `Instant`s taken
+    /// elsewhere in the same process (benchmarks run the fake in-process for this).
+    pub at: Instant,
+    /// When the first body byte arrived; recorded for upload session requests only (None for
+    /// other requests and for empty bodies).
+    pub first_byte_at: Option<Instant>,
 }
 
 impl RecordedRequest {
@@ -218,8 +224,77 @@ impl FakeGemini {
             .collect()
     }
 
+    /// When each generateContent / streamGenerateContent answer left its handler, oldest
+    /// first: taken right before the response is handed to the server (for a streamed answer
+    /// the body still follows). Requests answered by a queued `Status` / `RateLimited` fault or
+    /// refused before the handler (bad key, oversized body) are not counted.
+    pub fn generate_answered_at(&self) -> Vec<Instant> {
+        self.shared.lock().generate_answered.clone()
+    }
+
     /// The JSON bodies of the generateContent / streamGenerateContent calls that parsed as JSON.
     pub fn generate_requests(&self) -> Vec<serde_json::Value> {
         self.shared.lock().generate_bodies.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timestamps benchmarks rely on: arrival, first upload byte, generate answer.
+    #[tokio::test]
+    async fn requests_and_answers_are_timestamped() {
+        let fake = FakeGemini::start().await;
+        let client = reqwest::Client::new();
+        let before = Instant::now();
+        let start = client
+            .post(format!("{}/upload/v1beta/files", fake.base_url()))
+            .header("x-goog-api-key", FakeGemini::API_KEY)
+            .header("X-Goog-Upload-Protocol", "resumable")
+            .header("X-Goog-Upload-Command", "start")
+            .header("X-Goog-Upload-Header-Content-Length", "1000")
+            .header("X-Goog-Upload-Header-Content-Type", "video/webm")
+            .send()
+            .await
+            .expect("start");
+        let url = start
+            .headers()
+            .get("x-goog-upload-url")
+            .and_then(|v| v.to_str().ok())
+            .expect("upload url")
+            .to_string();
+        let chunk = client
+            .post(&url)
+            .header("X-Goog-Upload-Offset", "0")
+            .header("X-Goog-Upload-Command", "upload, finalize")
+            .body(vec![7u8; 1000])
+            .send()
+            .await
+            .expect("chunk");
+        assert_eq!(chunk.status(), 200);
+        let generate = client
+            .post(format!(
+                "{}/v1beta/models/gemini-2.5-flash:generateContent",
+                fake.base_url()
+            ))
+            .header("x-goog-api-key", FakeGemini::API_KEY)
+            .json(&serde_json::json!({"contents": [{"parts": [{"text": "hi"}]}]}))
+            .send()
+            .await
+            .expect("generate");
+        assert_eq!(generate.status(), 200);
+        let after = Instant::now();
+
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 3);
+        assert!(requests.windows(2).all(|w| w[0].at <= w[1].at));
+        assert!(before <= requests[0].at && requests[2].at <= after);
+        assert_eq!(requests[0].first_byte_at, None);
+        let first_byte = requests[1].first_byte_at.expect("first byte time");
+        assert!(requests[1].at <= first_byte && first_byte <= after);
+        let answered = fake.generate_answered_at();
+        assert_eq!(answered.len(), 1);
+        assert!(requests[2].at <= answered[0] && answered[0] <= after);
     }
 }

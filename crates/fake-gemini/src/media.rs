@@ -104,7 +104,7 @@ pub(crate) fn is_timed(mime: &str) -> bool {
 }
 
 /// The play length in seconds found in the first bytes of a WebM/Matroska or MP4/MOV file.
-pub(crate) fn sniff_duration(head: &[u8]) -> Option<f64> {
+pub fn sniff_duration(head: &[u8]) -> Option<f64> {
     let secs = if head.starts_with(&[0x1A, 0x45, 0xDF, 0xA3]) {
         matroska_duration(head)
     } else if head.len() >= 8 && &head[4..8] == b"ftyp" {

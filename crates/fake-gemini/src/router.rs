@@ -3,6 +3,7 @@
 //! Also holds the small JSON helpers shared by handlers (camelCase/snake_case field access).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -134,6 +135,7 @@ impl Route {
 }
 
 async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let arrived = Instant::now();
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     let raw_query = parts.uri.query().map(str::to_string);
@@ -155,6 +157,8 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
                 })
                 .collect(),
             body_len: 0,
+            at: arrived,
+            first_byte_at: None,
         });
         inner.requests.len() - 1
     };
@@ -253,7 +257,10 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             } else {
                 generate::Mode::JsonArray
             };
-            generate::handle(&shared, &version, &model, mode, &body, injected).await
+            let response = generate::handle(&shared, &version, &model, mode, &body, injected).await;
+            // Benchmarks measure the client's overhead from this instant to its own answer.
+            shared.lock().generate_answered.push(Instant::now());
+            response
         }
         Route::CountTokens { version, model } => {
             generate::count_tokens(&shared, &version, &model, &body)

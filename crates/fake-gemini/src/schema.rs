@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 const MAX_DEPTH: usize = 16;
 
 /// Build a value valid against `schema`; `sentence` fills free-text strings.
-pub(crate) fn example(schema: &Value, sentence: &str) -> Value {
+pub fn example(schema: &Value, sentence: &str) -> Value {
     Gen {
         root: schema,
         sentence,

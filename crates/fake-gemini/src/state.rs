@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
@@ -31,6 +31,7 @@ impl Shared {
                 files: Vec::new(),
                 sessions: HashMap::new(),
                 generate_bodies: Vec::new(),
+                generate_answered: Vec::new(),
                 counter: 0,
             }),
         }
@@ -53,6 +54,8 @@ pub(crate) struct Inner {
     pub files: Vec<StoredFile>,
     pub sessions: HashMap<String, UploadSession>,
     pub generate_bodies: Vec<serde_json::Value>,
+    /// When each generate answer left the handler (see `FakeGemini::generate_answered_at`).
+    pub generate_answered: Vec<Instant>,
     counter: u64,
 }
 

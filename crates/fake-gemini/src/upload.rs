@@ -458,9 +458,19 @@ pub(crate) async fn session_request(
     };
 
     let mut stream = body.into_data_stream();
+    let mut first_byte_seen = false;
     while let Some(frame) = stream.next().await {
         match frame {
-            Ok(bytes) => guard.feed(&bytes, start, declared),
+            Ok(bytes) => {
+                if !first_byte_seen && !bytes.is_empty() {
+                    first_byte_seen = true;
+                    let now = std::time::Instant::now();
+                    if let Some(r) = shared.lock().requests.get_mut(record) {
+                        r.first_byte_at = Some(now);
+                    }
+                }
+                guard.feed(&bytes, start, declared)
+            }
             // The connection broke: the guard keeps what arrived in whole 256 KiB blocks.
             Err(_) => {
                 return ApiError::invalid("The upload request body was interrupted.")
