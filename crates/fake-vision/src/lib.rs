@@ -1,0 +1,310 @@
+//! `fake-vision`: local stand-ins for OpenAI-compatible chat completions (OpenAI, z.ai, vLLM,
+//! Ollama, LM Studio) and the Anthropic messages API. The real services are out of reach, so
+//! Vaider's provider adapters are tested against fakes that check what the real ones check.
+//!
+//! Start one with [`FakeOpenAi::start`] / [`FakeAnthropic::start`], point a client at
+//! `base_url()` with the fake's `API_KEY`, and inspect what arrived with `requests()` (JSON
+//! bodies) and `recorded()` (every HTTP request). The default answer proves what arrived: one
+//! line per image or video (type, pixel size, bytes, sha256), the text label right before each
+//! image, and the prompt.
+//!
+//! Real-API details a client must get right (all faked):
+//! - OpenAI: `Authorization: Bearer`; data URLs `data:image/png;base64,...`; only png, jpeg,
+//!   gif, webp; a `video_url` part is refused; `json_object` needs the word "json" in the
+//!   messages; `json_schema` with `strict: true` needs `additionalProperties: false` and every
+//!   property required; o-series / gpt-5 models refuse `max_tokens` and a non-default
+//!   `temperature`.
+//! - Anthropic: `x-api-key` and `anthropic-version` headers; `max_tokens` required;
+//!   `media_type` must be one of four and match the bytes; the 5 MB image limit counts the
+//!   *base64* text; 8000 px a side (2000 when over 20 images); 100 images; 32 MB a request
+//!   (413); unknown top-level fields are refused ("Extra inputs are not permitted").
+
+mod anthropic;
+mod media;
+mod openai;
+mod proof;
+mod server;
+mod state;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use server::ServerGuard;
+use state::{Provider, Shared};
+
+/// A one-shot fault, used by the next request to the fake's model endpoint
+/// (`chat/completions` or `/v1/messages`), in order, before any other check (even the key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Answer with this HTTP status and the provider's error body for it (OpenAI: 500
+    /// `server_error`, 503 "The server is overloaded or not ready yet.", ...; Anthropic: 500
+    /// `api_error`, 529 `overloaded_error`, ...). A plain 429 has no `retry-after` header.
+    Status(u16),
+    /// 429 with the provider's rate-limit body and a `retry-after: N` header (seconds).
+    RateLimited { retry_after_secs: u64 },
+    /// Wait this long, then handle the request normally.
+    Delay(Duration),
+}
+
+/// One HTTP request as the fake received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    /// Header names in lower case, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// Bytes of body received (also for bodies refused as too large).
+    pub body_len: u64,
+}
+
+impl RecordedRequest {
+    /// The first value of a header (name compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What the OpenAI-compatible fake accepts; [`Default`] is OpenAI itself. The presets
+/// ([`OpenAiOptions::zai`], [`OpenAiOptions::vllm`], ...) follow each server's documentation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAiOptions {
+    /// `Authorization: Bearer <key>` needed; false for local servers (Ollama, LM Studio,
+    /// vLLM without `--api-key`), which ignore the header.
+    pub require_key: bool,
+    /// `{"type":"video_url"}` parts accepted (vLLM, z.ai); false = 400 (OpenAI, Ollama).
+    pub accept_video: bool,
+    /// Image MIME types accepted, checked against the bytes' real format.
+    pub image_formats: Vec<&'static str>,
+    /// Decoded bytes allowed per image; 0 = no limit.
+    pub max_image_bytes: u64,
+    /// Pixels allowed on either side of an image; 0 = no limit.
+    pub max_image_side: u32,
+    /// Video MIME types accepted when `accept_video` (checked against the bytes' format).
+    pub video_formats: Vec<&'static str>,
+    /// Enforce OpenAI's structured-output rules for `json_schema` with `strict: true`
+    /// (every object `additionalProperties: false`, every property required). Other servers
+    /// ignore `strict`.
+    pub strict_schemas: bool,
+}
+
+const ALL_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
+const MIB: u64 = 1024 * 1024;
+
+impl Default for OpenAiOptions {
+    fn default() -> Self {
+        Self::openai()
+    }
+}
+
+impl OpenAiOptions {
+    /// OpenAI: Bearer key, png/jpeg/webp/gif up to 20 MB each, no video.
+    pub fn openai() -> Self {
+        OpenAiOptions {
+            require_key: true,
+            accept_video: false,
+            image_formats: ALL_IMAGES.to_vec(),
+            max_image_bytes: 20 * MIB,
+            max_image_side: 0,
+            video_formats: Vec::new(),
+            strict_schemas: true,
+        }
+    }
+
+    /// z.ai GLM-4.6V (`/api/paas/v4/chat/completions`): Bearer key, jpg/png up to 5 MB,
+    /// video as mp4, mkv or mov (webm is not in its list).
+    pub fn zai() -> Self {
+        OpenAiOptions {
+            require_key: true,
+            accept_video: true,
+            image_formats: vec!["image/png", "image/jpeg"],
+            max_image_bytes: 5 * MIB,
+            max_image_side: 0,
+            video_formats: vec!["video/mp4", "video/x-matroska", "video/quicktime"],
+            strict_schemas: false,
+        }
+    }
+
+    /// vLLM serving a video-capable model (Qwen-VL style): no key, images and `video_url`
+    /// data URLs in any container its decoder reads.
+    pub fn vllm() -> Self {
+        OpenAiOptions {
+            require_key: false,
+            accept_video: true,
+            image_formats: ALL_IMAGES.to_vec(),
+            max_image_bytes: 0,
+            max_image_side: 0,
+            video_formats: vec![
+                "video/mp4",
+                "video/webm",
+                "video/x-matroska",
+                "video/quicktime",
+            ],
+            strict_schemas: false,
+        }
+    }
+
+    /// Ollama's OpenAI-compatible API: no key, images only.
+    pub fn ollama() -> Self {
+        OpenAiOptions {
+            require_key: false,
+            accept_video: false,
+            image_formats: vec!["image/png", "image/jpeg", "image/webp"],
+            max_image_bytes: 0,
+            max_image_side: 0,
+            video_formats: Vec::new(),
+            strict_schemas: false,
+        }
+    }
+
+    /// LM Studio's OpenAI-compatible server: no key, images only.
+    pub fn lm_studio() -> Self {
+        Self::ollama()
+    }
+}
+
+/// The state and lifetime shared by both fakes.
+#[derive(Clone)]
+struct Handle {
+    shared: Arc<Shared>,
+    _guard: Arc<ServerGuard>,
+}
+
+impl Handle {
+    async fn start(provider: Provider, base_path: &str) -> Handle {
+        let (shared, guard) = server::start(provider, base_path)
+            .await
+            .expect("fake-vision: cannot bind 127.0.0.1:0");
+        Handle {
+            shared,
+            _guard: Arc::new(guard),
+        }
+    }
+
+    fn push_fault(&self, fault: Fault) {
+        self.shared.lock().faults.push_back(fault);
+    }
+
+    fn set_reply_text(&self, text: Option<String>) {
+        self.shared.lock().reply_text = text;
+    }
+
+    fn requests(&self) -> Vec<serde_json::Value> {
+        self.shared.lock().bodies.clone()
+    }
+
+    fn recorded(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().recorded.clone()
+    }
+}
+
+/// A running fake OpenAI-compatible server. Clones share it; it stops when the last clone drops.
+#[derive(Clone)]
+pub struct FakeOpenAi {
+    handle: Handle,
+}
+
+impl std::fmt::Debug for FakeOpenAi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeOpenAi")
+            .field("base_url", &self.handle.shared.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeOpenAi {
+    /// The only key accepted when the options require one.
+    pub const API_KEY: &'static str = "test-openai-key";
+
+    /// OpenAI's behaviour on 127.0.0.1:0, serving in a tokio task; returns once listening.
+    pub async fn start() -> FakeOpenAi {
+        Self::start_with(OpenAiOptions::default()).await
+    }
+
+    /// Another OpenAI-compatible server's behaviour (see the [`OpenAiOptions`] presets).
+    pub async fn start_with(options: OpenAiOptions) -> FakeOpenAi {
+        FakeOpenAi {
+            handle: Handle::start(Provider::OpenAi(options), "/v1").await,
+        }
+    }
+
+    /// "http://127.0.0.1:PORT/v1": clients POST `{base_url}/chat/completions`. The same
+    /// endpoint also answers at `/api/paas/v4/chat/completions` (z.ai's path).
+    pub fn base_url(&self) -> String {
+        self.handle.shared.base_url.clone()
+    }
+
+    /// Queue a fault for the next chat/completions request (see [`Fault`]).
+    pub fn push_fault(&self, fault: Fault) {
+        self.handle.push_fault(fault);
+    }
+
+    /// Replace the answer text (None = the default answer that proves what arrived).
+    pub fn set_reply_text(&self, text: Option<String>) {
+        self.handle.set_reply_text(text);
+    }
+
+    /// Every chat/completions body that parsed as JSON, in arrival order, whatever the
+    /// answer was (faulted and refused requests included, so retries can be counted).
+    pub fn requests(&self) -> Vec<serde_json::Value> {
+        self.handle.requests()
+    }
+
+    /// Every HTTP request received, in arrival order.
+    pub fn recorded(&self) -> Vec<RecordedRequest> {
+        self.handle.recorded()
+    }
+}
+
+/// A running fake Anthropic messages API. Clones share it; it stops when the last clone drops.
+#[derive(Clone)]
+pub struct FakeAnthropic {
+    handle: Handle,
+}
+
+impl std::fmt::Debug for FakeAnthropic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeAnthropic")
+            .field("base_url", &self.handle.shared.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeAnthropic {
+    /// The only `x-api-key` accepted.
+    pub const API_KEY: &'static str = "test-anthropic-key";
+
+    /// Binds 127.0.0.1:0 and serves in a tokio task; returns once listening.
+    pub async fn start() -> FakeAnthropic {
+        FakeAnthropic {
+            handle: Handle::start(Provider::Anthropic, "").await,
+        }
+    }
+
+    /// "http://127.0.0.1:PORT": clients POST `{base_url}/v1/messages`.
+    pub fn base_url(&self) -> String {
+        self.handle.shared.base_url.clone()
+    }
+
+    /// Queue a fault for the next `/v1/messages` request (see [`Fault`]).
+    pub fn push_fault(&self, fault: Fault) {
+        self.handle.push_fault(fault);
+    }
+
+    /// Replace the answer text (None = the default answer that proves what arrived).
+    pub fn set_reply_text(&self, text: Option<String>) {
+        self.handle.set_reply_text(text);
+    }
+
+    /// Every `/v1/messages` body that parsed as JSON, in arrival order, whatever the answer.
+    pub fn requests(&self) -> Vec<serde_json::Value> {
+        self.handle.requests()
+    }
+
+    /// Every HTTP request received, in arrival order.
+    pub fn recorded(&self) -> Vec<RecordedRequest> {
+        self.handle.recorded()
+    }
+}
