@@ -83,7 +83,7 @@ async fn serve(port: Option<u16>, host: std::net::IpAddr) -> Result<ExitCode> {
     let addr = listener.local_addr()?;
     let engine = Vaider::open(config)?;
     let token = secrets::server_token(engine.data_dir())?;
-    if engine.api_key().await.is_none() {
+    if !engine.status().await.key_configured {
         tracing::warn!(
             "no API key is configured: analyses will fail until you run `vaider key set` or set GEMINI_API_KEY"
         );

@@ -13,22 +13,68 @@ use serde::{Deserialize, Serialize};
 pub enum Tool {
     AnalyzeVideo,
     AnalyzeImage,
+    UiToArtifact,
+    ExtractTextFromScreenshot,
+    DiagnoseErrorScreenshot,
+    UnderstandTechnicalDiagram,
+    AnalyzeDataVisualization,
+    UiDiffCheck,
 }
 
 impl Tool {
+    pub const ALL: [Tool; 8] = [
+        Tool::AnalyzeVideo,
+        Tool::AnalyzeImage,
+        Tool::UiToArtifact,
+        Tool::ExtractTextFromScreenshot,
+        Tool::DiagnoseErrorScreenshot,
+        Tool::UnderstandTechnicalDiagram,
+        Tool::AnalyzeDataVisualization,
+        Tool::UiDiffCheck,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Tool::AnalyzeVideo => "analyze_video",
             Tool::AnalyzeImage => "analyze_image",
+            Tool::UiToArtifact => "ui_to_artifact",
+            Tool::ExtractTextFromScreenshot => "extract_text_from_screenshot",
+            Tool::DiagnoseErrorScreenshot => "diagnose_error_screenshot",
+            Tool::UnderstandTechnicalDiagram => "understand_technical_diagram",
+            Tool::AnalyzeDataVisualization => "analyze_data_visualization",
+            Tool::UiDiffCheck => "ui_diff_check",
         }
     }
+
     pub fn from_name(name: &str) -> Option<Tool> {
-        match name {
-            "analyze_video" => Some(Tool::AnalyzeVideo),
-            "analyze_image" => Some(Tool::AnalyzeImage),
-            _ => None,
-        }
+        Tool::ALL.into_iter().find(|t| t.as_str() == name)
     }
+
+    /// Whether the tool looks at a video (all others look at images).
+    pub fn takes_video(self) -> bool {
+        self == Tool::AnalyzeVideo
+    }
+}
+
+/// The tool-specific arguments (the z.ai Vision MCP's names), each optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct TaskOptions {
+    /// ui_to_artifact: code, prompt, spec or description.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_type: Option<String>,
+    /// extract_text_from_screenshot: the language of code in the image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub programming_language: Option<String>,
+    /// diagnose_error_screenshot: what the user was doing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// understand_technical_diagram: architecture, flowchart, UML, ER, sequence...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagram_type: Option<String>,
+    /// analyze_data_visualization: what to focus on (trends, anomalies, comparisons...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analysis_focus: Option<String>,
 }
 
 /// Which door a request came in by, for the history.
@@ -64,6 +110,11 @@ pub struct AnalysisRequest {
     /// Statements the media should show; each gets a verdict with evidence.
     pub expectations: Vec<String>,
     pub model: Option<String>,
+    /// The provider to ask instead of the configured one ("openai", "anthropic", ...).
+    pub provider: Option<String>,
+    /// ui_diff_check: the expected image; `source` is then the actual one.
+    pub compare_with: Option<String>,
+    pub options: TaskOptions,
     pub timeout: Option<Duration>,
     pub no_cache: bool,
     /// Folders a relative path may be relative to, in order: the client's MCP roots, then its
@@ -80,6 +131,9 @@ impl AnalysisRequest {
             prompt: None,
             expectations: Vec::new(),
             model: None,
+            provider: None,
+            compare_with: None,
+            options: TaskOptions::default(),
             timeout: None,
             no_cache: false,
             base_dirs: Vec::new(),
@@ -134,6 +188,12 @@ pub struct AnalysisResult {
     pub log_dir: String,
     pub media_path: String,
     pub media_type: String,
-    /// Frames the model looked at: the video's seconds at 1 fps, or 1 for an image.
+    /// Frames the model looked at: the video's seconds at 1 fps, the keyframes sent, or 1 per image.
     pub frames_analysed: u64,
+    /// The tool's structured answer (e.g. ui_diff_check's differences), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
+    /// What was done to fit the media to the provider (keyframes, downscaling, conversion).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adaptations: Vec<String>,
 }

@@ -62,7 +62,13 @@ pub struct Config {
     pub max_attempts: u32,
     /// Where history and downloads live; empty means the OS data folder.
     pub data_dir: Option<PathBuf>,
+    /// Largest file fetched from an http(s) URL source.
+    pub download_limit_mb: u64,
     pub gemini: GeminiConfig,
+    /// The other providers, by the name users pick them with (`provider` argument or
+    /// `provider` above). Built in: openai, zai, anthropic, ollama, lmstudio, vllm; a field
+    /// given here overrides the built-in value, and a new name with an `adapter` adds one.
+    pub providers: BTreeMap<String, ProviderSettings>,
     /// Model name to price; a model missing here is reported with cost 0 and a warning.
     pub prices: BTreeMap<String, Price>,
 }
@@ -78,7 +84,9 @@ impl Default for Config {
             cache: true,
             max_attempts: 3,
             data_dir: None,
+            download_limit_mb: 2048,
             gemini: GeminiConfig::default(),
+            providers: BTreeMap::new(),
             prices: default_prices(),
         }
     }
@@ -92,6 +100,11 @@ pub fn default_prices() -> BTreeMap<String, Price> {
         ("gemini-2.5-pro", 1.25, 10.00),
         ("gemini-3.5-flash", 1.50, 9.00),
         ("gemini-3.5-flash-lite", 0.30, 2.50),
+        ("gpt-4.1-mini", 0.40, 1.60),
+        ("gpt-4.1", 2.00, 8.00),
+        ("glm-4.6v", 0.30, 0.90),
+        ("claude-sonnet-4-5", 3.00, 15.00),
+        ("claude-haiku-4-5", 1.00, 5.00),
     ]
     .into_iter()
     .map(|(model, input, output)| {
@@ -104,6 +117,157 @@ pub fn default_prices() -> BTreeMap<String, Price> {
         )
     })
     .collect()
+}
+
+/// Which wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Adapter {
+    /// Google's native Gemini API (video through the Files API).
+    Gemini,
+    /// OpenAI chat completions, also spoken by z.ai, vLLM, Ollama and LM Studio.
+    Openai,
+    /// Anthropic messages.
+    Anthropic,
+}
+
+/// A provider's settings as written in the config file; every field is optional and falls
+/// back to the built-in value for that name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProviderSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<Adapter>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// False for local servers that need no key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_key: Option<bool>,
+    /// OpenAI-compatible servers that take whole videos as `video_url` data URLs (vLLM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepts_video: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_image_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_image_side: Option<u32>,
+    /// Image types it takes, e.g. ["image/png", "image/jpeg"].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_formats: Option<Vec<String>>,
+}
+
+/// A provider with every setting resolved.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    pub name: String,
+    pub adapter: Adapter,
+    pub base_url: String,
+    pub model: String,
+    pub needs_key: bool,
+    pub accepts_video: bool,
+    pub max_image_bytes: u64,
+    pub max_image_side: u32,
+    pub image_formats: Vec<String>,
+}
+
+/// The providers Vaider knows without configuration.
+pub const BUILT_IN_PROVIDERS: &[&str] = &[
+    "gemini",
+    "openai",
+    "zai",
+    "anthropic",
+    "ollama",
+    "lmstudio",
+    "vllm",
+];
+
+fn built_in(name: &str) -> Option<ProviderConfig> {
+    let p = |adapter,
+             base_url: &str,
+             model: &str,
+             needs_key,
+             accepts_video,
+             mb: f64,
+             side,
+             formats: &[&str]| ProviderConfig {
+        name: name.to_string(),
+        adapter,
+        base_url: base_url.to_string(),
+        model: model.to_string(),
+        needs_key,
+        accepts_video,
+        max_image_bytes: (mb * 1024.0 * 1024.0) as u64,
+        max_image_side: side,
+        image_formats: formats.iter().map(|f| f.to_string()).collect(),
+    };
+    const ALL: &[&str] = &["image/png", "image/jpeg", "image/webp", "image/gif"];
+    const PNG_JPEG: &[&str] = &["image/png", "image/jpeg"];
+    Some(match name {
+        "openai" => p(
+            Adapter::Openai,
+            "https://api.openai.com/v1",
+            "gpt-4.1-mini",
+            true,
+            false,
+            20.0,
+            2048,
+            ALL,
+        ),
+        // z.ai takes video only by public URL, which a local file is not: frames are sent.
+        "zai" => p(
+            Adapter::Openai,
+            "https://api.z.ai/api/paas/v4",
+            "glm-4.6v",
+            true,
+            false,
+            5.0,
+            0,
+            PNG_JPEG,
+        ),
+        // Anthropic counts its 5 MB limit on the base64 text: 3.75 MB of image.
+        "anthropic" => p(
+            Adapter::Anthropic,
+            "https://api.anthropic.com",
+            "claude-sonnet-4-5",
+            true,
+            false,
+            3.75,
+            8000,
+            ALL,
+        ),
+        "ollama" => p(
+            Adapter::Openai,
+            "http://127.0.0.1:11434/v1",
+            "qwen2.5vl",
+            false,
+            false,
+            20.0,
+            0,
+            PNG_JPEG,
+        ),
+        "lmstudio" => p(
+            Adapter::Openai,
+            "http://127.0.0.1:1234/v1",
+            "qwen2.5-vl-7b-instruct",
+            false,
+            false,
+            20.0,
+            0,
+            PNG_JPEG,
+        ),
+        "vllm" => p(
+            Adapter::Openai,
+            "http://127.0.0.1:8000/v1",
+            "Qwen/Qwen2.5-VL-7B-Instruct",
+            false,
+            true,
+            20.0,
+            0,
+            ALL,
+        ),
+        _ => return None,
+    })
 }
 
 /// A settings value together with where it came from, for `vaider doctor`.
@@ -185,6 +349,7 @@ impl Config {
                 "VAIDER_CACHE" => self.cache = parse_bool(name, &value)?,
                 "VAIDER_MAX_ATTEMPTS" => self.max_attempts = parse(name, &value)?,
                 "VAIDER_DATA_DIR" => self.data_dir = Some(PathBuf::from(value)),
+                "VAIDER_DOWNLOAD_LIMIT_MB" => self.download_limit_mb = parse(name, &value)?,
                 "VAIDER_GEMINI_BASE_URL" => {
                     self.gemini.base_url = value.trim_end_matches('/').to_string()
                 }
@@ -196,6 +361,14 @@ impl Config {
                 }
                 "VAIDER_GEMINI_RETRY_BASE_MS" => self.gemini.retry_base_ms = parse(name, &value)?,
                 _ => {}
+            }
+        }
+        // VAIDER_OPENAI_BASE_URL, VAIDER_ANTHROPIC_BASE_URL, ...: point a provider elsewhere.
+        for name in BUILT_IN_PROVIDERS.iter().filter(|n| **n != "gemini") {
+            let var = format!("VAIDER_{}_BASE_URL", name.to_ascii_uppercase());
+            if let Some(url) = lookup(&var).filter(|u| !u.is_empty()) {
+                self.providers.entry(name.to_string()).or_default().base_url =
+                    Some(url.trim_end_matches('/').to_string());
             }
         }
         if self.max_concurrent == 0 {
@@ -232,6 +405,103 @@ impl Config {
         Duration::from_secs(self.timeout_sec.max(1))
     }
 
+    /// Every provider: the built-in ones and those added in the config, resolved.
+    pub fn provider_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = BUILT_IN_PROVIDERS.iter().map(|n| n.to_string()).collect();
+        for name in self.providers.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The resolved settings of provider `name`, or an error listing the known ones.
+    pub fn provider(&self, name: &str) -> Result<ProviderConfig> {
+        let name = name.trim().to_ascii_lowercase();
+        let mut config = if name == "gemini" {
+            ProviderConfig {
+                name: name.clone(),
+                adapter: Adapter::Gemini,
+                base_url: self.gemini.base_url.clone(),
+                model: if self.provider == "gemini" {
+                    self.model.clone()
+                } else {
+                    DEFAULT_GEMINI_MODEL.to_string()
+                },
+                needs_key: true,
+                accepts_video: true,
+                max_image_bytes: 14 * 1024 * 1024,
+                max_image_side: 0,
+                image_formats: ["image/png", "image/jpeg", "image/webp"]
+                    .iter()
+                    .map(|f| f.to_string())
+                    .collect(),
+            }
+        } else if let Some(found) = built_in(&name) {
+            found
+        } else if let Some(adapter) = self.providers.get(&name).and_then(|s| s.adapter) {
+            ProviderConfig {
+                name: name.clone(),
+                adapter,
+                base_url: String::new(),
+                model: String::new(),
+                needs_key: true,
+                accepts_video: false,
+                max_image_bytes: 5 * 1024 * 1024,
+                max_image_side: 0,
+                image_formats: ["image/png", "image/jpeg"]
+                    .iter()
+                    .map(|f| f.to_string())
+                    .collect(),
+            }
+        } else {
+            return Err(VaiderError::InvalidRequest(format!(
+                "Unknown provider {name:?}. Known: {}. Add others under [providers.NAME] with an `adapter` in {}.",
+                self.provider_names().join(", "),
+                Self::file_path().display()
+            )));
+        };
+        if let Some(s) = self.providers.get(&name) {
+            if let Some(v) = &s.base_url {
+                config.base_url = v.trim_end_matches('/').to_string();
+            }
+            if let Some(v) = &s.model {
+                config.model = v.clone();
+            }
+            if let Some(v) = s.needs_key {
+                config.needs_key = v;
+            }
+            if let Some(v) = s.accepts_video {
+                config.accepts_video = v;
+            }
+            if let Some(v) = s.max_image_mb {
+                config.max_image_bytes = (v * 1024.0 * 1024.0) as u64;
+            }
+            if let Some(v) = s.max_image_side {
+                config.max_image_side = v;
+            }
+            if let Some(v) = &s.image_formats {
+                config.image_formats = v.clone();
+            }
+        }
+        // The top-level model is the default provider's model.
+        if name == self.provider
+            && name != "gemini"
+            && !self.model.is_empty()
+            && self.model != DEFAULT_GEMINI_MODEL
+        {
+            config.model = self.model.clone();
+        }
+        if config.base_url.is_empty() || config.model.is_empty() {
+            return Err(VaiderError::InvalidRequest(format!(
+                "Provider {name:?} needs `base_url` and `model` under [providers.{name}] in {}.",
+                Self::file_path().display()
+            )));
+        }
+        Ok(config)
+    }
+
     pub fn price_of(&self, model: &str) -> Option<Price> {
         // "models/gemini-2.5-flash" and "gemini-2.5-flash-001" are priced as the base model.
         let model = model.strip_prefix("models/").unwrap_or(model);
@@ -256,6 +526,7 @@ pub const ENV_VARS: &[&str] = &[
     "VAIDER_CACHE",
     "VAIDER_MAX_ATTEMPTS",
     "VAIDER_DATA_DIR",
+    "VAIDER_DOWNLOAD_LIMIT_MB",
     "VAIDER_GEMINI_BASE_URL",
     "VAIDER_GEMINI_UPLOAD_CHUNK_MIB",
     "VAIDER_GEMINI_POLL_INTERVAL_MS",
@@ -316,6 +587,28 @@ mod tests {
         let lite = config.price_of("models/gemini-2.5-flash-lite").unwrap();
         assert_eq!(lite.input_per_million, 0.10);
         assert!(config.price_of("gpt-4o").is_none());
+    }
+
+    #[test]
+    fn provider_settings_override_the_built_in_values() {
+        let mut config: Config = toml::from_str(
+            "[providers.openai]\nmodel = \"gpt-4.1\"\n[providers.mine]\nadapter = \"anthropic\"\nbase_url = \"http://127.0.0.1:9\"\nmodel = \"m\"\n",
+        )
+        .unwrap();
+        config
+            .apply_env(|n| (n == "VAIDER_ZAI_BASE_URL").then(|| "http://127.0.0.1:7/".to_string()))
+            .unwrap();
+        let openai = config.provider("openai").unwrap();
+        assert_eq!(openai.model, "gpt-4.1");
+        assert_eq!(openai.base_url, "https://api.openai.com/v1");
+        assert_eq!(
+            config.provider("zai").unwrap().base_url,
+            "http://127.0.0.1:7"
+        );
+        assert_eq!(config.provider("mine").unwrap().adapter, Adapter::Anthropic);
+        assert!(!config.provider("ollama").unwrap().needs_key);
+        let err = config.provider("nope").unwrap_err().to_string();
+        assert!(err.contains("openai") && err.contains("mine"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! The one analysis pipeline behind every door (MCP, REST, CLI, UI): resolve the source,
-//! check the file, look up the cache, call the provider within the concurrency limit and the
-//! timeout, and record the request and answer in the interaction files and the history.
+//! The one analysis pipeline behind every door (MCP, REST, CLI, UI) and every tool: resolve
+//! the sources, check the files, look up the cache, fit the media to the chosen provider
+//! (keyframes for a video it cannot take, downscaled or converted images), call it within the
+//! concurrency limit and the timeout, and record request and answer in the interaction files
+//! and the history.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -13,21 +15,17 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use crate::analysis::{AnalysisRequest, AnalysisResult, ExpectationVerdict, Tool, Verdict};
-use crate::config::Config;
+use crate::config::{Adapter, Config, ProviderConfig};
 use crate::error::{ErrorCode, Result, UpstreamResponse, VaiderError};
 use crate::history::{History, NewInteraction, Outcome, Status};
 use crate::interaction_log::InteractionLog;
 use crate::media::{self, MediaInfo, MediaKind};
 use crate::progress::{Progress, ProgressSink};
-use crate::provider::gemini::GeminiProvider;
-use crate::provider::{ProviderAnswer, ProviderJob, UpstreamCall, VisionProvider};
+use crate::provider::{Capabilities, MediaPart, ProviderAnswer, ProviderJob, UpstreamCall};
 use crate::secrets::{self, ApiKey, KeySource};
-use crate::{cost, prompts, source};
+use crate::{cost, image_fit, keyframes, prompts, source};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// Providers this build can talk to.
-pub const PROVIDERS: &[&str] = &["gemini"];
 
 /// A failed analysis, with what the doors need to report it.
 #[derive(Debug)]
@@ -60,7 +58,23 @@ pub struct StatusReport {
     pub timeout_sec: u64,
     pub cache: bool,
     pub data_dir: String,
-    pub providers: Vec<String>,
+    /// Every provider Vaider can use, whether it is ready, and which tools it serves.
+    pub providers: Vec<ProviderStatus>,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderStatus {
+    pub name: String,
+    pub adapter: String,
+    pub model: String,
+    pub base_url: String,
+    /// A key is configured, or the provider needs none (local servers).
+    pub ready: bool,
+    pub key_source: Option<String>,
+    /// "video" when whole videos go to the model, "keyframes" when they are turned into frames.
+    pub video_as: String,
+    pub tools: Vec<String>,
 }
 
 /// The engine. One per process, shared by every door.
@@ -71,7 +85,8 @@ pub struct Vaider {
     upstream_slots: Arc<Semaphore>,
     data_dir: PathBuf,
     dotenv_dirs: Vec<PathBuf>,
-    key: Mutex<Option<(ApiKey, KeySource)>>,
+    /// Keys found so far, by provider.
+    keys: Mutex<HashMap<String, (ApiKey, KeySource)>>,
     /// (path, size, mtime) → sha256, so a file seen before is not read twice for the cache key.
     fingerprints: Mutex<HashMap<(PathBuf, u64, SystemTime), String>>,
 }
@@ -83,6 +98,16 @@ impl Vaider {
         let http = reqwest::Client::builder()
             .user_agent(concat!("vaider/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
+            // A download may redirect, but only to http(s): never to file:// or another scheme.
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                if !matches!(attempt.url().scheme(), "http" | "https") {
+                    attempt.error("a redirect to a non-http(s) URL was refused")
+                } else if attempt.previous().len() >= 5 {
+                    attempt.error("too many redirects")
+                } else {
+                    attempt.follow()
+                }
+            }))
             .build()
             .map_err(|e| VaiderError::internal("start the HTTP client", e))?;
         let mut dotenv_dirs = Vec::new();
@@ -97,7 +122,7 @@ impl Vaider {
             http,
             data_dir,
             dotenv_dirs,
-            key: Mutex::new(None),
+            keys: Mutex::new(HashMap::new()),
             fingerprints: Mutex::new(HashMap::new()),
         }))
     }
@@ -114,52 +139,85 @@ impl Vaider {
         &self.data_dir
     }
 
-    /// The provider's key, looked up once and then kept; a missing key is looked up again on
+    /// A provider's key, looked up once and then kept; a missing key is looked up again on
     /// the next call, so `vaider key set` works without a restart.
-    pub async fn api_key(&self) -> Option<(ApiKey, KeySource)> {
-        if let Some(found) = self.key.lock().ok().and_then(|k| k.clone()) {
+    pub async fn api_key(&self, provider: &str) -> Option<(ApiKey, KeySource)> {
+        if let Some(found) = self.keys.lock().ok().and_then(|k| k.get(provider).cloned()) {
             return Some(found);
         }
-        let provider = self.config.provider.clone();
+        let name = provider.to_string();
         let dirs = self.dotenv_dirs.clone();
-        let found = tokio::task::spawn_blocking(move || secrets::find_api_key(&provider, &dirs))
+        let found = tokio::task::spawn_blocking(move || secrets::find_api_key(&name, &dirs))
             .await
             .ok()
             .flatten();
-        if let (Some(found), Ok(mut slot)) = (&found, self.key.lock()) {
-            *slot = Some(found.clone());
+        if let (Some(found), Ok(mut keys)) = (&found, self.keys.lock()) {
+            keys.insert(provider.to_string(), found.clone());
         }
         found
     }
 
-    /// Uses this key from now on (the tray app's settings, or an embedding program).
+    /// Uses this key for the default provider from now on (the tray app's settings, tests).
     pub fn set_api_key(&self, key: ApiKey, source: KeySource) {
-        if let Ok(mut slot) = self.key.lock() {
-            *slot = Some((key, source));
+        let provider = self.config.provider.clone();
+        self.set_provider_key(&provider, key, source);
+    }
+
+    pub fn set_provider_key(&self, provider: &str, key: ApiKey, source: KeySource) {
+        if let Ok(mut keys) = self.keys.lock() {
+            keys.insert(provider.to_string(), (key, source));
         }
     }
 
-    /// Forgets the remembered key, after it was changed or removed.
-    pub fn forget_key(&self) {
-        if let Ok(mut slot) = self.key.lock() {
-            *slot = None;
+    /// Forgets the remembered keys, after one was changed or removed.
+    pub fn forget_keys(&self) {
+        if let Ok(mut keys) = self.keys.lock() {
+            keys.clear();
         }
     }
 
     pub async fn status(&self) -> StatusReport {
-        let key = self.api_key().await;
+        let mut providers = Vec::new();
+        for name in self.config.provider_names() {
+            let Ok(config) = self.config.provider(&name) else {
+                continue;
+            };
+            let key = if secrets::env_names(&name).is_empty() && !config.needs_key {
+                None
+            } else {
+                self.api_key(&name).await
+            };
+            providers.push(ProviderStatus {
+                adapter: format!("{:?}", config.adapter).to_lowercase(),
+                ready: key.is_some() || !config.needs_key,
+                key_source: key.map(|(_, source)| source.to_string()),
+                video_as: if config.accepts_video {
+                    "video"
+                } else {
+                    "keyframes"
+                }
+                .to_string(),
+                tools: Tool::ALL.iter().map(|t| t.as_str().to_string()).collect(),
+                model: config.model,
+                base_url: config.base_url,
+                name,
+            });
+        }
+        let default = providers.iter().find(|p| p.name == self.config.provider);
         StatusReport {
             version: VERSION.to_string(),
             provider: self.config.provider.clone(),
-            model: self.config.model.clone(),
-            key_configured: key.is_some(),
-            key_source: key.map(|(_, source)| source.to_string()),
+            model: default
+                .map(|p| p.model.clone())
+                .unwrap_or_else(|| self.config.model.clone()),
+            key_configured: default.is_some_and(|p| p.ready),
+            key_source: default.and_then(|p| p.key_source.clone()),
             server_time: now_rfc3339(),
             max_concurrent: self.config.max_concurrent,
             timeout_sec: self.config.timeout_sec,
             cache: self.config.cache,
             data_dir: self.data_dir.display().to_string(),
-            providers: PROVIDERS.iter().map(|p| p.to_string()).collect(),
+            providers,
         }
     }
 
@@ -174,10 +232,19 @@ impl Vaider {
         let deadline = started + timeout;
         let id = uuid::Uuid::now_v7().simple().to_string();
         let created_at = chrono::Utc::now();
+        let provider_name = request
+            .provider
+            .clone()
+            .filter(|p| !p.trim().is_empty())
+            .unwrap_or_else(|| self.config.provider.clone())
+            .trim()
+            .to_ascii_lowercase();
+        let provider_config = self.config.provider(&provider_name);
         let model = request
             .model
             .clone()
             .filter(|m| !m.trim().is_empty())
+            .or_else(|| provider_config.as_ref().ok().map(|c| c.model.clone()))
             .unwrap_or_else(|| self.config.model.clone());
         let prompt = request
             .prompt
@@ -190,44 +257,68 @@ impl Vaider {
             log_dir: recorded.map(|l| l.dir().display().to_string()),
             error,
         };
+        let reject = |error: VaiderError| {
+            self.record_rejection(
+                &id,
+                &created_at,
+                &request,
+                &provider_name,
+                &model,
+                &prompt,
+                &error,
+                started,
+            );
+            fail(error, None)
+        };
 
         // 1. Check everything that can be checked before anything leaves the machine.
-        let checked =
-            tokio::time::timeout_at(deadline.into(), self.check(&request, &model, deadline))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(VaiderError::Timeout {
-                        limit: timeout,
-                        elapsed: started.elapsed(),
-                    })
-                });
-        let (path, media, key) = match checked {
-            Ok(checked) => checked,
-            Err(error) => {
-                self.record_rejection(&id, &created_at, &request, &model, &prompt, &error, started);
-                return Err(fail(error, None));
-            }
+        let provider_config = provider_config.map_err(reject)?;
+        let checked = tokio::time::timeout_at(
+            deadline.into(),
+            self.check(&request, &provider_config, &model, deadline),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(VaiderError::Timeout {
+                limit: timeout,
+                elapsed: started.elapsed(),
+            })
+        });
+        let (media, key) = checked.map_err(reject)?;
+        // The last checked file is the one the interaction is about (for a diff: the actual).
+        let Some((path, info)) = media.last().cloned() else {
+            return Err(fail(
+                VaiderError::internal("check the media", "nothing to analyse"),
+                None,
+            ));
         };
 
         // 2. The cache key: the media's bytes, the question and who answers it.
         let use_cache = self.config.cache && !request.no_cache;
-        let media_sha256 = if use_cache {
-            match self.media_sha256(&path).await {
-                Ok(sha) => Some(sha),
-                Err(error) => return Err(fail(error, None)),
+        let mut shas = Vec::new();
+        if use_cache {
+            for (file, _) in &media {
+                shas.push(self.media_sha256(file).await.map_err(|e| fail(e, None))?);
             }
-        } else {
-            None
-        };
-        let user_prompt = prompts::user_prompt(&prompt, &request.expectations);
-        let cache_key = media_sha256.as_ref().map(|sha| {
-            cache_key(
-                sha,
-                &self.config.provider,
+        }
+        let media_sha256 = shas.last().cloned();
+        let system_prompt = prompts::system(request.tool);
+        let base_prompt = prompts::user_prompt(
+            request.tool,
+            &prompt,
+            &request.options,
+            None,
+            &request.expectations,
+        );
+        let cache_key = (!shas.is_empty()).then(|| {
+            cache_key(&[
+                &shas.join("+"),
+                request.tool.as_str(),
+                &provider_name,
                 &model,
-                &user_prompt,
-                &request.expectations,
-            )
+                &system_prompt,
+                &base_prompt,
+            ])
         });
 
         // 3. Record the request before anything else can fail or crash.
@@ -236,25 +327,33 @@ impl Vaider {
             created_at.format("%Y%m%dT%H%M%S%.3fZ"),
             &id[id.len() - 8..]
         );
-        let log = match InteractionLog::create(&path, &folder, &self.data_dir) {
-            Ok(log) => log,
-            Err(error) => return Err(fail(error, None)),
-        };
+        let log =
+            InteractionLog::create(&path, &folder, &self.data_dir).map_err(|e| fail(e, None))?;
+        let created = created_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let media_json: Vec<serde_json::Value> = media
+            .iter()
+            .enumerate()
+            .map(|(i, (p, m))| json!({
+                "path": p, "type": m.mime_type, "format": m.format, "sizeBytes": m.size_bytes, "sha256": shas.get(i)
+            }))
+            .collect();
         let request_file = json!({
             "interactionId": id,
-            "createdAt": created_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "createdAt": created,
             "vaiderVersion": VERSION,
             "door": request.door,
             "tool": request.tool,
             "source": request.source,
+            "compareWith": request.compare_with,
             "resolvedPath": path,
-            "media": {"type": media.mime_type, "format": media.format, "sizeBytes": media.size_bytes, "sha256": media_sha256},
-            "provider": self.config.provider,
+            "media": media_json,
+            "provider": provider_name,
+            "baseUrl": provider_config.base_url,
             "model": model,
-            "systemPrompt": prompts::SYSTEM,
+            "systemPrompt": system_prompt,
             "prompt": prompt,
+            "options": request.options,
             "expectations": request.expectations,
-            "userPrompt": user_prompt,
             "timeoutSec": timeout.as_secs_f64(),
             "noCache": request.no_cache,
         });
@@ -262,15 +361,15 @@ impl Vaider {
         let log_dir_text = log.dir().display().to_string();
         let row = NewInteraction {
             id: &id,
-            created_at: &created_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            created_at: &created,
             tool: request.tool.as_str(),
             door: request.door.as_str(),
             source: &request.source,
             media_path: Some(&path_text),
-            media_type: Some(media.mime_type),
+            media_type: Some(info.mime_type),
             media_sha256: media_sha256.as_deref(),
-            size_bytes: Some(media.size_bytes),
-            provider: &self.config.provider,
+            size_bytes: Some(info.size_bytes),
+            provider: &provider_name,
             model: &model,
             prompt: &prompt,
             expectations: &request.expectations,
@@ -283,7 +382,7 @@ impl Vaider {
         {
             return Err(fail(error, Some(&log)));
         }
-        tracing::info!(interaction_id = %id, tool = request.tool.as_str(), door = request.door.as_str(), media = %path.display(), "analysis started");
+        tracing::info!(interaction_id = %id, tool = request.tool.as_str(), door = request.door.as_str(), provider = %provider_name, media = %path.display(), "analysis started");
 
         // 4. A cached answer, when the same bytes were asked the same thing before.
         if let Some(key) = cache_key.as_deref() {
@@ -294,12 +393,13 @@ impl Vaider {
                 cached.interaction_id = id.clone();
                 cached.log_dir = log_dir_text.clone();
                 cached.media_path = path_text.clone();
-                self.finish_ok(&log, &id, &cached, &[], None);
+                self.finish_ok(&log, &id, &cached, &[], None, None);
                 return Ok(cached);
             }
         }
 
-        // 5. The provider, within the concurrency limit and the deadline.
+        // 5. Fit the media to the provider and ask it, within the concurrency limit and the
+        // deadline (keyframe extraction included).
         let upstream = async {
             let permit = match self.upstream_slots.clone().try_acquire_owned() {
                 Ok(permit) => permit,
@@ -312,22 +412,34 @@ impl Vaider {
                         .map_err(|e| VaiderError::internal("wait for a free slot", e))?
                 }
             };
-            let provider = self.provider(key);
+            let prepared = self
+                .prepare(&media, &provider_config, request.tool, log.dir())
+                .await?;
+            let user_prompt = prompts::user_prompt(
+                request.tool,
+                &prompt,
+                &request.options,
+                prepared.note.as_deref(),
+                &request.expectations,
+            );
+            let provider =
+                crate::provider::build(&provider_config, self.http.clone(), key, &self.config);
             let job = ProviderJob {
-                media_path: &path,
-                media: &media,
+                parts: &prepared.parts,
                 model: &model,
-                system_prompt: prompts::SYSTEM,
+                system_prompt: &system_prompt,
                 user_prompt: &user_prompt,
-                response_schema: (!request.expectations.is_empty())
-                    .then(prompts::expectations_schema),
+                response_schema: prompts::response_schema(
+                    request.tool,
+                    !request.expectations.is_empty(),
+                ),
                 progress,
                 deadline,
                 interaction_id: &id,
             };
             let answer = provider.describe(job).await;
             drop(permit);
-            answer
+            answer.map(|a| (a, prepared, user_prompt))
         };
         let answer = tokio::time::timeout_at(deadline.into(), upstream)
             .await
@@ -338,23 +450,27 @@ impl Vaider {
                 })
             });
         match answer {
-            Ok(answer) => {
+            Ok((answer, prepared, user_prompt)) => {
                 let result = self.result_from(
-                    answer.clone(),
+                    &answer,
                     &request,
+                    &provider_name,
                     &model,
-                    &media,
+                    &info,
+                    &prepared,
                     &id,
                     &log,
                     &path_text,
                     started,
                 );
+                let sent = json!({"userPrompt": user_prompt, "parts": prepared.describe_parts()});
                 self.finish_ok(
                     &log,
                     &id,
                     &result,
                     &answer.calls,
                     Some(&answer.raw_response),
+                    Some(&sent),
                 );
                 tracing::info!(interaction_id = %id, duration_ms = result.duration_ms, cost_usd = result.cost_usd, "analysis done");
                 Ok(result)
@@ -368,55 +484,172 @@ impl Vaider {
         }
     }
 
+    /// Resolves and checks every source (for a diff: expected first, then actual) and finds
+    /// the provider's key.
     async fn check(
         &self,
         request: &AnalysisRequest,
+        provider: &ProviderConfig,
         model: &str,
         deadline: Instant,
-    ) -> Result<(PathBuf, MediaInfo, ApiKey)> {
-        if !PROVIDERS.contains(&self.config.provider.as_str()) {
+    ) -> Result<(Vec<(PathBuf, MediaInfo)>, Option<ApiKey>)> {
+        if model.trim().is_empty()
+            || model.contains(char::is_whitespace)
+            || (provider.adapter == Adapter::Gemini && model.contains('/'))
+        {
             return Err(VaiderError::InvalidRequest(format!(
-                "Unknown provider {:?} in the config; this build knows: {}.",
-                self.config.provider,
-                PROVIDERS.join(", ")
+                "{model:?} is not a model name for {}; use one like {:?}.",
+                provider.name, provider.model
             )));
         }
-        if model.contains('/') || model.contains(char::is_whitespace) {
-            return Err(VaiderError::InvalidRequest(format!(
-                "{model:?} is not a model name; use one like \"gemini-2.5-flash\"."
-            )));
+        let mut sources = Vec::new();
+        if request.tool == Tool::UiDiffCheck {
+            let expected = request
+                .compare_with
+                .as_deref()
+                .filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| {
+                    VaiderError::InvalidRequest(
+                        "ui_diff_check needs both expected_image_source and actual_image_source."
+                            .into(),
+                    )
+                })?;
+            sources.push(expected.to_string());
         }
-        let path = source::resolve(
-            &request.source,
-            &request.base_dirs,
-            &self.http,
-            &self.data_dir.join("downloads"),
-            deadline,
-        )
-        .await?;
-        let expected = match request.tool {
-            Tool::AnalyzeVideo => None,
-            Tool::AnalyzeImage => Some(MediaKind::Image),
+        sources.push(request.source.clone());
+        let expected_kind = if request.tool.takes_video() {
+            MediaKind::Video
+        } else {
+            MediaKind::Image
         };
-        let check_path = path.clone();
-        let media = tokio::task::spawn_blocking(move || {
-            media::inspect(&check_path, media::MAX_MEDIA_BYTES, expected)
-        })
-        .await
-        .map_err(|e| VaiderError::internal("check the file", e))??;
-        let (key, _) = self.api_key().await.ok_or_else(|| VaiderError::NoApiKey {
-            provider: self.config.provider.clone(),
-        })?;
-        Ok((path, media, key))
+        let limit = self.config.download_limit_mb.saturating_mul(1024 * 1024);
+        let mut checked = Vec::new();
+        for source in sources {
+            let path = source::resolve(
+                &source,
+                &request.base_dirs,
+                &self.http,
+                &self.data_dir.join("downloads"),
+                limit,
+                deadline,
+            )
+            .await?;
+            let check_path = path.clone();
+            let media = tokio::task::spawn_blocking(move || {
+                media::inspect(&check_path, media::MAX_MEDIA_BYTES, Some(expected_kind))
+            })
+            .await
+            .map_err(|e| VaiderError::internal("check the file", e))??;
+            checked.push((path, media));
+        }
+        let key = if provider.needs_key {
+            let (key, _) =
+                self.api_key(&provider.name)
+                    .await
+                    .ok_or_else(|| VaiderError::NoApiKey {
+                        provider: provider.name.clone(),
+                    })?;
+            Some(key)
+        } else {
+            // Local servers need none, but one set for them is still sent.
+            self.api_key(&provider.name).await.map(|(key, _)| key)
+        };
+        Ok((checked, key))
     }
 
-    fn provider(&self, key: ApiKey) -> Box<dyn VisionProvider> {
-        Box::new(GeminiProvider::new(
-            self.http.clone(),
-            &self.config.gemini,
-            key,
-            self.config.max_attempts,
-        ))
+    /// Turns checked files into what the provider takes: whole files where it can, else
+    /// keyframes of a video and images fitted to its limits.
+    async fn prepare(
+        &self,
+        media: &[(PathBuf, MediaInfo)],
+        provider: &ProviderConfig,
+        tool: Tool,
+        work_dir: &Path,
+    ) -> Result<Prepared> {
+        let caps = Capabilities::of(provider);
+        let mut prepared = Prepared::default();
+        for (index, (path, info)) in media.iter().enumerate() {
+            let label = (tool == Tool::UiDiffCheck).then(|| {
+                if index == 0 {
+                    "EXPECTED (the first image):"
+                } else {
+                    "ACTUAL (the second image):"
+                }
+                .to_string()
+            });
+            match info.kind {
+                MediaKind::Video if caps.video => {
+                    prepared.parts.push(MediaPart::File {
+                        path: path.clone(),
+                        media: info.clone(),
+                    });
+                }
+                MediaKind::Video => {
+                    let frames = keyframes::extract(
+                        path,
+                        &work_dir.join("frames"),
+                        &keyframes::KeyframeOptions::default(),
+                    )
+                    .await?;
+                    let count = frames.len();
+                    for frame in frames {
+                        let bytes = tokio::fs::read(&frame.path).await.map_err(|e| {
+                            VaiderError::internal(format!("read {}", frame.path.display()), e)
+                        })?;
+                        let limits = caps.image.clone();
+                        let image = tokio::task::spawn_blocking(move || {
+                            image_fit::fit(bytes, "image/png", &limits)
+                        })
+                        .await
+                        .map_err(|e| VaiderError::internal("fit a frame", e))??;
+                        prepared.parts.push(MediaPart::Image {
+                            image,
+                            label: Some(format!(
+                                "Frame at {}:",
+                                keyframes::timestamp(frame.at_seconds)
+                            )),
+                        });
+                    }
+                    prepared.keyframes = Some(count as u64);
+                    prepared.note = Some(format!(
+                        "The video was sent as {count} still frames, taken where the screen changes plus the first and the last; \
+each is labelled with its time. Describe it as a timeline using those times."
+                    ));
+                    prepared.adaptations.push(format!(
+                        "video sent as {count} keyframes (where the screen changes, plus first and last): {} takes no video",
+                        provider.name
+                    ));
+                }
+                MediaKind::Image => {
+                    if caps.files_for_large_images
+                        && info.size_bytes > caps.image.max_bytes
+                        && caps.image.takes(info.mime_type)
+                    {
+                        prepared.parts.push(MediaPart::File {
+                            path: path.clone(),
+                            media: info.clone(),
+                        });
+                        continue;
+                    }
+                    let bytes = tokio::fs::read(path).await.map_err(|e| {
+                        VaiderError::internal(format!("read {}", path.display()), e)
+                    })?;
+                    let mime = info.mime_type;
+                    let limits = caps.image.clone();
+                    let image =
+                        tokio::task::spawn_blocking(move || image_fit::fit(bytes, mime, &limits))
+                            .await
+                            .map_err(|e| VaiderError::internal("fit the image", e))??;
+                    if let Some(adapted) = &image.adapted {
+                        prepared
+                            .adaptations
+                            .push(format!("image {}: {adapted}", index + 1));
+                    }
+                    prepared.parts.push(MediaPart::Image { image, label });
+                }
+            }
+        }
+        Ok(prepared)
     }
 
     async fn media_sha256(&self, path: &Path) -> Result<String> {
@@ -448,31 +681,40 @@ impl Vaider {
     #[allow(clippy::too_many_arguments)]
     fn result_from(
         &self,
-        answer: ProviderAnswer,
+        answer: &ProviderAnswer,
         request: &AnalysisRequest,
+        provider: &str,
         model: &str,
         media: &MediaInfo,
+        prepared: &Prepared,
         id: &str,
         log: &InteractionLog,
         path_text: &str,
         started: Instant,
     ) -> AnalysisResult {
-        let (description, expectations) = read_verdicts(&answer.text, &request.expectations);
+        let (description, expectations, details) =
+            read_answer(request.tool, &answer.text, &request.expectations);
         let all_met = (!expectations.is_empty())
             .then(|| expectations.iter().all(|e| e.verdict == Verdict::Met));
-        let frames = match media.kind {
-            MediaKind::Image => 1,
+        let images = prepared
+            .parts
+            .iter()
+            .filter(|p| matches!(p, MediaPart::Image { .. }))
+            .count() as u64;
+        let frames = match (media.kind, prepared.keyframes) {
+            (MediaKind::Video, Some(keyframes)) => keyframes,
             // Gemini samples one frame a second; without a duration, about 300 tokens a second.
-            MediaKind::Video => answer
+            (MediaKind::Video, None) => answer
                 .video_seconds
                 .map(|s| s.ceil().max(1.0) as u64)
                 .unwrap_or_else(|| (answer.usage.input_tokens / 300).max(1)),
+            (MediaKind::Image, _) => images.max(prepared.parts.len() as u64),
         };
         AnalysisResult {
             description,
             all_expectations_met: all_met,
             expectations,
-            provider: self.config.provider.clone(),
+            provider: provider.to_string(),
             model: answer
                 .model_version
                 .clone()
@@ -486,6 +728,8 @@ impl Vaider {
             media_path: path_text.to_string(),
             media_type: media.mime_type.to_string(),
             frames_analysed: frames,
+            details,
+            adaptations: prepared.adaptations.clone(),
         }
     }
 
@@ -496,6 +740,7 @@ impl Vaider {
         result: &AnalysisResult,
         calls: &[UpstreamCall],
         raw: Option<&serde_json::Value>,
+        sent: Option<&serde_json::Value>,
     ) {
         let finished_at = now_rfc3339();
         let response = json!({
@@ -504,6 +749,7 @@ impl Vaider {
             "status": "ok",
             "durationMs": result.duration_ms,
             "result": result,
+            "sent": sent,
             "upstreamCalls": calls,
             "providerResponse": raw,
         });
@@ -550,6 +796,7 @@ impl Vaider {
         id: &str,
         created_at: &chrono::DateTime<chrono::Utc>,
         request: &AnalysisRequest,
+        provider: &str,
         model: &str,
         prompt: &str,
         error: &VaiderError,
@@ -566,7 +813,7 @@ impl Vaider {
             media_type: None,
             media_sha256: None,
             size_bytes: None,
-            provider: &self.config.provider,
+            provider,
             model,
             prompt,
             expectations: &request.expectations,
@@ -609,41 +856,73 @@ pub fn error_json(error: &VaiderError) -> serde_json::Value {
     })
 }
 
-/// Splits the model's answer into description and verdicts. With expectations the model was
-/// asked for JSON; an answer that is not, still yields its text and "unclear" verdicts.
-fn read_verdicts(text: &str, expectations: &[String]) -> (String, Vec<ExpectationVerdict>) {
-    if expectations.is_empty() {
-        return (text.trim().to_string(), Vec::new());
+/// What was sent for one call: the parts, the prompt note and what was adapted.
+#[derive(Default)]
+struct Prepared {
+    parts: Vec<MediaPart>,
+    /// Told to the model, e.g. that the video came as keyframes.
+    note: Option<String>,
+    keyframes: Option<u64>,
+    adaptations: Vec<String>,
+}
+
+impl Prepared {
+    /// The parts as the interaction file records them (no pixels).
+    fn describe_parts(&self) -> Vec<serde_json::Value> {
+        self.parts
+            .iter()
+            .map(|part| match part {
+                MediaPart::File { path, media } => {
+                    json!({"file": path, "type": media.mime_type, "sizeBytes": media.size_bytes})
+                }
+                MediaPart::Image { image, label } => json!({
+                    "image": image.mime_type, "width": image.width, "height": image.height,
+                    "sizeBytes": image.bytes.len(), "label": label, "adapted": image.adapted
+                }),
+            })
+            .collect()
     }
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        description: String,
-        #[serde(default)]
-        expectations: Vec<Item>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Item {
-        #[serde(default)]
-        verdict: String,
-        #[serde(default)]
-        evidence: String,
+}
+
+/// Splits the model's answer into description, verdicts and the tool's structured details.
+/// An answer that should be JSON but is not still yields its text and "unclear" verdicts.
+fn read_answer(
+    tool: Tool,
+    text: &str,
+    expectations: &[String],
+) -> (String, Vec<ExpectationVerdict>, Option<serde_json::Value>) {
+    if prompts::response_schema(tool, !expectations.is_empty()).is_none() {
+        return (text.trim().to_string(), Vec::new(), None);
     }
     let trimmed = text
         .trim()
         .trim_start_matches("```json")
         .trim_start_matches("```")
-        .trim_end_matches("```");
-    let parsed: Option<Answer> = serde_json::from_str(trimmed.trim()).ok();
-    let (description, items) = match parsed {
-        Some(answer) => (answer.description, answer.expectations),
-        None => (text.trim().to_string(), Vec::new()),
+        .trim_end_matches("```")
+        .trim();
+    let mut object = match serde_json::from_str::<serde_json::Value>(trimmed) {
+        Ok(serde_json::Value::Object(object)) => object,
+        _ => serde_json::Map::new(),
+    };
+    let parsed = !object.is_empty();
+    let description = match object.remove("description") {
+        Some(serde_json::Value::String(d)) if !d.trim().is_empty() => d,
+        _ if parsed => ["artifact", "text"]
+            .iter()
+            .find_map(|k| object.get(*k).and_then(|v| v.as_str()).map(str::to_string))
+            .unwrap_or_default(),
+        _ => text.trim().to_string(),
+    };
+    let items = match object.remove("expectations") {
+        Some(serde_json::Value::Array(items)) => items,
+        _ => Vec::new(),
     };
     let verdicts = expectations
         .iter()
         .enumerate()
         .map(|(i, expectation)| {
             let item = items.get(i);
-            let verdict = match item.map(|it| it.verdict.as_str()) {
+            let verdict = match item.and_then(|it| it["verdict"].as_str()) {
                 Some("met") => Verdict::Met,
                 Some("not_met") => Verdict::NotMet,
                 _ => Verdict::Unclear,
@@ -652,34 +931,21 @@ fn read_verdicts(text: &str, expectations: &[String]) -> (String, Vec<Expectatio
                 expectation: expectation.clone(),
                 verdict,
                 evidence: item
-                    .map(|it| it.evidence.clone())
+                    .and_then(|it| it["evidence"].as_str())
                     .filter(|e| !e.is_empty())
-                    .unwrap_or_else(|| {
-                        "The model gave no verdict for this expectation.".to_string()
-                    }),
+                    .unwrap_or("The model gave no verdict for this expectation.")
+                    .to_string(),
             }
         })
         .collect();
-    (description, verdicts)
+    let details = (!object.is_empty()).then_some(serde_json::Value::Object(object));
+    (description, verdicts, details)
 }
 
-fn cache_key(
-    sha: &str,
-    provider: &str,
-    model: &str,
-    user_prompt: &str,
-    expectations: &[String],
-) -> String {
+fn cache_key(parts: &[&str]) -> String {
     let mut hasher = Sha256::new();
-    for part in [
-        sha,
-        provider,
-        model,
-        &prompts::PROMPT_VERSION.to_string(),
-        prompts::SYSTEM,
-        user_prompt,
-        &serde_json::to_string(expectations).unwrap_or_default(),
-    ] {
+    hasher.update(prompts::PROMPT_VERSION.to_le_bytes());
+    for part in parts {
         hasher.update(part.as_bytes());
         hasher.update([0u8]);
     }
@@ -718,28 +984,40 @@ mod tests {
         let answer = r#"{"description":"00:01 login","expectations":[
             {"expectation":"login succeeds","verdict":"met","evidence":"00:04 dashboard"},
             {"expectation":"an error shows","verdict":"not_met","evidence":"no error"}]}"#;
-        let (description, verdicts) = read_verdicts(answer, &expectations);
+        let (description, verdicts, details) =
+            read_answer(Tool::AnalyzeVideo, answer, &expectations);
         assert_eq!(description, "00:01 login");
         assert_eq!(verdicts[0].verdict, Verdict::Met);
         assert_eq!(verdicts[1].verdict, Verdict::NotMet);
         assert_eq!(verdicts[1].evidence, "no error");
+        assert_eq!(details, None);
     }
 
     #[test]
     fn a_non_json_answer_keeps_its_text_and_is_unclear() {
         let expectations = vec!["x".to_string()];
-        let (description, verdicts) = read_verdicts("plain words", &expectations);
+        let (description, verdicts, _) =
+            read_answer(Tool::AnalyzeVideo, "plain words", &expectations);
         assert_eq!(description, "plain words");
         assert_eq!(verdicts[0].verdict, Verdict::Unclear);
     }
 
     #[test]
+    fn a_tools_structured_fields_become_details() {
+        let answer = r#"{"description":"two differences","matches":false,"differences":[{"region":"header","description":"blue not red","severity":"high","suggested_fix":"set color"}]}"#;
+        let (description, _, details) = read_answer(Tool::UiDiffCheck, answer, &[]);
+        assert_eq!(description, "two differences");
+        let details = details.unwrap();
+        assert_eq!(details["matches"], false);
+        assert_eq!(details["differences"][0]["severity"], "high");
+    }
+
+    #[test]
     fn the_cache_key_changes_with_each_input() {
-        let base = cache_key("sha", "gemini", "m", "p", &[]);
-        assert_ne!(base, cache_key("sha2", "gemini", "m", "p", &[]));
-        assert_ne!(base, cache_key("sha", "gemini", "m2", "p", &[]));
-        assert_ne!(base, cache_key("sha", "gemini", "m", "p2", &[]));
-        assert_ne!(base, cache_key("sha", "gemini", "m", "p", &["e".into()]));
-        assert_eq!(base, cache_key("sha", "gemini", "m", "p", &[]));
+        let base = cache_key(&["sha", "gemini", "m", "p"]);
+        assert_ne!(base, cache_key(&["sha2", "gemini", "m", "p"]));
+        assert_ne!(base, cache_key(&["sha", "openai", "m", "p"]));
+        assert_ne!(base, cache_key(&["sha", "gemini", "m", "p2"]));
+        assert_eq!(base, cache_key(&["sha", "gemini", "m", "p"]));
     }
 }

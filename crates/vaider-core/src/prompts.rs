@@ -1,12 +1,13 @@
-//! The words Vaider sends to the model. Kept in one place so every door asks the same thing
-//! and a change of wording is one edit (the version goes into the cache key).
+//! The words Vaider sends to the model, per tool, and the JSON shape it asks back. Kept in one
+//! place so every door and every provider asks the same thing, and a change of wording is one
+//! edit (the version goes into the cache key).
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use crate::analysis::Tool;
+use crate::analysis::{TaskOptions, Tool};
 
 /// Bumped whenever the prompts change, so cached answers to old prompts are not reused.
-pub const PROMPT_VERSION: u32 = 1;
+pub const PROMPT_VERSION: u32 = 2;
 
 pub const SYSTEM: &str =
     "You are Vaider, the eyes of an AI coding agent that cannot see the screen. \
@@ -14,6 +15,21 @@ The agent is building and testing a graphical user interface and will act on you
 Describe only what is visible; never guess what is not shown, and say so when something is unclear \
 or too small to read. Quote visible text exactly, in double quotes. Be precise and concise.";
 
+/// The system prompt for a tool: the common one plus the tool's own task.
+pub fn system(tool: Tool) -> String {
+    let task = match tool {
+        Tool::AnalyzeVideo | Tool::AnalyzeImage => return SYSTEM.to_string(),
+        Tool::UiToArtifact => "Your task: turn a UI screenshot into an artifact a developer can use directly: code that reproduces it, a prompt that would generate it, a specification, or a description. Match layout, spacing, colours, typography and text exactly.",
+        Tool::ExtractTextFromScreenshot => "Your task: transcribe all text in the image exactly, keeping line breaks, indentation and order. For code, keep it runnable: do not fix, reformat or complete it. Mark unreadable characters with [?].",
+        Tool::DiagnoseErrorScreenshot => "Your task: read the error in the screenshot (message, code, stack trace, the element or line it points at), explain its most likely causes, and give concrete fixes, most likely first.",
+        Tool::UnderstandTechnicalDiagram => "Your task: explain the technical diagram: its kind, every component with its role, and every connection with its direction and label, then what the diagram as a whole says.",
+        Tool::AnalyzeDataVisualization => "Your task: read the chart or dashboard: its type, axes, units and legend, the values you can read, and the trends, outliers and comparisons that matter. Give numbers as read; say when a value is estimated.",
+        Tool::UiDiffCheck => "Your task: compare two screenshots of the same UI, EXPECTED (the first image) and ACTUAL (the second). List every visible difference: layout, position, size, colour, text, missing or extra elements. For each, say where, how severe (high: broken or wrong content; medium: clearly visible; low: cosmetic), and how to fix it. Ignore differences in dynamic content such as clocks only when asked.",
+    };
+    format!("{SYSTEM}\n\n{task}")
+}
+
+/// The prompt used when the agent gives none.
 pub fn default_prompt(tool: Tool) -> &'static str {
     match tool {
         Tool::AnalyzeVideo => "Describe, step by step, what happens on screen in this recording of a GUI test. \
@@ -22,46 +38,196 @@ screen responded: pages, dialogs, messages, errors, loading states, animations. 
 End with one line describing the final state of the screen.",
         Tool::AnalyzeImage => "Describe this screenshot of a GUI: its layout, the visible text (quoted exactly), \
 the controls and their states, and any errors, warnings or visual defects.",
+        Tool::UiToArtifact => "Turn this UI into the requested artifact.",
+        Tool::ExtractTextFromScreenshot => "Extract all the text in this image.",
+        Tool::DiagnoseErrorScreenshot => "What is this error, why did it happen, and how do I fix it?",
+        Tool::UnderstandTechnicalDiagram => "Explain this diagram.",
+        Tool::AnalyzeDataVisualization => "What does this chart show? Give the key findings.",
+        Tool::UiDiffCheck => "Compare the expected and the actual UI and list every difference.",
     }
 }
 
-/// The user prompt, with the expectations to check appended when there are any.
-pub fn user_prompt(prompt: &str, expectations: &[String]) -> String {
-    if expectations.is_empty() {
-        return prompt.to_string();
+/// The user prompt: the agent's words, the tool's options, a note on how the media was sent,
+/// and the expectations to check.
+pub fn user_prompt(
+    tool: Tool,
+    prompt: &str,
+    options: &TaskOptions,
+    media_note: Option<&str>,
+    expectations: &[String],
+) -> String {
+    let mut text = prompt.trim().to_string();
+    let mut add = |label: &str, value: &Option<String>| {
+        if let Some(value) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+            text.push_str(&format!("\n{label}: {value}"));
+        }
+    };
+    match tool {
+        Tool::UiToArtifact => {
+            let kind = options
+                .output_type
+                .clone()
+                .unwrap_or_else(|| "code".to_string());
+            add(
+                "Artifact to produce (code, prompt, spec or description)",
+                &Some(kind),
+            );
+        }
+        Tool::ExtractTextFromScreenshot => add(
+            "Programming language of any code",
+            &options.programming_language,
+        ),
+        Tool::DiagnoseErrorScreenshot => add("What the user was doing", &options.context),
+        Tool::UnderstandTechnicalDiagram => add("Diagram type", &options.diagram_type),
+        Tool::AnalyzeDataVisualization => add("Focus on", &options.analysis_focus),
+        Tool::UiDiffCheck => text.push_str("\nThe first image is EXPECTED, the second ACTUAL."),
+        Tool::AnalyzeVideo | Tool::AnalyzeImage => {}
     }
-    let list: String = expectations
-        .iter()
-        .enumerate()
-        .map(|(i, e)| format!("{}. {e}\n", i + 1))
-        .collect();
-    format!(
-        "{prompt}\n\nThen check each of these expectations against what is on screen:\n{list}\n\
-Answer in JSON: `description` holds the description asked for above; `expectations` holds one entry per \
-expectation, in the same order, with `expectation` (copied verbatim), `verdict` (\"met\", \"not_met\" or \
+    if let Some(note) = media_note {
+        text.push_str(&format!("\n\n{note}"));
+    }
+    if !expectations.is_empty() {
+        let list: String = expectations
+            .iter()
+            .enumerate()
+            .map(|(i, e)| format!("{}. {e}\n", i + 1))
+            .collect();
+        text.push_str(&format!(
+            "\n\nThen check each of these expectations against what is on screen:\n{list}\
+For each expectation, in the same order, give `expectation` (copied verbatim), `verdict` (\"met\", \"not_met\" or \
 \"unclear\") and `evidence` (what on screen supports the verdict, with timestamps for a video)."
-    )
+        ));
+    }
+    if response_schema(tool, !expectations.is_empty()).is_some() {
+        text.push_str(
+            "\n\nAnswer in JSON as the schema asks; `description` holds the readable answer.",
+        );
+    }
+    text
 }
 
-/// The JSON the model must answer with when expectations are given.
-pub fn expectations_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "description": {"type": "string"},
-            "expectations": {
+/// The tool's own structured fields, beside `description`.
+fn task_properties(tool: Tool) -> Option<Value> {
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    Some(match tool {
+        Tool::AnalyzeVideo | Tool::AnalyzeImage => return None,
+        Tool::UiToArtifact => json!({
+            "output_type": {"type": "string", "enum": ["code", "prompt", "spec", "description"]},
+            "artifact": {"type": "string"}
+        }),
+        Tool::ExtractTextFromScreenshot => json!({
+            "text": {"type": "string"},
+            "language": {"type": "string"}
+        }),
+        Tool::DiagnoseErrorScreenshot => json!({
+            "error_message": {"type": "string"},
+            "likely_causes": strings,
+            "suggested_fixes": strings
+        }),
+        Tool::UnderstandTechnicalDiagram => json!({
+            "diagram_type": {"type": "string"},
+            "components": object_array(&[("name", "string"), ("role", "string")]),
+            "connections": object_array(&[("from", "string"), ("to", "string"), ("label", "string")])
+        }),
+        Tool::AnalyzeDataVisualization => json!({
+            "chart_type": {"type": "string"},
+            "key_findings": strings,
+            "data_points": object_array(&[("label", "string"), ("value", "string")])
+        }),
+        Tool::UiDiffCheck => json!({
+            "matches": {"type": "boolean"},
+            "differences": {
                 "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "expectation": {"type": "string"},
-                        "verdict": {"type": "string", "enum": ["met", "not_met", "unclear"]},
-                        "evidence": {"type": "string"}
-                    },
-                    "required": ["expectation", "verdict", "evidence"]
-                }
+                "items": strict_object(json!({
+                    "region": {"type": "string"},
+                    "description": {"type": "string"},
+                    "severity": {"type": "string", "enum": ["high", "medium", "low"]},
+                    "suggested_fix": {"type": "string"}
+                }))
             }
-        },
-        "required": ["description", "expectations"]
+        }),
     })
+}
+
+fn object_array(fields: &[(&str, &str)]) -> Value {
+    let properties: Map<String, Value> = fields
+        .iter()
+        .map(|(name, kind)| (name.to_string(), json!({"type": kind})))
+        .collect();
+    json!({"type": "array", "items": strict_object(Value::Object(properties))})
+}
+
+/// An object whose every property is required and no other allowed: what OpenAI's strict
+/// structured outputs demand, and harmless for the other providers.
+fn strict_object(properties: Value) -> Value {
+    let required: Vec<Value> = properties
+        .as_object()
+        .map(|p| p.keys().map(|k| json!(k)).collect())
+        .unwrap_or_default();
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+/// The JSON the model must answer with, or None for a plain-text answer.
+pub fn response_schema(tool: Tool, with_expectations: bool) -> Option<Value> {
+    let task = task_properties(tool);
+    if task.is_none() && !with_expectations {
+        return None;
+    }
+    let mut properties = Map::new();
+    properties.insert("description".into(), json!({"type": "string"}));
+    if let Some(Value::Object(task)) = task {
+        properties.extend(task);
+    }
+    if with_expectations {
+        properties.insert(
+            "expectations".into(),
+            json!({"type": "array", "items": strict_object(json!({
+                "expectation": {"type": "string"},
+                "verdict": {"type": "string", "enum": ["met", "not_met", "unclear"]},
+                "evidence": {"type": "string"}
+            }))}),
+        );
+    }
+    Some(strict_object(Value::Object(properties)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_its_own_task_and_schema_where_the_answer_has_structure() {
+        for tool in Tool::ALL {
+            assert!(system(tool).starts_with(SYSTEM));
+            assert!(!default_prompt(tool).is_empty());
+        }
+        assert!(response_schema(Tool::AnalyzeVideo, false).is_none());
+        let diff = response_schema(Tool::UiDiffCheck, false).unwrap();
+        let severity = &diff["properties"]["differences"]["items"]["properties"]["severity"];
+        assert_eq!(severity["enum"], json!(["high", "medium", "low"]));
+        let both = response_schema(Tool::UiDiffCheck, true).unwrap();
+        assert!(both["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("expectations")));
+        assert_eq!(both["additionalProperties"], false);
+    }
+
+    #[test]
+    fn options_and_expectations_reach_the_prompt() {
+        let options = TaskOptions {
+            programming_language: Some("rust".into()),
+            ..Default::default()
+        };
+        let text = user_prompt(
+            Tool::ExtractTextFromScreenshot,
+            "Read it",
+            &options,
+            Some("Frames follow."),
+            &["a title is shown".into()],
+        );
+        assert!(text.contains("Programming language of any code: rust"));
+        assert!(text.contains("Frames follow."));
+        assert!(text.contains("1. a title is shown"));
+    }
 }

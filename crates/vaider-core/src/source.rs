@@ -1,6 +1,7 @@
 //! Turns what a client sent (`video_source`, `videoPath`) into a local file: an absolute path,
-//! `~/…`, a `file://` URL, a path relative to the client's workspace, or an http(s) URL that
-//! is downloaded (with a size cap and the call's deadline) into the data folder.
+//! `~/…`, a `file://` URL, a path relative to the client's workspace, a `data:` URL, or an
+//! http(s) URL that is downloaded (with a size cap and the call's deadline) into the data
+//! folder, where the interaction files are kept beside it.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -16,6 +17,7 @@ pub async fn resolve(
     base_dirs: &[PathBuf],
     http: &reqwest::Client,
     download_dir: &Path,
+    limit_bytes: u64,
     deadline: Instant,
 ) -> Result<PathBuf> {
     let source = source.trim();
@@ -26,7 +28,10 @@ pub async fn resolve(
     }
     let lower = source.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
-        return download(source, http, download_dir, deadline).await;
+        return download(source, http, download_dir, limit_bytes, deadline).await;
+    }
+    if lower.starts_with("data:") {
+        return save_data_url(source, download_dir);
     }
     if let Some(rest) = source.strip_prefix("file://") {
         let path = percent_decode(rest);
@@ -92,10 +97,39 @@ pub fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// `data:image/png;base64,....` → a file in the download folder.
+fn save_data_url(source: &str, download_dir: &Path) -> Result<PathBuf> {
+    use base64::Engine as _;
+    let bad = |why: &str| VaiderError::InvalidPath {
+        message: format!("The data: URL is not usable ({why}). Send `data:<mime>;base64,<data>`."),
+    };
+    let (header, data) = source.split_once(',').ok_or_else(|| bad("no comma"))?;
+    if !header.to_ascii_lowercase().ends_with(";base64") {
+        return Err(bad("only base64 data URLs are supported"));
+    }
+    let data: String = data.chars().filter(|c| !c.is_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim_end_matches('='))
+        .or_else(|_| {
+            base64::engine::general_purpose::STANDARD_NO_PAD.decode(data.trim_end_matches('='))
+        })
+        .or_else(|_| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(data.trim_end_matches('='))
+        })
+        .map_err(|_| bad("the base64 does not decode"))?;
+    std::fs::create_dir_all(download_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", download_dir.display()), e))?;
+    let path = download_dir.join(format!("{}-data", uuid::Uuid::now_v7().simple()));
+    std::fs::write(&path, bytes)
+        .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))?;
+    Ok(path)
+}
+
 async fn download(
     url: &str,
     http: &reqwest::Client,
     download_dir: &Path,
+    limit_bytes: u64,
     deadline: Instant,
 ) -> Result<PathBuf> {
     let failed = |reason: String| VaiderError::InvalidPath {
@@ -111,13 +145,15 @@ async fn download(
             response.status().as_u16()
         )));
     }
-    if response
-        .content_length()
-        .is_some_and(|len| len > MAX_MEDIA_BYTES)
-    {
-        return Err(failed(
-            "it is larger than the 2 GB limit; nothing was downloaded".into(),
-        ));
+    let limit = limit_bytes.min(MAX_MEDIA_BYTES);
+    let too_large = |what: &str| {
+        failed(format!(
+            "it is larger than the {:.1} MB download limit (download_limit_mb); {what}",
+            limit as f64 / 1e6
+        ))
+    };
+    if response.content_length().is_some_and(|len| len > limit) {
+        return Err(too_large("nothing was downloaded"));
     }
     std::fs::create_dir_all(download_dir)
         .map_err(|e| VaiderError::internal(format!("create {}", download_dir.display()), e))?;
@@ -153,12 +189,10 @@ async fn download(
             Ok(Some(Ok(chunk))) => chunk,
         };
         written += chunk.len() as u64;
-        if written > MAX_MEDIA_BYTES {
+        if written > limit {
             drop(file);
             let _ = tokio::fs::remove_file(&path).await;
-            return Err(failed(
-                "it is larger than the 2 GB limit; the download was stopped".into(),
-            ));
+            return Err(too_large("the download was stopped"));
         }
         file.write_all(&chunk)
             .await
@@ -186,12 +220,12 @@ mod tests {
         std::fs::write(b.path().join("clip.webm"), b"x").unwrap();
         let http = reqwest::Client::new();
         let bases = vec![a.path().to_path_buf(), b.path().to_path_buf()];
-        let found = resolve("clip.webm", &bases, &http, a.path(), soon())
+        let found = resolve("clip.webm", &bases, &http, a.path(), u64::MAX, soon())
             .await
             .unwrap();
         assert_eq!(found, b.path().join("clip.webm"));
 
-        let err = resolve("missing.webm", &bases, &http, a.path(), soon())
+        let err = resolve("missing.webm", &bases, &http, a.path(), u64::MAX, soon())
             .await
             .unwrap_err();
         let message = err.to_string();
@@ -209,17 +243,53 @@ mod tests {
     async fn file_urls_and_other_schemes() {
         let http = reqwest::Client::new();
         let dir = tempfile::tempdir().unwrap();
-        let path = resolve("file:///tmp/a%20b.webm", &[], &http, dir.path(), soon())
-            .await
-            .unwrap();
+        let path = resolve(
+            "file:///tmp/a%20b.webm",
+            &[],
+            &http,
+            dir.path(),
+            u64::MAX,
+            soon(),
+        )
+        .await
+        .unwrap();
         assert_eq!(path, PathBuf::from("/tmp/a b.webm"));
-        let err = resolve("ftp://host/x.webm", &[], &http, dir.path(), soon())
-            .await
-            .unwrap_err();
+        let err = resolve(
+            "ftp://host/x.webm",
+            &[],
+            &http,
+            dir.path(),
+            u64::MAX,
+            soon(),
+        )
+        .await
+        .unwrap_err();
         assert!(err.to_string().contains("ftp://"));
-        let err = resolve("  ", &[], &http, dir.path(), soon())
+        let err = resolve("  ", &[], &http, dir.path(), u64::MAX, soon())
             .await
             .unwrap_err();
         assert!(err.to_string().contains("No source"));
+        let saved = resolve(
+            "data:image/png;base64,aGVsbG8=",
+            &[],
+            &http,
+            dir.path(),
+            u64::MAX,
+            soon(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(std::fs::read(saved).unwrap(), b"hello");
+        let err = resolve(
+            "data:image/png,plain",
+            &[],
+            &http,
+            dir.path(),
+            u64::MAX,
+            soon(),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("base64"));
     }
 }

@@ -111,7 +111,8 @@ async fn analyses_real_playwright_recordings_and_records_them() {
             serde_json::from_slice(&std::fs::read(log_dir.join("request.json")).unwrap()).unwrap();
         assert_eq!(request["tool"], "analyze_video");
         assert_eq!(request["door"], "mcp");
-        assert_eq!(request["media"]["sha256"], sha);
+        assert_eq!(request["media"][0]["sha256"], sha);
+        assert_eq!(request["provider"], "gemini");
         let response: Value =
             serde_json::from_slice(&std::fs::read(log_dir.join("response.json")).unwrap()).unwrap();
         assert_eq!(response["status"], "ok");

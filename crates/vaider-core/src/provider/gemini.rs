@@ -11,47 +11,59 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 
-use super::{ProviderAnswer, ProviderJob, UpstreamCall, VisionProvider};
+use super::{
+    MediaPart, ProviderAnswer, ProviderJob, RetryRules, Upstream, UpstreamCall, VisionProvider,
+};
 use crate::analysis::Usage;
 use crate::config::GeminiConfig;
 use crate::error::{UpstreamResponse, VaiderError};
-use crate::media::{MediaInfo, MediaKind};
+use crate::media::MediaInfo;
 use crate::progress::Progress;
 use crate::secrets::ApiKey;
 
-/// Images up to this size travel inline; base64 grows them by a third and a request may carry
-/// about 20 MB.
-const INLINE_LIMIT_BYTES: u64 = 14 * 1024 * 1024;
 /// Google's resumable protocol wants every chunk but the last to be a multiple of 256 KiB.
 const CHUNK_GRANULE: usize = 256 * 1024;
 
 pub struct GeminiProvider {
+    upstream: Upstream,
     http: reqwest::Client,
     base_url: String,
     key: ApiKey,
     chunk_bytes: usize,
     poll_interval: Duration,
-    max_attempts: u32,
-    retry_base: Duration,
 }
 
 impl GeminiProvider {
-    pub fn new(
-        http: reqwest::Client,
-        config: &GeminiConfig,
-        key: ApiKey,
-        max_attempts: u32,
-    ) -> Self {
+    pub fn new(upstream: Upstream, config: &GeminiConfig, key: ApiKey) -> Self {
         let chunk = (config.upload_chunk_mib.max(1) as usize) * 1024 * 1024;
         GeminiProvider {
-            http,
-            base_url: config.base_url.trim_end_matches('/').to_string(),
+            http: upstream.http.clone(),
+            base_url: upstream.base_url.trim_end_matches('/').to_string(),
+            upstream,
             key,
             chunk_bytes: chunk.div_ceil(CHUNK_GRANULE) * CHUNK_GRANULE,
             poll_interval: Duration::from_millis(config.poll_interval_ms.max(10)),
-            max_attempts: max_attempts.max(1),
-            retry_base: Duration::from_millis(config.retry_base_ms.max(1)),
         }
+    }
+}
+
+/// Google's retry rules and error wording.
+struct GoogleRules;
+
+impl RetryRules for GoogleRules {
+    fn wait(
+        &self,
+        status: u16,
+        _: &reqwest::header::HeaderMap,
+        body: &str,
+        attempt: u32,
+        base: Duration,
+    ) -> Option<Duration> {
+        retry_wait(status, body, attempt, base)
+    }
+
+    fn error(&self, status: u16, body: &str) -> VaiderError {
+        upstream_error(status, body)
     }
 }
 
@@ -67,36 +79,68 @@ fn gemini_mime(media: &MediaInfo) -> &'static str {
 
 #[async_trait::async_trait]
 impl VisionProvider for GeminiProvider {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "gemini"
-    }
-
-    fn accepts(&self, media: &MediaInfo) -> bool {
-        media.size_bytes <= 2 * 1024 * 1024 * 1024
     }
 
     async fn describe(&self, job: ProviderJob<'_>) -> Result<ProviderAnswer, VaiderError> {
         let mut calls = Vec::new();
-        let mime = gemini_mime(job.media);
-        let inline =
-            job.media.kind == MediaKind::Image && job.media.size_bytes <= INLINE_LIMIT_BYTES;
-        let mut uploaded: Option<UploadedFile> = None;
-        let media_part = if inline {
-            let bytes = tokio::fs::read(job.media_path).await.map_err(|e| {
-                VaiderError::internal(format!("read {}", job.media_path.display()), e)
-            })?;
-            job.progress.report(Progress::Uploading {
-                sent: bytes.len() as u64,
-                total: bytes.len() as u64,
-            });
-            json!({"inlineData": {"mimeType": mime, "data": base64::engine::general_purpose::STANDARD.encode(&bytes)}})
-        } else {
-            let file = self.upload(&job, mime, &mut calls).await?;
-            let file = uploaded.insert(file);
-            self.wait_until_active(file, &job, &mut calls).await?;
-            json!({"fileData": {"fileUri": file.uri, "mimeType": mime}})
-        };
+        let mut uploads: Vec<UploadedFile> = Vec::new();
+        let outcome = self.ask(&job, &mut uploads, &mut calls).await;
+        // Delete the uploads whatever the answer was; a failed delete only leaves a file that
+        // Google removes by itself after 48 hours.
+        let video_seconds = uploads.iter().find_map(|f| f.video_seconds);
+        for file in uploads {
+            self.delete(file, &mut calls).await;
+        }
+        let answer = outcome?;
+        parse_answer(answer, video_seconds, calls)
+    }
+}
 
+impl GeminiProvider {
+    async fn ask(
+        &self,
+        job: &ProviderJob<'_>,
+        uploads: &mut Vec<UploadedFile>,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<Value, VaiderError> {
+        let total: u64 = job
+            .parts
+            .iter()
+            .map(|p| match p {
+                MediaPart::File { media, .. } => media.size_bytes,
+                MediaPart::Image { image, .. } => image.bytes.len() as u64,
+            })
+            .sum();
+        let mut sent = 0;
+        let mut parts = Vec::new();
+        for part in job.parts {
+            match part {
+                MediaPart::Image { image, label } => {
+                    if let Some(label) = label {
+                        parts.push(json!({"text": label}));
+                    }
+                    parts.push(json!({"inlineData": {"mimeType": image.mime_type, "data": base64::engine::general_purpose::STANDARD.encode(&image.bytes)}}));
+                    sent += image.bytes.len() as u64;
+                    job.progress.report(Progress::Uploading { sent, total });
+                }
+                MediaPart::File { path, media } => {
+                    let mime = gemini_mime(media);
+                    let file = self
+                        .upload(job, path, media, mime, sent, total, calls)
+                        .await?;
+                    sent += media.size_bytes;
+                    uploads.push(file);
+                    let file = uploads
+                        .last_mut()
+                        .ok_or_else(|| VaiderError::internal("upload", "lost the file"))?;
+                    self.wait_until_active(file, job, calls).await?;
+                    parts.push(json!({"fileData": {"fileUri": file.uri, "mimeType": mime}}));
+                }
+            }
+        }
+        parts.push(json!({"text": job.user_prompt}));
         job.progress.report(Progress::Generating);
         let mut generation_config = json!({"temperature": 0.2});
         if let Some(schema) = &job.response_schema {
@@ -105,7 +149,7 @@ impl VisionProvider for GeminiProvider {
         }
         let body = json!({
             "systemInstruction": {"parts": [{"text": job.system_prompt}]},
-            "contents": [{"role": "user", "parts": [media_part, {"text": job.user_prompt}]}],
+            "contents": [{"role": "user", "parts": parts}],
             "generationConfig": generation_config,
         });
         let url = format!(
@@ -113,7 +157,8 @@ impl VisionProvider for GeminiProvider {
             self.base_url, job.model
         );
         let endpoint = format!("/v1beta/models/{}:generateContent", job.model);
-        let result = self
+        let response = self
+            .upstream
             .send(
                 || {
                     self.http
@@ -124,17 +169,11 @@ impl VisionProvider for GeminiProvider {
                 "POST",
                 &endpoint,
                 job.deadline,
-                &mut calls,
+                calls,
+                &GoogleRules,
             )
-            .await;
-        // Delete the upload whatever the answer was; a failed delete only leaves a file that
-        // Google removes by itself after 48 hours.
-        let video_seconds = uploaded.as_ref().and_then(|f| f.video_seconds);
-        if let Some(file) = uploaded.take() {
-            self.delete(file, &mut calls).await;
-        }
-        let answer: Value = parse_json(result?).await?;
-        parse_answer(answer, video_seconds, calls)
+            .await?;
+        super::read_json(response, "Gemini").await
     }
 }
 
@@ -165,17 +204,24 @@ impl Drop for UploadedFile {
 }
 
 impl GeminiProvider {
+    /// Uploads one file; `before` bytes of the call's `all` were sent already (progress).
+    #[allow(clippy::too_many_arguments)]
     async fn upload(
         &self,
         job: &ProviderJob<'_>,
+        path: &Path,
+        media: &MediaInfo,
         mime: &str,
+        before: u64,
+        all: u64,
         calls: &mut Vec<UpstreamCall>,
     ) -> Result<UploadedFile, VaiderError> {
-        let total = job.media.size_bytes;
-        let display_name = display_name(job.media_path, job.interaction_id);
+        let total = media.size_bytes;
+        let display_name = display_name(path, job.interaction_id);
         let start_url = format!("{}/upload/v1beta/files", self.base_url);
         let start_body = json!({"file": {"display_name": display_name}});
         let response = self
+            .upstream
             .send(
                 || {
                     self.http
@@ -191,6 +237,7 @@ impl GeminiProvider {
                 "/upload/v1beta/files (start)",
                 job.deadline,
                 calls,
+                &GoogleRules,
             )
             .await?;
         // The session URL is a credential of its own: it is never logged or returned.
@@ -208,12 +255,16 @@ impl GeminiProvider {
             })?;
 
         let mut offset: u64 = 0;
-        job.progress.report(Progress::Uploading { sent: 0, total });
+        job.progress.report(Progress::Uploading {
+            sent: before,
+            total: all,
+        });
         loop {
             let len = (self.chunk_bytes as u64).min(total - offset);
             let last = offset + len >= total;
             let command = if last { "upload, finalize" } else { "upload" };
             let response = self
+                .upstream
                 .send(
                     || {
                         self.http
@@ -221,21 +272,22 @@ impl GeminiProvider {
                             .header("X-Goog-Upload-Offset", offset.to_string())
                             .header("X-Goog-Upload-Command", command)
                             .header(reqwest::header::CONTENT_LENGTH, len.to_string())
-                            .body(file_slice(job.media_path, offset, len))
+                            .body(file_slice(path, offset, len))
                     },
                     "POST",
                     "upload session (chunk)",
                     job.deadline,
                     calls,
+                    &GoogleRules,
                 )
                 .await?;
             offset += len;
             job.progress.report(Progress::Uploading {
-                sent: offset,
-                total,
+                sent: before + offset,
+                total: all,
             });
             if last {
-                let answer: Value = parse_json(response).await?;
+                let answer: Value = super::read_json(response, "Gemini").await?;
                 let file_json = answer.get("file").cloned().unwrap_or(answer);
                 let name = file_json["name"].as_str().unwrap_or_default().to_string();
                 let uri = file_json["uri"].as_str().unwrap_or_default().to_string();
@@ -297,6 +349,7 @@ impl GeminiProvider {
             )
             .await;
             let response = self
+                .upstream
                 .send(
                     || {
                         self.http
@@ -307,9 +360,10 @@ impl GeminiProvider {
                     &endpoint,
                     job.deadline,
                     calls,
+                    &GoogleRules,
                 )
                 .await?;
-            let body: Value = parse_json(response).await?;
+            let body: Value = super::read_json(response, "Gemini").await?;
             file.state = body["state"].as_str().unwrap_or("PROCESSING").to_string();
             if let Some(seconds) = video_seconds(&body) {
                 file.video_seconds = Some(seconds);
@@ -353,77 +407,6 @@ impl GeminiProvider {
             file.cleanup = None;
         }
     }
-
-    /// Sends a request, retrying what Google says is worth retrying, within the deadline.
-    async fn send(
-        &self,
-        build: impl Fn() -> reqwest::RequestBuilder,
-        method: &'static str,
-        endpoint: &str,
-        deadline: Instant,
-        calls: &mut Vec<UpstreamCall>,
-    ) -> Result<reqwest::Response, VaiderError> {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let started = Instant::now();
-            let outcome = build().send().await;
-            let mut record = |status| {
-                calls.push(UpstreamCall {
-                    method,
-                    endpoint: endpoint.to_string(),
-                    status,
-                    duration_ms: started.elapsed().as_millis() as u64,
-                    attempt,
-                })
-            };
-            let (wait, error) = match outcome {
-                Ok(response) if response.status().is_success() => {
-                    record(Some(response.status().as_u16()));
-                    return Ok(response);
-                }
-                Ok(response) => {
-                    let status = response.status().as_u16();
-                    record(Some(status));
-                    let body = response.text().await.unwrap_or_default();
-                    let error = upstream_error(status, &body);
-                    (retry_wait(status, &body, attempt, self.retry_base), error)
-                }
-                Err(e) => {
-                    record(None);
-                    // Never show the URL: the upload session URL is a credential.
-                    let e = e.without_url();
-                    let retry = e.is_connect() || e.is_timeout();
-                    let error = VaiderError::Upstream {
-                        message: format!(
-                            "Could not reach Gemini at {} ({e}). Check the network, or VAIDER_GEMINI_BASE_URL.",
-                            self.base_url
-                        ),
-                        response: None,
-                    };
-                    (retry.then(|| backoff(attempt, self.retry_base)), error)
-                }
-            };
-            match wait {
-                Some(wait) if attempt < self.max_attempts && Instant::now() + wait < deadline => {
-                    tracing::info!(
-                        endpoint,
-                        attempt,
-                        wait_ms = wait.as_millis() as u64,
-                        "retrying Gemini"
-                    );
-                    tokio::time::sleep(wait).await;
-                }
-                _ => return Err(error),
-            }
-        }
-    }
-}
-
-fn backoff(attempt: u32, base: Duration) -> Duration {
-    let exp = base.saturating_mul(1 << (attempt - 1).min(6));
-    // A little jitter so parallel analyses do not retry in lockstep.
-    exp + Duration::from_millis(rand::random::<u64>() % (base.as_millis() as u64 / 4 + 1))
 }
 
 /// How long to wait before retrying, or None when retrying will not help.
@@ -453,9 +436,9 @@ fn retry_wait(status: u16, body: &str, attempt: u32, base: Duration) -> Option<D
                 })
                 .and_then(|d| d["retryDelay"].as_str())
                 .and_then(parse_duration);
-            Some(delay.unwrap_or_else(|| backoff(attempt, base)))
+            Some(delay.unwrap_or_else(|| super::backoff(attempt, base)))
         }
-        500 | 503 | 504 => Some(backoff(attempt, base)),
+        500 | 503 | 504 => Some(super::backoff(attempt, base)),
         _ => None,
     }
 }
@@ -487,18 +470,6 @@ fn upstream_error(status: u16, body: &str) -> VaiderError {
             body: body.to_string(),
         }),
     }
-}
-
-async fn parse_json(response: reqwest::Response) -> Result<Value, VaiderError> {
-    let status = response.status().as_u16();
-    let text = response.text().await.map_err(|e| VaiderError::Upstream {
-        message: format!("Gemini's answer broke off: {}", e.without_url()),
-        response: None,
-    })?;
-    serde_json::from_str(&text).map_err(|_| VaiderError::Upstream {
-        message: "Gemini's answer was not JSON.".into(),
-        response: Some(UpstreamResponse { status, body: text }),
-    })
 }
 
 fn parse_answer(

@@ -1,21 +1,64 @@
 //! The adapter layer: one trait that every vision model service implements, so the pipeline
-//! never knows whose API it talks to. Gemini is the first adapter; OpenAI-compatible, Anthropic
-//! and local models plug in behind the same trait.
+//! never knows whose API it talks to: Gemini (native, with video), OpenAI-compatible chat
+//! completions (OpenAI, z.ai, vLLM, Ollama, LM Studio) and Anthropic messages. Also the one
+//! place where upstream requests are sent and retried within the call's deadline.
 
+pub mod anthropic;
 pub mod gemini;
+pub mod openai;
 
-use std::path::Path;
-use std::time::Instant;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use crate::analysis::Usage;
+use crate::config::{Adapter, ProviderConfig};
 use crate::error::VaiderError;
+use crate::image_fit::{FittedImage, ImageLimits};
 use crate::media::MediaInfo;
 use crate::progress::ProgressSink;
+use crate::secrets::ApiKey;
+
+/// One piece of media, in the form the provider takes it.
+#[derive(Debug, Clone)]
+pub enum MediaPart {
+    /// A whole file: Gemini uploads it; an OpenAI-compatible server that takes video gets it
+    /// as a data URL.
+    File { path: PathBuf, media: MediaInfo },
+    /// An image ready to send inline, with a label sent just before it (a keyframe's time,
+    /// "EXPECTED", "ACTUAL").
+    Image {
+        image: FittedImage,
+        label: Option<String>,
+    },
+}
+
+/// What a provider takes, so the pipeline can adapt media to it instead of failing.
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    /// Whole videos go to the provider; otherwise they become keyframes.
+    pub video: bool,
+    pub image: ImageLimits,
+    /// Images over the inline limit can go as files (Gemini's Files API) rather than shrink.
+    pub files_for_large_images: bool,
+}
+
+impl Capabilities {
+    pub fn of(config: &ProviderConfig) -> Capabilities {
+        Capabilities {
+            video: config.accepts_video,
+            image: ImageLimits {
+                formats: config.image_formats.clone(),
+                max_bytes: config.max_image_bytes,
+                max_side: config.max_image_side,
+            },
+            files_for_large_images: config.adapter == Adapter::Gemini,
+        }
+    }
+}
 
 /// Everything a provider needs for one call.
 pub struct ProviderJob<'a> {
-    pub media_path: &'a Path,
-    pub media: &'a MediaInfo,
+    pub parts: &'a [MediaPart],
     pub model: &'a str,
     pub system_prompt: &'a str,
     pub user_prompt: &'a str,
@@ -56,9 +99,168 @@ pub struct UpstreamCall {
 
 #[async_trait::async_trait]
 pub trait VisionProvider: Send + Sync {
-    /// The name users write in config and arguments ("gemini").
-    fn name(&self) -> &'static str;
-    /// Whether this provider can take this video or image as it is.
-    fn accepts(&self, media: &MediaInfo) -> bool;
+    /// The name users write in config and arguments ("gemini", "openai", ...).
+    fn name(&self) -> &str;
     async fn describe(&self, job: ProviderJob<'_>) -> Result<ProviderAnswer, VaiderError>;
+}
+
+/// Builds the adapter for a provider's settings.
+pub fn build(
+    config: &ProviderConfig,
+    http: reqwest::Client,
+    key: Option<ApiKey>,
+    settings: &crate::config::Config,
+) -> Box<dyn VisionProvider> {
+    let upstream = Upstream {
+        http,
+        max_attempts: settings.max_attempts.max(1),
+        retry_base: Duration::from_millis(settings.gemini.retry_base_ms.max(1)),
+        service: config.name.clone(),
+        base_url: config.base_url.clone(),
+    };
+    match config.adapter {
+        Adapter::Gemini => Box::new(gemini::GeminiProvider::new(
+            upstream,
+            &settings.gemini,
+            key.unwrap_or_else(|| ApiKey::new("")),
+        )),
+        Adapter::Openai => Box::new(openai::OpenAiProvider::new(upstream, key)),
+        Adapter::Anthropic => Box::new(anthropic::AnthropicProvider::new(
+            upstream,
+            key.unwrap_or_else(|| ApiKey::new("")),
+        )),
+    }
+}
+
+/// Each service's rules for when to retry and how to word its errors.
+pub trait RetryRules: Sync {
+    /// How long to wait before retrying, or None when retrying will not help.
+    fn wait(
+        &self,
+        status: u16,
+        headers: &reqwest::header::HeaderMap,
+        body: &str,
+        attempt: u32,
+        base: Duration,
+    ) -> Option<Duration>;
+    /// The error to report for an answer that is not a success.
+    fn error(&self, status: u16, body: &str) -> VaiderError;
+}
+
+/// Sends requests to one service, retrying within the call's deadline.
+pub struct Upstream {
+    pub http: reqwest::Client,
+    pub max_attempts: u32,
+    pub retry_base: Duration,
+    /// The provider's name, for messages.
+    pub service: String,
+    pub base_url: String,
+}
+
+impl Upstream {
+    pub async fn send(
+        &self,
+        build: impl Fn() -> reqwest::RequestBuilder,
+        method: &'static str,
+        endpoint: &str,
+        deadline: Instant,
+        calls: &mut Vec<UpstreamCall>,
+        rules: &dyn RetryRules,
+    ) -> Result<reqwest::Response, VaiderError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let started = Instant::now();
+            let outcome = build().send().await;
+            let mut record = |status| {
+                calls.push(UpstreamCall {
+                    method,
+                    endpoint: endpoint.to_string(),
+                    status,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    attempt,
+                })
+            };
+            let (wait, error) = match outcome {
+                Ok(response) if response.status().is_success() => {
+                    record(Some(response.status().as_u16()));
+                    return Ok(response);
+                }
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    record(Some(status));
+                    let headers = response.headers().clone();
+                    let body = response.text().await.unwrap_or_default();
+                    let wait = rules.wait(status, &headers, &body, attempt, self.retry_base);
+                    (wait, rules.error(status, &body))
+                }
+                Err(e) => {
+                    record(None);
+                    // Never show the URL: an upload session URL is a credential.
+                    let e = e.without_url();
+                    let retry = e.is_connect() || e.is_timeout();
+                    let error = VaiderError::Upstream {
+                        message: format!(
+                            "Could not reach {} at {} ({e}). Check the network and the provider's base_url.",
+                            self.service, self.base_url
+                        ),
+                        response: None,
+                    };
+                    (retry.then(|| backoff(attempt, self.retry_base)), error)
+                }
+            };
+            match wait {
+                Some(wait) if attempt < self.max_attempts && Instant::now() + wait < deadline => {
+                    tracing::info!(service = %self.service, endpoint, attempt, wait_ms = wait.as_millis() as u64, "retrying");
+                    tokio::time::sleep(wait).await;
+                }
+                _ => return Err(error),
+            }
+        }
+    }
+}
+
+/// Exponential backoff from `base`, with a little jitter so parallel calls do not retry in
+/// lockstep.
+pub fn backoff(attempt: u32, base: Duration) -> Duration {
+    let exp = base.saturating_mul(1 << (attempt.saturating_sub(1)).min(6));
+    exp + Duration::from_millis(rand::random::<u64>() % (base.as_millis() as u64 / 4 + 1))
+}
+
+/// The `retry-after` header in seconds, as OpenAI and Anthropic send it.
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+/// Reads a JSON answer, or an upstream error that keeps the body.
+pub async fn read_json(
+    response: reqwest::Response,
+    service: &str,
+) -> Result<serde_json::Value, VaiderError> {
+    let status = response.status().as_u16();
+    let text = response.text().await.map_err(|e| VaiderError::Upstream {
+        message: format!("{service}'s answer broke off: {}", e.without_url()),
+        response: None,
+    })?;
+    serde_json::from_str(&text).map_err(|_| VaiderError::Upstream {
+        message: format!("{service}'s answer was not JSON."),
+        response: Some(crate::error::UpstreamResponse { status, body: text }),
+    })
+}
+
+/// A base64 data URL for an image or file.
+pub fn data_url(mime_type: &str, bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    format!(
+        "data:{mime_type};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
 }
