@@ -139,6 +139,21 @@ async fn download(
         .await
         .map_err(|_| failed("it did not answer before the timeout".into()))?
         .map_err(|e| failed(e.without_url().to_string()))?;
+    if response.status().is_redirection() {
+        // reqwest follows http(s) redirects itself; one left over points somewhere else.
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .unwrap_or("");
+        let scheme = location
+            .split_once(':')
+            .map(|(s, _)| s)
+            .unwrap_or("an unknown");
+        return Err(failed(format!(
+            "it redirects to a {scheme}: URL; only redirects to http(s) URLs are followed (a non-http(s) redirect is refused)"
+        )));
+    }
     if !response.status().is_success() {
         return Err(failed(format!(
             "the server answered HTTP {}",
