@@ -29,20 +29,20 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             prompt,
             expectations,
             model,
+            provider,
             timeout,
             no_cache,
             image,
             json,
         } => {
-            let mut request = AnalysisRequest::new(
-                if image {
-                    Tool::AnalyzeImage
-                } else {
-                    Tool::AnalyzeVideo
-                },
-                Door::Cli,
-                source,
-            );
+            let image = image || looks_like_an_image(&source);
+            let tool = if image {
+                Tool::AnalyzeImage
+            } else {
+                Tool::AnalyzeVideo
+            };
+            let mut request = AnalysisRequest::new(tool, Door::Cli, source);
+            request.provider = provider;
             request.prompt = prompt;
             request.expectations = expectations;
             request.model = model;
@@ -61,6 +61,20 @@ pub async fn run(command: Command) -> Result<ExitCode> {
         Command::Init { client, dir } => init(&client, dir),
         Command::Doctor => doctor().await,
     }
+}
+
+/// Whether a local file is an image by its content, so `vaider analyse shot.png` just works.
+fn looks_like_an_image(source: &str) -> bool {
+    use std::io::Read;
+    let mut prefix = [0u8; 64];
+    let Ok(mut file) = std::fs::File::open(source) else {
+        return false;
+    };
+    let n = file.read(&mut prefix).unwrap_or(0);
+    matches!(
+        vaider_core::media::sniff(&prefix[..n]),
+        Some((vaider_core::media::MediaKind::Image, _, _))
+    )
 }
 
 /// Logs go to stderr (stdout is the MCP channel in stdio mode); `VAIDER_LOG` sets the level.
@@ -296,7 +310,7 @@ async fn key(action: KeyAction) -> Result<ExitCode> {
                     eprintln!("vaider: {e}");
                     eprintln!(
                         "Without a keychain, put the key in the environment instead, e.g. `export {}=...`, or in a .env file in {} or the project folder.",
-                        secrets::env_names(&provider).first().unwrap_or(&"GEMINI_API_KEY"),
+                        secrets::env_names(&provider)[0],
                         Config::dir().display()
                     );
                     Ok(ExitCode::FAILURE)
@@ -336,9 +350,8 @@ async fn key(action: KeyAction) -> Result<ExitCode> {
 }
 
 fn check_provider(provider: &str) -> Result<()> {
-    if secrets::env_names(provider).is_empty() {
-        bail!("unknown provider {provider:?}; known: gemini, openai, anthropic, zai");
-    }
+    // Any provider the config knows (built in or added) may have a key.
+    Config::load()?.provider(provider)?;
     Ok(())
 }
 

@@ -45,13 +45,17 @@ enum Command {
         expectations: Vec<String>,
         #[arg(long)]
         model: Option<String>,
+        /// The provider to ask: gemini, openai, zai, anthropic, ollama, lmstudio, vllm, or one
+        /// added in the config (default: the config's provider).
+        #[arg(long)]
+        provider: Option<String>,
         /// Time limit in seconds (default 30, or the config's timeout_sec).
         #[arg(long)]
         timeout: Option<u64>,
         /// Ask the model even if the same request was answered before.
         #[arg(long)]
         no_cache: bool,
-        /// Treat the source as an image (analyze_image) rather than a video.
+        /// Treat the source as an image (analyze_image). Local images are recognised anyway.
         #[arg(long)]
         image: bool,
         /// Print the whole result as JSON.

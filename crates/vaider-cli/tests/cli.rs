@@ -330,3 +330,36 @@ async fn even_trace_logs_carry_no_key_and_no_upload_url() {
         "the upload session URL is in the logs"
     );
 }
+
+#[tokio::test]
+async fn another_provider_from_the_terminal_with_its_own_key() {
+    let fake = fake_vision::FakeOpenAi::start().await;
+    let sandbox = Sandbox::new();
+    let image = sandbox.media("dashboard.png");
+    let mut command = sandbox.vaider();
+    // A local image is recognised as one; the key comes from OPENAI_API_KEY.
+    command
+        .args(["analyse", "dashboard.png", "--provider", "openai", "--json"])
+        .env("OPENAI_API_KEY", fake_vision::FakeOpenAi::API_KEY)
+        .env("VAIDER_OPENAI_BASE_URL", fake.base_url());
+    let output = tokio::task::spawn_blocking(move || run(command))
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(result["provider"], "openai");
+    assert!(result["description"]
+        .as_str()
+        .unwrap()
+        .contains(&sha256_hex(&image)));
+
+    let mut command = sandbox.vaider();
+    command.args(["key", "status", "--provider", "nope"]);
+    let output = run(command);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("Unknown provider"),
+        "{}",
+        stderr(&output)
+    );
+}

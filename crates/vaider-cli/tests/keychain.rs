@@ -78,6 +78,22 @@ async fn the_key_lives_in_the_secret_service_and_analyses_use_it() {
         assert!(!text.contains(secret), "the key is in {name}");
     }
 
+    // Each provider has its own entry.
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "set", "--provider", "anthropic"]);
+    assert!(run_with_input(command, "sk-ant-other\n").status.success());
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "status", "--provider", "anthropic"]);
+    assert!(stdout(&run(command)).contains("from the OS keychain"));
+    assert_eq!(
+        secret_tool_lookup().as_deref().map(str::trim),
+        Some(secret),
+        "gemini's key is untouched"
+    );
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "clear", "--provider", "anthropic"]);
+    assert!(run(command).status.success());
+
     let mut command = sandbox.vaider_with_keychain();
     command.args(["key", "clear"]);
     assert!(run(command).status.success());

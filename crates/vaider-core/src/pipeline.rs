@@ -182,11 +182,7 @@ impl Vaider {
             let Ok(config) = self.config.provider(&name) else {
                 continue;
             };
-            let key = if secrets::env_names(&name).is_empty() && !config.needs_key {
-                None
-            } else {
-                self.api_key(&name).await
-            };
+            let key = self.api_key(&name).await;
             providers.push(ProviderStatus {
                 adapter: format!("{:?}", config.adapter).to_lowercase(),
                 ready: key.is_some() || !config.needs_key,

@@ -55,30 +55,40 @@ pub enum KeychainStatus {
     Unavailable(String),
 }
 
-/// The environment variables each provider's key may come from, in order.
-pub fn env_names(provider: &str) -> &'static [&'static str] {
-    match provider {
+/// The environment variables each provider's key may come from, in order: the well-known
+/// ones, then `<NAME>_API_KEY` (so `VLLM_API_KEY` or `MYPROXY_API_KEY` work too).
+pub fn env_names(provider: &str) -> Vec<String> {
+    let known: &[&str] = match provider {
         "gemini" => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-        "openai" => &["OPENAI_API_KEY"],
-        "anthropic" => &["ANTHROPIC_API_KEY"],
-        "zai" => &["ZAI_API_KEY"],
+        "zai" => &["ZAI_API_KEY", "Z_AI_API_KEY"],
         _ => &[],
+    };
+    let mut names: Vec<String> = known.iter().map(|n| n.to_string()).collect();
+    let generic = format!(
+        "{}_API_KEY",
+        provider
+            .to_ascii_uppercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    );
+    if !names.contains(&generic) {
+        names.push(generic);
     }
+    names
 }
 
 /// Finds a provider's key: environment, then `.env` files, then the keychain.
 /// `dotenv_dirs` are searched in order (the working directory and the config folder).
 pub fn find_api_key(provider: &str, dotenv_dirs: &[PathBuf]) -> Option<(ApiKey, KeySource)> {
     for name in env_names(provider) {
-        if let Ok(value) = std::env::var(name) {
+        if let Ok(value) = std::env::var(&name) {
             if !value.trim().is_empty() {
-                return Some((ApiKey::new(value), KeySource::Environment(name.to_string())));
+                return Some((ApiKey::new(value), KeySource::Environment(name.clone())));
             }
         }
     }
     for dir in dotenv_dirs {
         let path = dir.join(".env");
-        if let Some(key) = read_dotenv(&path, env_names(provider)) {
+        if let Some(key) = read_dotenv(&path, &env_names(provider)) {
             return Some((key, KeySource::DotEnv(path)));
         }
     }
@@ -92,7 +102,7 @@ pub fn find_api_key(provider: &str, dotenv_dirs: &[PathBuf]) -> Option<(ApiKey, 
     }
 }
 
-fn read_dotenv(path: &Path, names: &[&str]) -> Option<ApiKey> {
+fn read_dotenv(path: &Path, names: &[String]) -> Option<ApiKey> {
     let entries = dotenvy::from_path_iter(path).ok()?;
     let found: Vec<(String, String)> = entries.filter_map(|e| e.ok()).collect();
     names.iter().find_map(|name| {
@@ -222,6 +232,16 @@ mod tests {
     }
 
     #[test]
+    fn every_provider_has_environment_names() {
+        assert_eq!(
+            env_names("gemini"),
+            vec!["GEMINI_API_KEY", "GOOGLE_API_KEY"]
+        );
+        assert_eq!(env_names("openai"), vec!["OPENAI_API_KEY"]);
+        assert_eq!(env_names("my-proxy"), vec!["MY_PROXY_API_KEY"]);
+    }
+
+    #[test]
     fn dotenv_file_supplies_a_key() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -229,7 +249,7 @@ mod tests {
             "OTHER=1\nGOOGLE_API_KEY=from-dotenv\n",
         )
         .unwrap();
-        let key = read_dotenv(&dir.path().join(".env"), env_names("gemini")).unwrap();
+        let key = read_dotenv(&dir.path().join(".env"), &env_names("gemini")).unwrap();
         assert_eq!(key.expose(), "from-dotenv");
     }
 
