@@ -105,6 +105,13 @@ main() {
     build_vaider
     local bin="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/vaider"
     [ -x "$bin" ] || die "build finished but $bin is missing"
+    # `vaider key set`, `vaider init` and the rest should work from any folder.
+    mkdir -p "$HOME/.local/bin"
+    ln -sf "$bin" "$HOME/.local/bin/vaider"
+    case ":$PATH:" in
+    *":$HOME/.local/bin:"*) step "linked $HOME/.local/bin/vaider" ;;
+    *) step "linked $HOME/.local/bin/vaider (add $HOME/.local/bin to your PATH to type \`vaider\`)" ;;
+    esac
     if desktop_available; then
         launch_desktop_app "$@"
     fi

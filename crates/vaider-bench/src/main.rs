@@ -17,9 +17,7 @@
 //!
 //! Run it with `scripts/bench.sh` (builds both binaries in release first).
 
-mod report;
-mod server;
-mod video;
+use vaider_bench::{report, server, video};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -726,14 +724,13 @@ fn render(r: &Rendered) -> String {
          - 2a (request → upload start): HTTP + auth + JSON parsing, path resolution, the media \
            content check (headers only), writing request.json and the history row, building the \
            upload start request; with cache on also sha256 of the whole file. → first byte adds \
-           the upload-start round trip, opening the file and reading the first chunk (up to \
-           8 MiB) into memory.\n\
+           the upload-start round trip and opening the file for the first chunk's body.\n\
          - 2b (answer → response): receiving and parsing the generateContent answer, the DELETE \
            round trip to the fake (Vaider deletes the upload before answering), writing \
            response.json and the history row, and sending the REST response.\n\
-         - Peaks (1) move in steps of about one upload chunk (8 MiB) from run to run, by which \
-           threads' allocator arenas happened to hold chunk buffers, so \"flat\" compares the \
-           median peaks; VmHWM catches spikes shorter than the 50 ms VmRSS sampling.\n\
+         - Peaks (1): each size runs `--mem-runs` times, each on a fresh server; a single \
+           peak can move by allocator luck (which thread's arena held a buffer), so \"flat\" \
+           compares the median peaks. VmHWM catches spikes shorter than the 50 ms sampling.\n\
          - The fake answers files ACTIVE at once (no processing poll), runs in this process \
            (its sha256 of every upload shares the 2 cores with Vaider), and the REST client \
            keeps its connection alive between runs. The test videos were just written, so they \

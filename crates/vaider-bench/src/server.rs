@@ -33,6 +33,17 @@ impl Server {
         scratch: &Path,
         chunk_mib: Option<u32>,
     ) -> Result<Server> {
+        Self::start_with_env(vaider, fake_url, scratch, chunk_mib, &[]).await
+    }
+
+    /// As [`Server::start`], with more environment (e.g. another provider).
+    pub async fn start_with_env(
+        vaider: &Path,
+        fake_url: &str,
+        scratch: &Path,
+        chunk_mib: Option<u32>,
+        extra_env: &[(&str, &str)],
+    ) -> Result<Server> {
         let dirs = tempfile::Builder::new()
             .prefix("vaider-serve-")
             .tempdir_in(scratch)
@@ -69,6 +80,7 @@ impl Server {
         if let Some(n) = chunk_mib {
             command.env("VAIDER_GEMINI_UPLOAD_CHUNK_MIB", n.to_string());
         }
+        command.envs(extra_env.iter().copied());
         let mut child = command.spawn().with_context(|| {
             format!(
                 "start {} (build it with scripts/bench.sh)",

@@ -1,0 +1,149 @@
+//! `vaider-keyframes-bench`: the video-to-keyframes targets. (1) On a 60 s 1280x720 screen
+//! recording whose screen changes at known moments: how many frames are sent, against the 60
+//! a 1 fps sampler would send, and how long extraction takes (target under 2 s). (2) Peak
+//! memory of a release `vaider serve` sending a 100 MB video to an images-only provider (the
+//! fake OpenAI-compatible server), target under 150 MB RSS.
+//!
+//! Run with `scripts/bench.sh` (which runs this after the core benchmark).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context, Result};
+use vaider_bench::report::{kib_to_mb, verdict};
+use vaider_bench::server::{analyse, ProcStatus, RssSampler, Server};
+use vaider_core::keyframes::{self, KeyframeOptions};
+
+/// The moments the synthetic recording's screen changes, in seconds.
+const CHANGES: [f64; 8] = [4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5];
+
+fn ffmpeg(args: &[&str]) -> Result<()> {
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y"])
+        .args(args)
+        .status()
+        .context("run ffmpeg (apt-get install ffmpeg)")?;
+    ensure!(status.success(), "ffmpeg {args:?} failed");
+    Ok(())
+}
+
+/// A white "app" whose panels appear at `CHANGES`, with a small blinking cursor for realism.
+fn screen_recording(out: &Path) -> Result<()> {
+    let mut filters = vec!["drawbox=x=0:y=0:w=1280:h=60:color=0x334455:t=fill".to_string()];
+    for (i, at) in CHANGES.iter().enumerate() {
+        let (x, y) = (40 + (i as u32 % 4) * 300, 100 + (i as u32 / 4) * 280);
+        filters.push(format!(
+            "drawbox=enable='gte(t,{at})':x={x}:y={y}:w=260:h=220:color=0x{:06x}:t=fill",
+            0x2060a0 + i * 0x101010
+        ));
+    }
+    // A 2x16 px caret blinking twice a second: the kind of change that must not count.
+    filters.push("drawbox=enable='lt(mod(t,1),0.5)':x=600:y=30:w=2:h=16:color=white:t=fill".into());
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "color=c=white:s=1280x720:r=30:d=60",
+        "-vf",
+        &filters.join(","),
+        "-c:v",
+        "libx264",
+        "-preset",
+        "veryfast",
+        "-pix_fmt",
+        "yuv420p",
+        out.to_str().context("path")?,
+    ])
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let recording = scratch.path().join("recording-60s-720p.mp4");
+    screen_recording(&recording)?;
+
+    let options = KeyframeOptions::default();
+    let started = Instant::now();
+    let times = keyframes::change_points(&recording, &options).await?;
+    let detect = started.elapsed();
+    let started = Instant::now();
+    let frames = keyframes::extract(&recording, &scratch.path().join("frames"), &options).await?;
+    let extract = started.elapsed();
+    let found: Vec<String> = times.iter().map(|t| format!("{t:.2}")).collect();
+
+    // 100 MB of busy video (test pattern with noise) for the memory run.
+    let big = scratch.path().join("busy-100mb.mp4");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=1280x720:rate=30",
+        "-t",
+        "100",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-b:v",
+        "8M",
+        big.to_str().context("path")?,
+    ])?;
+    let big_mb = std::fs::metadata(&big)?.len() as f64 / 1e6;
+    let fake = fake_vision::FakeOpenAi::start().await;
+    let vaider = vaider_bench::server::default_vaider();
+    let base = fake.base_url();
+    let server = Server::start_with_env(
+        &vaider,
+        "http://127.0.0.1:9",
+        scratch.path(),
+        None,
+        &[
+            ("VAIDER_PROVIDER", "openai"),
+            ("VAIDER_OPENAI_BASE_URL", &base),
+            ("OPENAI_API_KEY", fake_vision::FakeOpenAi::API_KEY),
+        ],
+    )
+    .await?;
+    let before = ProcStatus::read(server.pid)?;
+    let sampler = RssSampler::start(server.pid, Duration::from_millis(50));
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let answer = analyse(&client, &server, &big, true).await?;
+    let whole = started.elapsed();
+    let (max_sampled, _) = sampler.finish();
+    let after = ProcStatus::read(server.pid)?;
+    let sent = answer.body["framesAnalysed"].as_u64().unwrap_or(0);
+    server.stop().await?;
+
+    let peak_mb = kib_to_mb(after.vm_hwm_kib);
+    let report = format!(
+        "## Keyframes benchmark\n\n\
+| Measurement | Value | Target | Result |\n|---|---|---|---|\n\
+| Frames sent for a 60 s 1280x720 screen recording with 8 changes | {} (1 fps sampler: 60) | fewer than 60, one per change + first + last | {} |\n\
+| Change detection time (decode at 4 fps, 160x90 grey) | {:.2} s | | |\n\
+| Whole keyframe extraction (detection + {} PNG frames) | {:.2} s | < 2 s | {} |\n\
+| Peak RSS of `vaider serve`, {:.0} MB video to an images-only provider | {:.1} MB (sampled max {:.1} MB; {:.1} MB before) | < 150 MB | {} |\n\
+| That analysis end to end ({} frames sent) | {:.2} s | | |\n\n\
+Change points found (s): {}; true changes at 0 (first frame), {} and the last frame.\n",
+        frames.len(),
+        if frames.len() == CHANGES.len() + 2 { "PASS" } else { "CHECK" },
+        detect.as_secs_f64(),
+        frames.len(),
+        (detect + extract).as_secs_f64(),
+        verdict((detect + extract) < Duration::from_secs(2)),
+        big_mb,
+        peak_mb,
+        kib_to_mb(max_sampled),
+        kib_to_mb(before.vm_rss_kib),
+        verdict(peak_mb < 150.0),
+        sent,
+        whole.as_secs_f64(),
+        found.join(", "),
+        CHANGES.map(|c| c.to_string()).join(", "),
+    );
+    println!("{report}");
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-keyframes.md");
+    std::fs::write(&out, &report).with_context(|| format!("write {}", out.display()))?;
+    Ok(())
+}
