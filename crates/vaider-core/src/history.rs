@@ -269,6 +269,25 @@ impl History {
         Ok(())
     }
 
+    /// Records the media's hash and cache key once known (hashing runs beside the upload).
+    pub fn set_cache_key(
+        &self,
+        id: &str,
+        cache_key: &str,
+        media_sha256: Option<&str>,
+    ) -> Result<()> {
+        self.with(
+            |c| {
+                c.execute(
+                    "UPDATE interactions SET cache_key = ?2, media_sha256 = COALESCE(?3, media_sha256) WHERE id = ?1",
+                    params![id, cache_key, media_sha256],
+                )
+            },
+            "record the cache key",
+        )?;
+        Ok(())
+    }
+
     /// The stored result of an earlier successful, uncached call with this cache key.
     pub fn cached_result(&self, cache_key: &str) -> Result<Option<AnalysisResult>> {
         let json: Option<String> = self.with(

@@ -149,41 +149,54 @@ pub async fn extract(
     let times = change_points(video, options).await?;
     std::fs::create_dir_all(out_dir)
         .map_err(|e| VaiderError::internal(format!("create {}", out_dir.display()), e))?;
-    let scale = format!("scale='min({},iw)':-2", options.max_width);
-    let mut frames = Vec::with_capacity(times.len());
-    for at in times {
-        let path = out_dir.join(format!("frame-{:08}ms.png", (at * 1000.0).round() as u64));
-        // Seeking before -i is fast (keyframe seek, then decode to the exact time).
-        let output = ffmpeg()
-            .args([
-                "-nostdin",
-                "-v",
-                "error",
-                "-y",
-                "-ss",
-                &format!("{at:.3}"),
-                "-i",
-            ])
-            .arg(video)
-            .args(["-frames:v", "1", "-vf", &scale])
-            .arg(&path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .await
-            .map_err(ffmpeg_error)?;
-        if output.status.success() && path.exists() {
-            frames.push(Keyframe {
-                at_seconds: at,
-                path,
-            });
-        } else if frames.is_empty() && at == 0.0 {
-            return Err(VaiderError::internal(
-                "take a frame with ffmpeg",
-                String::from_utf8_lossy(&output.stderr).trim().to_string(),
-            ));
-        }
-        // A seek just past the last decodable frame yields nothing; the frames kept suffice.
+    // One decoding pass picks every chosen frame by its index at the sampling rate, rather
+    // than one seek per frame (each seek decodes from the previous keyframe again).
+    let indices: Vec<u64> = times
+        .iter()
+        .map(|t| (t * options.sample_fps).round() as u64)
+        .collect();
+    let select = indices
+        .iter()
+        .map(|n| format!("eq(n,{n})"))
+        .collect::<Vec<_>>()
+        .join("+");
+    let filter = format!(
+        "fps={fps},select='{select}',scale='min({w},iw)':-2",
+        fps = options.sample_fps,
+        w = options.max_width
+    );
+    let pattern = out_dir.join("frame-%03d.png");
+    let output = ffmpeg()
+        .args(["-nostdin", "-v", "error", "-y", "-i"])
+        .arg(video)
+        .args(["-an", "-vf", &filter, "-vsync", "vfr"])
+        .arg(&pattern)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .await
+        .map_err(ffmpeg_error)?;
+    if !output.status.success() {
+        return Err(VaiderError::internal(
+            "take frames with ffmpeg",
+            String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        ));
+    }
+    // ffmpeg numbers the frames it wrote from 1, in time order.
+    let frames: Vec<Keyframe> = times
+        .iter()
+        .enumerate()
+        .map(|(i, at)| Keyframe {
+            at_seconds: *at,
+            path: out_dir.join(format!("frame-{:03}.png", i + 1)),
+        })
+        .filter(|frame| frame.path.exists())
+        .collect();
+    if frames.is_empty() {
+        return Err(VaiderError::internal(
+            "take frames with ffmpeg",
+            "no frame was written",
+        ));
     }
     Ok(frames)
 }

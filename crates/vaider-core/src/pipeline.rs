@@ -290,13 +290,19 @@ impl Vaider {
         };
 
         // 2. The cache key: the media's bytes, the question and who answers it.
+        // A file seen before is known by its fingerprint at once; a new one is hashed beside the
+        // upload (step 5), so the first upload byte never waits for a whole-file hash.
         let use_cache = self.config.cache && !request.no_cache;
-        let mut shas = Vec::new();
-        if use_cache {
-            for (file, _) in &media {
-                shas.push(self.media_sha256(file).await.map_err(|e| fail(e, None))?);
-            }
-        }
+        let known: Option<Vec<String>> = if use_cache {
+            media
+                .iter()
+                .map(|(file, _)| self.known_sha256(file))
+                .collect()
+        } else {
+            None
+        };
+        let hash_beside_upload = use_cache && known.is_none();
+        let shas = known.unwrap_or_default();
         let media_sha256 = shas.last().cloned();
         let system_prompt = prompts::system(request.tool);
         let base_prompt = prompts::user_prompt(
@@ -306,7 +312,7 @@ impl Vaider {
             None,
             &request.expectations,
         );
-        let cache_key = (!shas.is_empty()).then(|| {
+        let key_for = |shas: &[String]| {
             cache_key(&[
                 &shas.join("+"),
                 request.tool.as_str(),
@@ -315,7 +321,8 @@ impl Vaider {
                 &system_prompt,
                 &base_prompt,
             ])
-        });
+        };
+        let cache_key = (!shas.is_empty()).then(|| key_for(&shas));
 
         // 3. Record the request before anything else can fail or crash.
         let folder = format!(
@@ -381,17 +388,19 @@ impl Vaider {
         tracing::info!(interaction_id = %id, tool = request.tool.as_str(), door = request.door.as_str(), provider = %provider_name, media = %path.display(), "analysis started");
 
         // 4. A cached answer, when the same bytes were asked the same thing before.
-        if let Some(key) = cache_key.as_deref() {
-            if let Ok(Some(mut cached)) = self.history.cached_result(key) {
-                cached.cached = true;
-                cached.cost_usd = 0.0;
-                cached.duration_ms = started.elapsed().as_millis() as u64;
-                cached.interaction_id = id.clone();
-                cached.log_dir = log_dir_text.clone();
-                cached.media_path = path_text.clone();
-                self.finish_ok(&log, &id, &cached, &[], None, None);
-                return Ok(cached);
-            }
+        let from_cache = |key: &str| {
+            let mut cached = self.history.cached_result(key).ok().flatten()?;
+            cached.cached = true;
+            cached.cost_usd = 0.0;
+            cached.duration_ms = started.elapsed().as_millis() as u64;
+            cached.interaction_id = id.clone();
+            cached.log_dir = log_dir_text.clone();
+            cached.media_path = path_text.clone();
+            self.finish_ok(&log, &id, &cached, &[], None, None);
+            Some(cached)
+        };
+        if let Some(cached) = cache_key.as_deref().and_then(from_cache) {
+            return Ok(cached);
         }
 
         // 5. Fit the media to the provider and ask it, within the concurrency limit and the
@@ -437,14 +446,60 @@ impl Vaider {
             drop(permit);
             answer.map(|a| (a, prepared, user_prompt))
         };
-        let answer = tokio::time::timeout_at(deadline.into(), upstream)
-            .await
-            .unwrap_or_else(|_| {
-                Err(VaiderError::Timeout {
-                    limit: timeout,
-                    elapsed: started.elapsed(),
-                })
-            });
+        // A new file is hashed while it uploads; if its bytes were answered before, the upload
+        // is dropped (its guard deletes what was sent) and the stored answer returned.
+        let hashing = async {
+            let mut shas = Vec::new();
+            for (file, _) in &media {
+                shas.push(self.media_sha256(file).await?);
+            }
+            Ok::<_, VaiderError>(shas)
+        };
+        let hashed_late = Mutex::new(Vec::new());
+        let record_key = |shas: &[String]| {
+            if let Ok(mut late) = hashed_late.lock() {
+                *late = shas.to_vec();
+            }
+            let key = key_for(shas);
+            if let Err(e) = self
+                .history
+                .set_cache_key(&id, &key, shas.last().map(String::as_str))
+            {
+                tracing::error!("{e}");
+            }
+            key
+        };
+        let raced = async {
+            if !hash_beside_upload {
+                return Ok(upstream.await);
+            }
+            tokio::pin!(upstream);
+            tokio::pin!(hashing);
+            tokio::select! {
+                answer = &mut upstream => {
+                    if let Ok(shas) = hashing.await {
+                        record_key(&shas);
+                    }
+                    Ok(answer)
+                }
+                shas = &mut hashing => {
+                    if let Ok(shas) = shas {
+                        if let Some(cached) = from_cache(&record_key(&shas)) {
+                            return Err(cached);
+                        }
+                    }
+                    Ok(upstream.await)
+                }
+            }
+        };
+        let answer = match tokio::time::timeout_at(deadline.into(), raced).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(cached)) => return Ok(cached),
+            Err(_) => Err(VaiderError::Timeout {
+                limit: timeout,
+                elapsed: started.elapsed(),
+            }),
+        };
         match answer {
             Ok((answer, prepared, user_prompt)) => {
                 let result = self.result_from(
@@ -459,7 +514,12 @@ impl Vaider {
                     &path_text,
                     started,
                 );
-                let sent = json!({"userPrompt": user_prompt, "parts": prepared.describe_parts()});
+                let hashes = if shas.is_empty() {
+                    hashed_late.lock().map(|l| l.clone()).unwrap_or_default()
+                } else {
+                    shas.clone()
+                };
+                let sent = json!({"userPrompt": user_prompt, "parts": prepared.describe_parts(), "mediaSha256": hashes});
                 self.finish_ok(
                     &log,
                     &id,
@@ -646,6 +706,18 @@ each is labelled with its time. Describe it as a timeline using those times."
             }
         }
         Ok(prepared)
+    }
+
+    /// The sha256 of a file seen before (same path, size and modification time), without
+    /// reading it.
+    fn known_sha256(&self, path: &Path) -> Option<String> {
+        let meta = std::fs::metadata(path).ok()?;
+        let fingerprint = (
+            path.to_path_buf(),
+            meta.len(),
+            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        );
+        self.fingerprints.lock().ok()?.get(&fingerprint).cloned()
     }
 
     async fn media_sha256(&self, path: &Path) -> Result<String> {

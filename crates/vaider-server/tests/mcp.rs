@@ -111,12 +111,17 @@ async fn analyses_real_playwright_recordings_and_records_them() {
             serde_json::from_slice(&std::fs::read(log_dir.join("request.json")).unwrap()).unwrap();
         assert_eq!(request["tool"], "analyze_video");
         assert_eq!(request["door"], "mcp");
-        assert_eq!(request["media"][0]["sha256"], sha);
+        assert_eq!(
+            request["media"][0]["sizeBytes"],
+            std::fs::metadata(&path).unwrap().len()
+        );
         assert_eq!(request["provider"], "gemini");
         let response: Value =
             serde_json::from_slice(&std::fs::read(log_dir.join("response.json")).unwrap()).unwrap();
         assert_eq!(response["status"], "ok");
         assert_eq!(response["result"]["description"], s["description"]);
+        // A new file is hashed beside its upload; the hash is kept with the answer.
+        assert_eq!(response["sent"]["mediaSha256"][0], sha);
         assert!(response["upstreamCalls"].as_array().unwrap().len() >= 4);
         let row = server
             .engine
@@ -195,6 +200,21 @@ async fn a_repeated_request_is_answered_from_the_cache_at_no_cost() {
         uploads,
         "a cached answer uploads nothing"
     );
+
+    // The same bytes under another name are unknown by fingerprint: they are hashed beside the
+    // upload, found in the cache, and the upload is dropped and deleted.
+    let copy = server.media_path("copy-of-login-flow.webm");
+    std::fs::copy(server.media_path("login-flow.webm"), &copy).unwrap();
+    let mut same_bytes = args.clone();
+    same_bytes["video_source"] = json!(copy);
+    let third = call(&client, "analyze_video", same_bytes)
+        .await
+        .structured_content
+        .unwrap();
+    assert_eq!(third["cached"], true, "{third}");
+    assert_eq!(third["description"], first["description"]);
+    assert!(eventually(|| server.fake.files().iter().all(|f| f.deleted)).await);
+    let uploads = server.fake.files().len();
 
     // Another prompt, or no_cache, asks the model again.
     let mut other = args.clone();
