@@ -252,6 +252,21 @@ mod tests {
         assert_eq!(timestamp(75.25), "01:15.2");
     }
 
+    #[tokio::test]
+    async fn a_missing_ffmpeg_says_how_to_install_it() {
+        // Only this test sets the variable; nextest runs each test in its own process.
+        std::env::set_var("VAIDER_FFMPEG", "/nonexistent/ffmpeg");
+        let err = change_points(Path::new("/tmp/x.mp4"), &KeyframeOptions::default())
+            .await
+            .unwrap_err()
+            .to_string();
+        std::env::remove_var("VAIDER_FFMPEG");
+        assert!(
+            err.contains("apt-get install ffmpeg") && err.contains("brew install ffmpeg"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn noise_is_not_a_change() {
         let a = vec![100u8; 100];

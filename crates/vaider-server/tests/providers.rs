@@ -483,3 +483,40 @@ async fn status_lists_providers_and_what_they_serve() {
     assert_eq!(tools.len(), 9, "eight vision tools and vaider_status");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_server_that_takes_video_gets_it_whole_as_a_streamed_data_url() {
+    let vllm = FakeOpenAi::start_with(OpenAiOptions::vllm()).await;
+    let base = vllm.base_url();
+    let (server, _fakes) = start(move |config| {
+        config.providers.entry("vllm".into()).or_default().base_url = Some(base);
+    })
+    .await;
+    let client = server.mcp().await;
+    let video = server.media_path("login-flow.mp4");
+    let result = call(
+        &client,
+        "analyze_video",
+        json!({"video_source": video, "provider": "vllm"}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true), "{}", text_of(&result));
+    // The fake decoded the data URL and hashed the bytes: the video arrived whole and intact.
+    assert!(
+        text_of(&result).contains(&sha256_hex(&video)),
+        "{}",
+        text_of(&result)
+    );
+    let request = vllm.requests().pop().unwrap();
+    let part = &request["messages"][1]["content"][0];
+    assert_eq!(part["type"], "video_url");
+    assert!(part["video_url"]["url"]
+        .as_str()
+        .unwrap()
+        .starts_with("data:video/mp4;base64,"));
+    assert!(
+        result.structured_content.unwrap()["adaptations"].is_null(),
+        "sent as it is"
+    );
+    client.cancel().await.unwrap();
+}

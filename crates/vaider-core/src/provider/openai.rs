@@ -84,6 +84,7 @@ impl VisionProvider for OpenAiProvider {
 
     async fn describe(&self, job: ProviderJob<'_>) -> Result<ProviderAnswer, VaiderError> {
         let mut content = Vec::new();
+        let mut videos: Vec<(std::path::PathBuf, &'static str)> = Vec::new();
         let total: u64 = job.parts.iter().map(part_size).sum();
         let mut sent = 0;
         for part in job.parts {
@@ -95,11 +96,11 @@ impl VisionProvider for OpenAiProvider {
                     content.push(json!({"type": "image_url", "image_url": {"url": data_url(image.mime_type, &image.bytes), "detail": "high"}}));
                 }
                 MediaPart::File { path, media } => {
-                    // Only for servers that declared video support; the file is read once.
-                    let bytes = tokio::fs::read(path).await.map_err(|e| {
-                        VaiderError::internal(format!("read {}", path.display()), e)
-                    })?;
-                    content.push(json!({"type": "video_url", "video_url": {"url": data_url(media.mime_type, &bytes)}}));
+                    // Only for servers that declared video support. The data URL is streamed
+                    // into the body from disk (see `streamed_body`), never held whole.
+                    videos.push((path.clone(), media.mime_type));
+                    let marker = format!("{VIDEO_MARKER}{}", videos.len() - 1);
+                    content.push(json!({"type": "video_url", "video_url": {"url": marker}}));
                 }
             }
             sent += part_size(part);
@@ -125,7 +126,16 @@ impl VisionProvider for OpenAiProvider {
             .upstream
             .send(
                 || {
-                    let request = self.upstream.http.post(&url).json(&body);
+                    let request = self.upstream.http.post(&url);
+                    let request = if videos.is_empty() {
+                        request.json(&body)
+                    } else {
+                        let (length, stream) = streamed_body(&body, &videos);
+                        request
+                            .header(reqwest::header::CONTENT_TYPE, "application/json")
+                            .header(reqwest::header::CONTENT_LENGTH, length.to_string())
+                            .body(stream)
+                    };
                     match &self.key {
                         Some(key) if !key.expose().is_empty() => request.bearer_auth(key.expose()),
                         _ => request,
@@ -170,9 +180,123 @@ impl VisionProvider for OpenAiProvider {
     }
 }
 
+/// Stands in the JSON for a video's data URL until the body is streamed.
+const VIDEO_MARKER: &str = "\u{1}vaider-video-";
+
+/// The request body with each video's data URL base64-encoded from disk as it is sent, so a
+/// video never sits in memory whole. Returns the exact length (for Content-Length) and the
+/// body; called again for each retry.
+fn streamed_body(
+    body: &Value,
+    videos: &[(std::path::PathBuf, &'static str)],
+) -> (u64, reqwest::Body) {
+    use futures_util::StreamExt;
+    let text = body.to_string();
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut rest = text.as_str();
+    let mut length = 0u64;
+    for (index, (path, mime)) in videos.iter().enumerate() {
+        // serde_json writes the control character as \u0001.
+        let marker = format!("\\u0001vaider-video-{index}");
+        let Some(at) = rest.find(&marker) else {
+            continue;
+        };
+        let head = format!("{}data:{mime};base64,", &rest[..at]);
+        length += head.len() as u64;
+        pieces.push(Piece::Text(head));
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        length += size.div_ceil(3) * 4;
+        pieces.push(Piece::File(path.clone()));
+        rest = &rest[at + marker.len()..];
+    }
+    length += rest.len() as u64;
+    pieces.push(Piece::Text(rest.to_string()));
+    let stream =
+        futures_util::stream::iter(pieces).flat_map(|piece| match piece {
+            Piece::Text(text) => futures_util::stream::once(async move {
+                Ok::<_, std::io::Error>(bytes::Bytes::from(text))
+            })
+            .boxed(),
+            Piece::File(path) => {
+                futures_util::stream::once(async move { tokio::fs::File::open(path).await })
+                    .flat_map(|opened| match opened {
+                        Ok(file) => base64_chunks(file).boxed(),
+                        Err(e) => futures_util::stream::once(async move { Err(e) }).boxed(),
+                    })
+                    .boxed()
+            }
+        });
+    (length, reqwest::Body::wrap_stream(stream))
+}
+
+/// A file as base64, in 768 KiB reads: every read but the last is filled to a multiple of
+/// 3 bytes, so the pieces' base64 joins with no padding between them.
+fn base64_chunks(
+    file: tokio::fs::File,
+) -> impl futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send {
+    use base64::Engine as _;
+    use tokio::io::AsyncReadExt;
+    futures_util::stream::unfold(Some(file), |file| async move {
+        let mut file = file?;
+        let mut buffer = vec![0u8; 768 * 1024];
+        let mut filled = 0;
+        while filled < buffer.len() {
+            match file.read(&mut buffer[filled..]).await {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) => return Some((Err(e), None)),
+            }
+        }
+        if filled == 0 {
+            return None;
+        }
+        let encoded = base64::engine::general_purpose::STANDARD.encode(&buffer[..filled]);
+        let more = (filled == buffer.len()).then_some(file);
+        Some((Ok(bytes::Bytes::from(encoded)), more))
+    })
+}
+
+enum Piece {
+    Text(String),
+    File(std::path::PathBuf),
+}
+
 fn part_size(part: &MediaPart) -> u64 {
     match part {
         MediaPart::Image { image, .. } => image.bytes.len() as u64,
         MediaPart::File { media, .. } => media.size_bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    #[tokio::test]
+    async fn a_streamed_video_encodes_exactly_as_a_whole_one() {
+        use base64::Engine as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.mp4");
+        // Over two reads, and not a multiple of 3.
+        let bytes: Vec<u8> = (0..2_000_003u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let body = json!({"model": "m", "url": format!("{VIDEO_MARKER}0"), "after": 1});
+        let (length, _) = streamed_body(&body, &[(path.clone(), "video/mp4")]);
+        let file = tokio::fs::File::open(&path).await.unwrap();
+        let chunks: Vec<bytes::Bytes> = base64_chunks(file).map(|c| c.unwrap()).collect().await;
+        let joined: String = chunks
+            .iter()
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .collect();
+        assert_eq!(
+            joined,
+            base64::engine::general_purpose::STANDARD.encode(&bytes)
+        );
+        let expected = body.to_string().replace(
+            "\\u0001vaider-video-0",
+            &format!("data:video/mp4;base64,{joined}"),
+        );
+        assert_eq!(length, expected.len() as u64);
     }
 }
