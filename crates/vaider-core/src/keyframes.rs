@@ -54,14 +54,52 @@ const PIXEL_NOISE: u8 = 24;
 
 /// Finds where the screen changes, without writing any frame. Returns timestamps in seconds.
 pub async fn change_points(video: &Path, options: &KeyframeOptions) -> Result<Vec<f64>> {
-    let filter = format!(
-        "fps={fps},scale={PROBE_WIDTH}:{PROBE_HEIGHT}:flags=area,format=gray",
-        fps = options.sample_fps
-    );
-    let mut child = ffmpeg()
-        .args(["-nostdin", "-v", "error", "-skip_loop_filter", "all", "-i"])
-        .arg(video)
-        .args(["-an", "-vf", &filter, "-f", "rawvideo", "-"])
+    scan(video, options, None).await
+}
+
+/// Decodes the video once at `sample_fps`: tiny grey frames go through a pipe to find the
+/// changes and, when `frames_dir` is given, every sampled frame is also written there as
+/// `NNNNN.jpg` (numbered from 1) so the chosen ones need no second decoding pass.
+async fn scan(
+    video: &Path,
+    options: &KeyframeOptions,
+    frames_dir: Option<&Path>,
+) -> Result<Vec<f64>> {
+    let fps = options.sample_fps;
+    let mut command = ffmpeg();
+    command.args(["-nostdin", "-v", "error"]);
+    if frames_dir.is_none() {
+        // Detection alone tolerates the blockiness of skipping the deblocking filter.
+        command.args(["-skip_loop_filter", "all"]);
+    }
+    command.arg("-i").arg(video).arg("-an");
+    match frames_dir {
+        None => {
+            let filter =
+                format!("fps={fps},scale={PROBE_WIDTH}:{PROBE_HEIGHT}:flags=area,format=gray");
+            command.args(["-vf", &filter, "-f", "rawvideo", "-"]);
+        }
+        Some(dir) => {
+            let graph = format!(
+                "[0:v]fps={fps},split=2[a][b];[a]scale={PROBE_WIDTH}:{PROBE_HEIGHT}:flags=area,format=gray[probe];\
+[b]scale='min({w},iw)':-2[full]",
+                w = options.max_width
+            );
+            command
+                .args([
+                    "-filter_complex",
+                    &graph,
+                    "-map",
+                    "[probe]",
+                    "-f",
+                    "rawvideo",
+                    "pipe:1",
+                ])
+                .args(["-map", "[full]", "-q:v", "2"])
+                .arg(dir.join("%05d.jpg"));
+        }
+    }
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -140,58 +178,33 @@ fn changed_share(a: &[u8], b: &[u8]) -> f64 {
     changed as f64 / a.len().max(1) as f64
 }
 
-/// Chooses the frames and writes each as `out_dir/frame-<ms>.png`.
+/// Chooses the frames and keeps each as `out_dir/frame-<ms>.jpg`, in one decoding pass.
 pub async fn extract(
     video: &Path,
     out_dir: &Path,
     options: &KeyframeOptions,
 ) -> Result<Vec<Keyframe>> {
-    let times = change_points(video, options).await?;
-    std::fs::create_dir_all(out_dir)
-        .map_err(|e| VaiderError::internal(format!("create {}", out_dir.display()), e))?;
-    // One decoding pass picks every chosen frame by its index at the sampling rate, rather
-    // than one seek per frame (each seek decodes from the previous keyframe again).
-    let indices: Vec<u64> = times
-        .iter()
-        .map(|t| (t * options.sample_fps).round() as u64)
-        .collect();
-    let select = indices
-        .iter()
-        .map(|n| format!("eq(n,{n})"))
-        .collect::<Vec<_>>()
-        .join("+");
-    let filter = format!(
-        "fps={fps},select='{select}',scale='min({w},iw)':-2",
-        fps = options.sample_fps,
-        w = options.max_width
-    );
-    let pattern = out_dir.join("frame-%03d.png");
-    let output = ffmpeg()
-        .args(["-nostdin", "-v", "error", "-y", "-i"])
-        .arg(video)
-        .args(["-an", "-vf", &filter, "-vsync", "vfr"])
-        .arg(&pattern)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .await
-        .map_err(ffmpeg_error)?;
-    if !output.status.success() {
-        return Err(VaiderError::internal(
-            "take frames with ffmpeg",
-            String::from_utf8_lossy(&output.stderr).trim().to_string(),
-        ));
+    let all = out_dir.join(".sampled");
+    std::fs::create_dir_all(&all)
+        .map_err(|e| VaiderError::internal(format!("create {}", all.display()), e))?;
+    let times = scan(video, options, Some(&all)).await;
+    let mut frames = Vec::new();
+    if let Ok(times) = &times {
+        for at in times {
+            let index = (at * options.sample_fps).round() as u64;
+            let from = all.join(format!("{:05}.jpg", index + 1));
+            let to = out_dir.join(format!("frame-{:08}ms.jpg", (at * 1000.0).round() as u64));
+            if std::fs::rename(&from, &to).is_ok() {
+                frames.push(Keyframe {
+                    at_seconds: *at,
+                    path: to,
+                });
+            }
+        }
     }
-    // ffmpeg numbers the frames it wrote from 1, in time order.
-    let frames: Vec<Keyframe> = times
-        .iter()
-        .enumerate()
-        .map(|(i, at)| Keyframe {
-            at_seconds: *at,
-            path: out_dir.join(format!("frame-{:03}.png", i + 1)),
-        })
-        .filter(|frame| frame.path.exists())
-        .collect();
+    // The frames not chosen go; only the chosen ones stay with the interaction.
+    let _ = std::fs::remove_dir_all(&all);
+    times?;
     if frames.is_empty() {
         return Err(VaiderError::internal(
             "take frames with ffmpeg",

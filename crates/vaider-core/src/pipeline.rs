@@ -654,7 +654,7 @@ impl Vaider {
                         })?;
                         let limits = caps.image.clone();
                         let image = tokio::task::spawn_blocking(move || {
-                            image_fit::fit(bytes, "image/png", &limits)
+                            image_fit::fit(bytes, "image/jpeg", &limits)
                         })
                         .await
                         .map_err(|e| VaiderError::internal("fit a frame", e))??;
