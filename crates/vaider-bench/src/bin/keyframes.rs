@@ -121,8 +121,8 @@ async fn main() -> Result<()> {
         "## Keyframes benchmark\n\n\
 | Measurement | Value | Target | Result |\n|---|---|---|---|\n\
 | Frames sent for a 60 s 1280x720 screen recording with 8 changes | {} (1 fps sampler: 60) | fewer than 60, one per change + first + last | {} |\n\
-| Change detection time (decode at 4 fps, 160x90 grey) | {:.2} s | | |\n\
-| Whole keyframe extraction (detection + {} PNG frames) | {:.2} s | < 2 s | {} |\n\
+| Change detection alone (decode at 4 fps, 160x90 grey, no deblocking) | {:.2} s | | |\n\
+| Keyframe extraction: one decoding pass finding the changes and keeping {} JPEG frames | {:.2} s | < 2 s | {} |\n\
 | Peak RSS of `vaider serve`, {:.0} MB video to an images-only provider | {:.1} MB (sampled max {:.1} MB; {:.1} MB before) | < 150 MB | {} |\n\
 | That analysis end to end ({} frames sent) | {:.2} s | | |\n\n\
 Change points found (s): {}; true changes at 0 (first frame), {} and the last frame.\n",
@@ -130,8 +130,8 @@ Change points found (s): {}; true changes at 0 (first frame), {} and the last fr
         if frames.len() == CHANGES.len() + 2 { "PASS" } else { "CHECK" },
         detect.as_secs_f64(),
         frames.len(),
-        (detect + extract).as_secs_f64(),
-        verdict((detect + extract) < Duration::from_secs(2)),
+        extract.as_secs_f64(),
+        verdict(extract < Duration::from_secs(2)),
         big_mb,
         peak_mb,
         kib_to_mb(max_sampled),
