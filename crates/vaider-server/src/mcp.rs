@@ -186,15 +186,8 @@ impl VaiderMcp {
         common: CommonArgs,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut request = AnalysisRequest::new(tool, Door::Mcp, source);
-        request.prompt = non_empty(prompt);
-        request.options = options;
-        request.expectations = common.expectations;
-        request.provider = non_empty(common.provider);
-        request.model = non_empty(common.model);
-        request.timeout = timeout_of(common.timeout_sec);
-        request.no_cache = common.no_cache;
-        self.run_request(request, common.cwd, ctx).await
+        let (request, cwd) = request_from(tool, source, prompt, options, common);
+        self.run_request(request, cwd, ctx).await
     }
 
     async fn run_request(
@@ -230,6 +223,25 @@ impl VaiderMcp {
             }
         })
     }
+}
+
+/// A tool call's arguments as a pipeline request, and the `cwd` it named.
+fn request_from(
+    tool: Tool,
+    source: String,
+    prompt: String,
+    options: TaskOptions,
+    common: CommonArgs,
+) -> (AnalysisRequest, String) {
+    let mut request = AnalysisRequest::new(tool, Door::Mcp, source);
+    request.prompt = non_empty(prompt);
+    request.options = options;
+    request.expectations = common.expectations;
+    request.provider = non_empty(common.provider);
+    request.model = non_empty(common.model);
+    request.timeout = timeout_of(common.timeout_sec);
+    request.no_cache = common.no_cache;
+    (request, common.cwd)
 }
 
 fn timeout_of(seconds: u64) -> Option<Duration> {
@@ -405,16 +417,15 @@ impl VaiderMcp {
         Parameters(args): Parameters<UiDiffCheckArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let mut request =
-            AnalysisRequest::new(Tool::UiDiffCheck, Door::Mcp, args.actual_image_source);
+        let (mut request, cwd) = request_from(
+            Tool::UiDiffCheck,
+            args.actual_image_source,
+            args.prompt,
+            TaskOptions::default(),
+            args.common,
+        );
         request.compare_with = Some(args.expected_image_source);
-        request.prompt = non_empty(args.prompt);
-        request.expectations = args.common.expectations;
-        request.provider = non_empty(args.common.provider);
-        request.model = non_empty(args.common.model);
-        request.timeout = timeout_of(args.common.timeout_sec);
-        request.no_cache = args.common.no_cache;
-        self.run_request(request, args.common.cwd, ctx).await
+        self.run_request(request, cwd, ctx).await
     }
 
     /// Check that Vaider is running and ready: version, provider, model, whether an API key is

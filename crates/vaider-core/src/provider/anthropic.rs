@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{MediaPart, ProviderAnswer, ProviderJob, RetryRules, Upstream, VisionProvider};
-use crate::analysis::Usage;
 use crate::error::{UpstreamResponse, VaiderError};
 use crate::progress::Progress;
 use crate::secrets::ApiKey;
@@ -141,28 +140,14 @@ impl VisionProvider for AnthropicProvider {
                     .join("")
             })
             .unwrap_or_default();
-        if text.trim().is_empty() {
-            let reason = answer["stop_reason"]
-                .as_str()
-                .unwrap_or("no text in the answer");
-            return Err(VaiderError::Upstream {
-                message: format!("Anthropic gave no description ({reason})."),
-                response: Some(UpstreamResponse {
-                    status: 200,
-                    body: answer.to_string(),
-                }),
-            });
-        }
-        Ok(ProviderAnswer {
+        let reason = answer["stop_reason"].as_str().map(str::to_string);
+        super::chat_answer(
+            "Anthropic",
+            answer,
             text,
-            usage: Usage {
-                input_tokens: answer["usage"]["input_tokens"].as_u64().unwrap_or(0),
-                output_tokens: answer["usage"]["output_tokens"].as_u64().unwrap_or(0),
-            },
-            model_version: answer["model"].as_str().map(str::to_string),
-            video_seconds: None,
-            raw_response: answer,
+            reason.as_deref(),
+            ("input_tokens", "output_tokens"),
             calls,
-        })
+        )
     }
 }

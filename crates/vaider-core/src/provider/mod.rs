@@ -256,6 +256,41 @@ pub async fn read_json(
     })
 }
 
+/// The answer of a chat-style API: its text and token counts (read from the given usage
+/// fields), or an upstream error saying why there is no text.
+pub fn chat_answer(
+    service: &str,
+    answer: serde_json::Value,
+    text: String,
+    no_text_reason: Option<&str>,
+    usage_fields: (&str, &str),
+    calls: Vec<UpstreamCall>,
+) -> Result<ProviderAnswer, VaiderError> {
+    if text.trim().is_empty() {
+        return Err(VaiderError::Upstream {
+            message: format!(
+                "{service} gave no description ({}).",
+                no_text_reason.unwrap_or("no text in the answer")
+            ),
+            response: Some(crate::error::UpstreamResponse {
+                status: 200,
+                body: answer.to_string(),
+            }),
+        });
+    }
+    Ok(ProviderAnswer {
+        text,
+        usage: Usage {
+            input_tokens: answer["usage"][usage_fields.0].as_u64().unwrap_or(0),
+            output_tokens: answer["usage"][usage_fields.1].as_u64().unwrap_or(0),
+        },
+        model_version: answer["model"].as_str().map(str::to_string),
+        video_seconds: None,
+        raw_response: answer,
+        calls,
+    })
+}
+
 /// A base64 data URL for an image or file.
 pub fn data_url(mime_type: &str, bytes: &[u8]) -> String {
     use base64::Engine as _;

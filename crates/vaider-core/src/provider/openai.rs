@@ -10,7 +10,6 @@ use serde_json::{json, Value};
 use super::{
     data_url, MediaPart, ProviderAnswer, ProviderJob, RetryRules, Upstream, VisionProvider,
 };
-use crate::analysis::Usage;
 use crate::error::{UpstreamResponse, VaiderError};
 use crate::progress::Progress;
 use crate::secrets::ApiKey;
@@ -154,29 +153,15 @@ impl VisionProvider for OpenAiProvider {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        if text.trim().is_empty() {
-            let reason = choice["finish_reason"]
-                .as_str()
-                .unwrap_or("no text in the answer");
-            return Err(VaiderError::Upstream {
-                message: format!("{} gave no description ({reason}).", self.upstream.service),
-                response: Some(UpstreamResponse {
-                    status: 200,
-                    body: answer.to_string(),
-                }),
-            });
-        }
-        Ok(ProviderAnswer {
+        let reason = choice["finish_reason"].as_str().map(str::to_string);
+        super::chat_answer(
+            &self.upstream.service,
+            answer,
             text,
-            usage: Usage {
-                input_tokens: answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-                output_tokens: answer["usage"]["completion_tokens"].as_u64().unwrap_or(0),
-            },
-            model_version: answer["model"].as_str().map(str::to_string),
-            video_seconds: None,
-            raw_response: answer,
+            reason.as_deref(),
+            ("prompt_tokens", "completion_tokens"),
             calls,
-        })
+        )
     }
 }
 
