@@ -46,10 +46,6 @@ impl Tool {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|t| t.as_str() == name)
-    }
-
     /// Whether the tool looks at a video (all others look at images).
     pub fn takes_video(self) -> bool {
         self == Tool::AnalyzeVideo

@@ -270,14 +270,6 @@ fn built_in(name: &str) -> Option<ProviderConfig> {
     })
 }
 
-/// A settings value together with where it came from, for `vaider doctor`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    Default,
-    File,
-    Env(&'static str),
-}
-
 impl Config {
     /// The config folder: `VAIDER_CONFIG_DIR`, else the OS config folder for Vaider.
     pub fn dir() -> PathBuf {
@@ -378,17 +370,6 @@ impl Config {
             self.max_attempts = 1;
         }
         Ok(())
-    }
-
-    /// Where each setting came from, for `vaider doctor`.
-    pub fn origin_of(&self, env_name: &'static str, in_file: bool) -> Origin {
-        if std::env::var(env_name).is_ok_and(|v| !v.is_empty()) {
-            Origin::Env(env_name)
-        } else if in_file {
-            Origin::File
-        } else {
-            Origin::Default
-        }
     }
 
     /// The data folder: config, else `VAIDER_DATA_DIR` (applied into config), else the OS one.

@@ -27,6 +27,9 @@ use crate::{cost, image_fit, keyframes, prompts, source};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The longest time limit a caller may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// A failed analysis, with what the doors need to report it.
 #[derive(Debug)]
 pub struct AnalysisFailure {
@@ -549,6 +552,15 @@ impl Vaider {
         model: &str,
         deadline: Instant,
     ) -> Result<(Vec<(PathBuf, MediaInfo)>, Option<ApiKey>)> {
+        if request
+            .timeout
+            .is_some_and(|t| t.is_zero() || t > MAX_TIMEOUT)
+        {
+            return Err(VaiderError::InvalidRequest(format!(
+                "The timeout must be more than 0 and at most {} seconds.",
+                MAX_TIMEOUT.as_secs()
+            )));
+        }
         if model.trim().is_empty()
             || model.contains(char::is_whitespace)
             || (provider.adapter == Adapter::Gemini && model.contains('/'))
@@ -711,31 +723,15 @@ each is labelled with its time. Describe it as a timeline using those times."
     /// The sha256 of a file seen before (same path, size and modification time), without
     /// reading it.
     fn known_sha256(&self, path: &Path) -> Option<String> {
-        let meta = std::fs::metadata(path).ok()?;
-        let fingerprint = (
-            path.to_path_buf(),
-            meta.len(),
-            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-        );
+        let fingerprint = fingerprint(path).ok()?;
         self.fingerprints.lock().ok()?.get(&fingerprint).cloned()
     }
 
     async fn media_sha256(&self, path: &Path) -> Result<String> {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| VaiderError::internal(format!("read {}", path.display()), e))?;
-        let fingerprint = (
-            path.to_path_buf(),
-            meta.len(),
-            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-        );
-        if let Some(sha) = self
-            .fingerprints
-            .lock()
-            .ok()
-            .and_then(|f| f.get(&fingerprint).cloned())
-        {
+        if let Some(sha) = self.known_sha256(path) {
             return Ok(sha);
         }
+        let fingerprint = fingerprint(path)?;
         let owned = path.to_path_buf();
         let sha = tokio::task::spawn_blocking(move || sha256_file(&owned))
             .await
@@ -1018,6 +1014,17 @@ fn cache_key(parts: &[&str]) -> String {
         hasher.update([0u8]);
     }
     hex::encode(hasher.finalize())
+}
+
+/// What identifies a file's bytes without reading them: path, size and modification time.
+fn fingerprint(path: &Path) -> Result<(PathBuf, u64, SystemTime)> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| VaiderError::internal(format!("read {}", path.display()), e))?;
+    Ok((
+        path.to_path_buf(),
+        meta.len(),
+        meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+    ))
 }
 
 pub fn sha256_file(path: &Path) -> Result<String> {

@@ -245,7 +245,7 @@ fn request_from(
 }
 
 fn timeout_of(seconds: u64) -> Option<Duration> {
-    (seconds > 0).then(|| Duration::from_secs(seconds.min(3600)))
+    (seconds > 0).then(|| Duration::from_secs(seconds))
 }
 
 fn non_empty(text: String) -> Option<String> {

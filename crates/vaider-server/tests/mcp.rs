@@ -367,6 +367,19 @@ async fn bad_input_gets_a_clear_error_and_nothing_is_uploaded() {
     .await;
     assert_eq!(result.is_error, Some(true));
 
+    // The pipeline's limits hold on this door too.
+    let long = call(
+        &client,
+        "analyze_video",
+        json!({"video_source": server.media_path("login-flow.webm"), "timeout_sec": 5000}),
+    )
+    .await;
+    assert!(
+        text_of(&long).starts_with("INVALID_REQUEST"),
+        "{}",
+        text_of(&long)
+    );
+
     // Wrong argument types and unknown tools are refused by the protocol layer.
     let wrong = client
         .call_tool(

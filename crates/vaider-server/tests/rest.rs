@@ -87,13 +87,15 @@ async fn bad_paths_are_400_invalid_path_and_nothing_leaves() {
 async fn malformed_bodies_are_422() {
     let server = TestServer::start().await;
     let url = format!("{}/v1/analyse", server.url);
-    let bodies: [&[u8]; 6] = [
+    let bodies: [&[u8]; 7] = [
         b"",
         b"{not json",
         b"[]",
         br#"{"videoPath": 42}"#,
         br#"{"timeoutSec": 30}"#,
         br#"{"videoPath": "/x.webm", "timeoutSec": -1}"#,
+        // Over the pipeline's one-hour limit, whichever door it came by.
+        br#"{"videoPath": "/x.webm", "timeoutSec": 5000}"#,
     ];
     for body in bodies {
         let response = server

@@ -26,8 +26,6 @@ const CHUNK_GRANULE: usize = 256 * 1024;
 
 pub struct GeminiProvider {
     upstream: Upstream,
-    http: reqwest::Client,
-    base_url: String,
     key: ApiKey,
     chunk_bytes: usize,
     poll_interval: Duration,
@@ -37,8 +35,6 @@ impl GeminiProvider {
     pub fn new(upstream: Upstream, config: &GeminiConfig, key: ApiKey) -> Self {
         let chunk = (config.upload_chunk_mib.max(1) as usize) * 1024 * 1024;
         GeminiProvider {
-            http: upstream.http.clone(),
-            base_url: upstream.base_url.trim_end_matches('/').to_string(),
             upstream,
             key,
             chunk_bytes: chunk.div_ceil(CHUNK_GRANULE) * CHUNK_GRANULE,
@@ -154,14 +150,15 @@ impl GeminiProvider {
         });
         let url = format!(
             "{}/v1beta/models/{}:generateContent",
-            self.base_url, job.model
+            self.upstream.base_url, job.model
         );
         let endpoint = format!("/v1beta/models/{}:generateContent", job.model);
         let response = self
             .upstream
             .send(
                 || {
-                    self.http
+                    self.upstream
+                        .http
                         .post(&url)
                         .header("x-goog-api-key", self.key.expose())
                         .json(&body)
@@ -218,13 +215,14 @@ impl GeminiProvider {
     ) -> Result<UploadedFile, VaiderError> {
         let total = media.size_bytes;
         let display_name = display_name(path, job.interaction_id);
-        let start_url = format!("{}/upload/v1beta/files", self.base_url);
+        let start_url = format!("{}/upload/v1beta/files", self.upstream.base_url);
         let start_body = json!({"file": {"display_name": display_name}});
         let response = self
             .upstream
             .send(
                 || {
-                    self.http
+                    self.upstream
+                        .http
                         .post(&start_url)
                         .header("x-goog-api-key", self.key.expose())
                         .header("X-Goog-Upload-Protocol", "resumable")
@@ -267,7 +265,8 @@ impl GeminiProvider {
                 .upstream
                 .send(
                     || {
-                        self.http
+                        self.upstream
+                            .http
                             .post(&upload_url)
                             .header("X-Goog-Upload-Offset", offset.to_string())
                             .header("X-Goog-Upload-Command", command)
@@ -302,8 +301,8 @@ impl GeminiProvider {
                 }
                 return Ok(UploadedFile {
                     cleanup: Some((
-                        self.http.clone(),
-                        format!("{}/v1beta/{}", self.base_url, name),
+                        self.upstream.http.clone(),
+                        format!("{}/v1beta/{}", self.upstream.base_url, name),
                         self.key.clone(),
                     )),
                     state: file_json["state"]
@@ -324,7 +323,7 @@ impl GeminiProvider {
         job: &ProviderJob<'_>,
         calls: &mut Vec<UpstreamCall>,
     ) -> Result<(), VaiderError> {
-        let url = format!("{}/v1beta/{}", self.base_url, file.name);
+        let url = format!("{}/v1beta/{}", self.upstream.base_url, file.name);
         let endpoint = format!("/v1beta/{}", file.name);
         let mut polls = 0;
         loop {
@@ -352,7 +351,8 @@ impl GeminiProvider {
                 .upstream
                 .send(
                     || {
-                        self.http
+                        self.upstream
+                            .http
                             .get(&url)
                             .header("x-goog-api-key", self.key.expose())
                     },
@@ -386,9 +386,10 @@ impl GeminiProvider {
     }
 
     async fn delete(&self, mut file: UploadedFile, calls: &mut Vec<UpstreamCall>) {
-        let url = format!("{}/v1beta/{}", self.base_url, file.name);
+        let url = format!("{}/v1beta/{}", self.upstream.base_url, file.name);
         let started = Instant::now();
         let status = self
+            .upstream
             .http
             .delete(&url)
             .header("x-goog-api-key", self.key.expose())

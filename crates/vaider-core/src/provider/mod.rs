@@ -116,7 +116,7 @@ pub fn build(
         max_attempts: settings.max_attempts.max(1),
         retry_base: Duration::from_millis(settings.gemini.retry_base_ms.max(1)),
         service: config.name.clone(),
-        base_url: config.base_url.clone(),
+        base_url: config.base_url.trim_end_matches('/').to_string(),
     };
     match config.adapter {
         Adapter::Gemini => Box::new(gemini::GeminiProvider::new(
