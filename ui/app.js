@@ -593,7 +593,7 @@ function historyView(root, r) {
       h('td', { class: 'c-status' }, statusBadge(s.status), s.cached ? h('span', { class: 'badge badge-cached' }, 'cached') : null,
         s.errorCode ? h('span', { class: 'err-code', title: s.errorMessage || '' }, s.errorCode) : null),
       h('td', { class: 'c-num' }, s.status === 'running' ? '…' : fmtDuration(s.durationMs)),
-      h('td', { class: 'c-num' }, fmtCost(s.costUsd)));
+      h('td', { class: 'c-num' }, s.status === 'running' ? '…' : fmtCost(s.costUsd)));
   }
 
   function renderCount() {
@@ -978,6 +978,12 @@ function errorHelp(code) {
   return f ? f() : ['See the response JSON below for what came back, then run it again.'];
 }
 
+/** Sets a media element's src once the session cookie is there (the media route needs it). */
+function withSrc(el, url) {
+  Promise.resolve(app.sessionReady).catch(() => {}).then(() => { el.src = url; });
+  return el;
+}
+
 function detailView(root, r) {
   const id = r.id;
   let d = null;
@@ -1076,9 +1082,12 @@ function detailView(root, r) {
     const isImage = (d.mediaType || '').startsWith('image/');
     if (d.mediaUrl && isVideo) {
       video = h('video', {
-        id: 'media-video', controls: true, preload: 'auto', playsinline: true, src: d.mediaUrl,
+        id: 'media-video', controls: true, preload: 'auto', playsinline: true,
         'aria-label': `Video: ${d.fileName || ''}`,
       });
+      const el = video;
+      // The media route takes the session cookie: set the source once the cookie is there.
+      Promise.resolve(app.sessionReady).catch(() => {}).then(() => { if (el === video) el.src = d.mediaUrl; });
       video.addEventListener('error', () => {
         const note = $('.media-error', mediaPane) || h('p', { class: 'media-error notice' });
         note.textContent = 'The video could not be played here. The file may have moved since the analysis; its path is '
@@ -1094,14 +1103,14 @@ function detailView(root, r) {
     } else if (d.mediaUrl && (isImage || d.expectedMediaUrl)) {
       if (d.expectedMediaUrl) {
         parts.push(h('figure', { class: 'media' },
-          h('img', { src: d.expectedMediaUrl, alt: 'Expected screenshot', id: 'media-expected', loading: 'lazy' }),
+          withSrc(h('img', { alt: 'Expected screenshot', id: 'media-expected' }), d.expectedMediaUrl),
           h('figcaption', null, 'Expected')));
         parts.push(h('figure', { class: 'media' },
-          h('img', { src: d.mediaUrl, alt: 'Actual screenshot', id: 'media-image', loading: 'lazy' }),
+          withSrc(h('img', { alt: 'Actual screenshot', id: 'media-image' }), d.mediaUrl),
           h('figcaption', null, 'Actual')));
       } else {
         parts.push(h('figure', { class: 'media' },
-          h('img', { src: d.mediaUrl, alt: `Screenshot: ${d.fileName || ''}`, id: 'media-image' })));
+          withSrc(h('img', { alt: `Screenshot: ${d.fileName || ''}`, id: 'media-image' }), d.mediaUrl)));
       }
     } else {
       // Nothing playable: a refused file (a text file, a key) is never linked from here.
@@ -1642,17 +1651,21 @@ async function main() {
     if (/(^#|[?&])token=/.test(location.hash)) takeTokenFromUrl();
     route();
   });
+  // The view's first request carries the bearer header, so it need not wait for the cookie;
+  // what cannot send a header (<video>, EventSource) waits for app.sessionReady.
+  app.sessionReady = startSession();
+  route();
   try {
-    await startSession();
+    await app.sessionReady;
   } catch (e) {
     if (e.status === 401) return; // showUnauthorized() has said what to do
-    $('#main').replaceChildren(errorState('Cannot reach the Vaider server', e, () => location.reload()));
     renderServerState();
     renderBanners();
     // Keep trying in the background; the page comes back by itself.
     const timer = setInterval(async () => {
       try {
-        await startSession();
+        app.sessionReady = startSession();
+        await app.sessionReady;
         clearInterval(timer);
         setOnline(true);
         await refreshSettings();
@@ -1662,10 +1675,8 @@ async function main() {
     }, 3000);
     return;
   }
-  await refreshSettings();
-  if (app.unauthorized) return;
   connectEvents();
-  route();
+  await refreshSettings();
 }
 
 main();

@@ -1,0 +1,159 @@
+// The detail page against the real server: the video plays and seeks from the description's
+// timestamps, text is shown as text, errors say what to do, and "Run again" starts a new row.
+import { test, expect, serverPerFile, openUi } from './fixtures.mjs';
+
+test.describe.configure({ mode: 'serial' });
+const ctx = serverPerFile({ name: 'detail' });
+let video;
+let plain;
+
+test.beforeAll(async () => {
+  video = await ctx.server.addMedia('login-flow.webm', 'login-flow.webm');
+  // The fake Gemini describes a video in three timed steps over its length (00:00, 00:01,
+  // 00:03 for this 5.5 s clip) and echoes the start of the prompt.
+  plain = await ctx.server.analyseOk({ videoPath: video, prompt: 'Describe the login test; look closely at 2 seconds in.' });
+});
+
+async function videoState(page) {
+  return page.locator('#media-video').evaluate((v) => ({
+    readyState: v.readyState, currentTime: v.currentTime, paused: v.paused, error: v.error && v.error.code,
+    duration: v.duration,
+  }));
+}
+
+test('the video plays: it reaches HAVE_ENOUGH_DATA and its time advances', async ({ page }) => {
+  await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
+  const v = page.locator('#media-video');
+  await expect(v).toBeVisible();
+  await expect(v).toHaveAttribute('src', `/api/interactions/${plain.interactionId}/media`);
+  await expect.poll(async () => (await videoState(page)).readyState, { timeout: 20_000 }).toBe(4);
+  const before = await videoState(page);
+  expect(before.error).toBeNull();
+  expect(before.duration).toBeGreaterThan(5);
+  await v.evaluate((el) => el.play());
+  await expect.poll(async () => (await videoState(page)).currentTime, { timeout: 10_000 }).toBeGreaterThan(0.5);
+});
+
+test('a timestamp in the description seeks the video', async ({ page }) => {
+  await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
+  const description = page.locator('#description');
+  await expect(description).toContainText('The login page is shown');
+  const links = description.locator('a.ts');
+  const times = await links.evaluateAll((as) => as.map((a) => ({ text: a.textContent, t: Number(a.dataset.t) })));
+  // 00:00, 00:01 and 00:03 from the steps, and "at 2 seconds" echoed from the prompt.
+  expect(times.map((x) => x.t)).toEqual(expect.arrayContaining([0, 1, 3]));
+  const later = times.filter((x) => x.t >= 1).sort((a, b) => b.t - a.t)[0];
+  expect(later, `a timestamp after 0 s in ${JSON.stringify(times)}`).toBeTruthy();
+  await expect.poll(async () => (await videoState(page)).readyState, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+
+  await description.locator(`a.ts[data-t="${later.t}"]`).first().click();
+  await expect.poll(async () => (await videoState(page)).currentTime, { timeout: 5000 })
+    .toBeGreaterThanOrEqual(later.t - 0.05);
+  const after = await videoState(page);
+  expect(after.currentTime).toBeLessThan(later.t + 1.5);
+  expect(after.paused).toBe(false);
+
+  // And back to the start.
+  await description.locator('a.ts[data-t="0"]').first().click();
+  await expect.poll(async () => (await videoState(page)).currentTime, { timeout: 5000 }).toBeLessThan(1);
+  // The URL did not change: a seek is not a navigation.
+  await expect(page).toHaveURL(new RegExp(`#/i/${plain.interactionId}$`));
+});
+
+test('facts, usage, raw JSON and the log folder are shown', async ({ page }) => {
+  await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
+  const facts = page.locator('#facts');
+  await expect(facts).toContainText('gemini-2.5-flash');
+  await expect(facts).toContainText(/\d+ in · \d+ out/);
+  await expect(facts).toContainText('$');
+  await expect(facts).toContainText('video/webm');
+  await expect(page.locator('.detail-meta .badge').first()).toHaveText('ok');
+
+  await page.click('#request-json summary');
+  await expect(page.locator('#request-json pre')).toBeVisible();
+  const request = JSON.parse(await page.locator('#request-json pre').textContent());
+  expect(JSON.stringify(request)).toContain('login-flow.webm');
+  await page.click('#response-json summary');
+  const responseText = await page.locator('#response-json pre').textContent();
+  expect(() => JSON.parse(responseText)).not.toThrow();
+  // Pretty-printed, not one long line.
+  expect(responseText.split('\n').length).toBeGreaterThan(5);
+  expect(responseText).not.toContain('test-gemini-key');
+
+  await expect(page.locator('#log-dir')).toHaveText(/login-flow\.webm\.VaiderInteractions/);
+  await expect(page.locator('#copy-log-dir')).toBeVisible();
+  await expect(page.locator('#open-folder')).toBeVisible();
+});
+
+test('text from the model and the prompt is shown as text, never run as HTML', async ({ page }) => {
+  const evil = '<img src=x onerror="window.__owned=1"><script>window.__owned=2</script> **bold** at 3 seconds';
+  const result = await ctx.server.analyseOk({ videoPath: video, prompt: evil, noCache: true });
+  await openUi(page, ctx.server, `#/i/${result.interactionId}`);
+  await expect(page.locator('#description')).toBeVisible();
+  // The fake echoes the prompt into the description: it must appear literally.
+  await expect(page.locator('#description')).toContainText('<img src=x onerror=');
+  await expect(page.locator('#description strong')).toHaveText('bold');
+  await expect(page.locator('#description a.ts[data-t="3"]')).toHaveText('at 3 seconds');
+  await expect(page.locator('.facts .prompt-text')).toHaveText(evil);
+  await page.click('#request-json summary');
+  await expect(page.locator('#request-json pre')).toContainText('onerror');
+  expect(await page.locator('#main img').count()).toBe(0);
+  expect(await page.locator('#main script').count()).toBe(0);
+  expect(await page.evaluate(() => window.__owned)).toBeUndefined();
+});
+
+test('expectations show their verdict and evidence', async ({ page }) => {
+  const result = await ctx.server.analyseOk({
+    videoPath: video, noCache: true,
+    expectations: ['the dashboard shows "Welcome"', 'no error message appears'],
+  });
+  await openUi(page, ctx.server, `#/i/${result.interactionId}`);
+  const items = page.locator('#expectations .verdict');
+  await expect(items).toHaveCount(2);
+  await expect(items.first()).toContainText('the dashboard shows "Welcome"');
+  await expect(items.first().locator('.badge')).toHaveText(/^(met|not met|unclear)$/);
+  await expect(items.nth(1)).toContainText('no error message appears');
+});
+
+test('a refused request shows its error code, message and what to do', async ({ page }) => {
+  const secret = `${ctx.server.projectDir}/notes.txt`;
+  const fs = await import('node:fs/promises');
+  await fs.writeFile(secret, 'not a video at all\n');
+  const res = await ctx.server.analyse({ videoPath: secret });
+  expect(res.status).toBe(400);
+  expect(res.body.error.code).toBe('INVALID_PATH');
+  const page1 = await ctx.server.json('/api/history?status=rejected');
+  expect(page1.status).toBe(200);
+  const row = page1.body.items[0];
+  await openUi(page, ctx.server, `#/i/${row.id}`);
+  await expect(page.locator('#error-box')).toBeVisible();
+  await expect(page.locator('#error-code')).toHaveText('INVALID_PATH');
+  await expect(page.locator('#error-message')).not.toBeEmpty();
+  await expect(page.locator('#error-box')).toContainText('What to do');
+  await expect(page.locator('.detail-meta .badge').first()).toHaveText('rejected');
+});
+
+test('"Run again" with an edited prompt opens the new analysis, which finishes through events', async ({ page }) => {
+  await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
+  await expect(page.locator('#run-prompt')).toHaveValue('Describe the login test; look closely at 2 seconds in.');
+  await page.fill('#run-prompt', 'Again, and say where the password is typed.');
+  await page.fill('#run-expectations', 'the login page is shown\nthe dashboard appears');
+  await page.evaluate(() => { window.__sameDocument = 1; });
+  await page.click('#run-again');
+  await expect(page).not.toHaveURL(new RegExp(`#/i/${plain.interactionId}$`));
+  await expect(page).toHaveURL(/#\/i\/[0-9a-zA-Z-]+$/);
+  const newId = decodeURIComponent(page.url().split('#/i/')[1]);
+  expect(newId).not.toBe(plain.interactionId);
+  await expect(page.locator('.detail-meta .badge').first()).toHaveText('ok', { timeout: 30_000 });
+  await expect(page.locator('#expectations .verdict')).toHaveCount(2);
+  await expect(page.locator('.facts .prompt-text')).toHaveText('Again, and say where the password is typed.');
+  expect(await page.evaluate(() => window.__sameDocument)).toBe(1);
+  const detail = await ctx.server.json(`/api/interactions/${newId}`);
+  expect(detail.body.door).toBe('ui');
+  expect(detail.body.cached).toBe(false);
+});
+
+test('an unknown id says so', async ({ page }) => {
+  await openUi(page, ctx.server, '#/i/0000000000000000000000000000dead');
+  await expect(page.locator('#detail-not-found')).toContainText('Not in the history');
+});
