@@ -97,7 +97,8 @@ exec ./node_modules/.bin/playwright test "$@"
 
 if [ "$rc" -ne 0 ] && [ -s "$dbus_log" ]; then
     echo "---- dbus-run-session log ----" >&2
-    grep -v 'Failed to set fd limit' "$dbus_log" >&2 || true
+    # Chromium asks the session bus for desktop portals that a headless box lacks: not news.
+    grep -Ev 'Failed to set fd limit|portal|Gtk-WARNING|PipeWire|pw\.conf|a11y|max threads|^$' "$dbus_log" | tail -n 40 >&2 || true
 fi
 
 # One plain closing line with the counts, from Playwright's JSON report.

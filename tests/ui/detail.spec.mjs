@@ -93,7 +93,7 @@ test('text from the model and the prompt is shown as text, never run as HTML', a
   // The fake echoes the prompt into the description: it must appear literally.
   await expect(page.locator('#description')).toContainText('<img src=x onerror=');
   await expect(page.locator('#description strong')).toHaveText('bold');
-  await expect(page.locator('#description a.ts[data-t="3"]')).toHaveText('at 3 seconds');
+  await expect(page.locator('#description a.ts', { hasText: 'at 3 seconds' })).toHaveAttribute('data-t', '3');
   await expect(page.locator('.facts .prompt-text')).toHaveText(evil);
   await page.click('#request-json summary');
   await expect(page.locator('#request-json pre')).toContainText('onerror');
