@@ -8,15 +8,18 @@ use std::time::Duration;
 use fake_gemini::FakeGemini;
 
 const USAGE: &str =
-    "usage: fake-gemini [--port N] [--processing-polls N] [--generate-delay-ms N]\n\
+    "usage: fake-gemini [--port N] [--processing-polls N] [--generate-delay-ms N] [--reply-file PATH]\n\
   Serves a local stand-in for the Gemini REST API on 127.0.0.1 (API key: test-gemini-key)\n\
   and prints FAKE_GEMINI_URL=http://127.0.0.1:PORT once listening.\n\
+  --reply-file: every answer's text is this file's content (for UI tests that need a\n\
+  known description, e.g. JSON with timestamps), instead of the built-in answer.\n\
   Set FAKE_GEMINI_LOG=1 to log each request's method and path (never its query) to stderr.";
 
 struct Options {
     port: u16,
     processing_polls: Option<u32>,
     generate_delay_ms: Option<u64>,
+    reply_file: Option<String>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -24,6 +27,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         port: 0,
         processing_polls: None,
         generate_delay_ms: None,
+        reply_file: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -48,6 +52,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--port" => opts.port = value.parse().map_err(bad)?,
             "--processing-polls" => opts.processing_polls = Some(value.parse().map_err(bad)?),
             "--generate-delay-ms" => opts.generate_delay_ms = Some(value.parse().map_err(bad)?),
+            "--reply-file" => opts.reply_file = Some(value),
             _ => return Err(format!("unknown argument {flag:?}")),
         }
         i += 1;
@@ -81,6 +86,15 @@ async fn main() -> ExitCode {
     }
     if let Some(ms) = opts.generate_delay_ms {
         fake.set_generate_delay(Duration::from_millis(ms));
+    }
+    if let Some(path) = &opts.reply_file {
+        match std::fs::read_to_string(path) {
+            Ok(text) => fake.set_reply_text(Some(text)),
+            Err(e) => {
+                eprintln!("fake-gemini: cannot read --reply-file {path}: {e}");
+                return ExitCode::from(2);
+            }
+        }
     }
     let mut out = std::io::stdout().lock();
     if writeln!(out, "FAKE_GEMINI_URL={}", fake.base_url())

@@ -20,9 +20,13 @@ use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider, VERSION};
 use crate::{Command, KeyAction};
 
 pub async fn run(command: Command) -> Result<ExitCode> {
-    init_logging(matches!(command, Command::Serve { .. } | Command::Stdio));
+    init_logging(matches!(
+        command,
+        Command::Serve { .. } | Command::Stdio | Command::Ui { .. }
+    ));
     match command {
         Command::Serve { port, host } => serve(port, host).await,
+        Command::Ui { no_open } => ui(no_open).await,
         Command::Stdio => stdio().await,
         Command::Analyse {
             source,
@@ -89,25 +93,81 @@ fn init_logging(server: bool) {
 }
 
 async fn serve(port: Option<u16>, host: std::net::IpAddr) -> Result<ExitCode> {
-    let mut config = Config::load()?;
-    if let Some(port) = port {
-        config.port = port;
-    }
-    let listener = vaider_server::bind(SocketAddr::new(host, config.port)).await?;
-    let addr = listener.local_addr()?;
-    let engine = Vaider::open(config)?;
-    let token = secrets::server_token(engine.data_dir())?;
-    if !engine.status().await.key_configured {
+    let running = start_server(port, Some(host)).await?;
+    let base = running.base_url();
+    println!("Vaider {VERSION} listening on {base} (MCP: {base}/mcp, REST: {base}/v1, history UI: `vaider ui`, token: `vaider token`)");
+    tokio::spawn(stop_on_signal(running.shutdown_token()));
+    running.wait().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The same server the tray app embeds, with the same port, token, config and data.
+async fn start_server(
+    port: Option<u16>,
+    host: Option<std::net::IpAddr>,
+) -> Result<vaider_server::embedded::RunningServer> {
+    let running = vaider_server::embedded::start(vaider_server::embedded::StartOptions {
+        port,
+        host,
+        desktop: None,
+    })
+    .await?;
+    if !running.engine.status().await.key_configured {
         tracing::warn!(
             "no API key is configured: analyses will fail until you run `vaider key set` or set GEMINI_API_KEY"
         );
     }
-    let base = format!("http://{addr}");
-    println!("Vaider {VERSION} listening on {base} (MCP: {base}/mcp, REST: {base}/v1, token: `vaider token`)");
-    let shutdown = CancellationToken::new();
-    tokio::spawn(stop_on_signal(shutdown.clone()));
-    vaider_server::serve(listener, engine, &token, shutdown).await?;
+    Ok(running)
+}
+
+/// Opens the history UI of the running server, or starts one here and opens it.
+async fn ui(no_open: bool) -> Result<ExitCode> {
+    let config = Config::load()?;
+    let addr = SocketAddr::from(([127, 0, 0, 1], config.port));
+    let already = tokio::task::spawn_blocking(move || vaider_server::vaider_answers_on(addr))
+        .await
+        .unwrap_or(false);
+    let token = secrets::server_token(&config.data_dir())?;
+    let link = format!("http://{addr}/#token={token}");
+    let open = |link: &str| {
+        if no_open {
+            return;
+        }
+        if let Err(why) = open_in_browser(link) {
+            eprintln!("Could not start a browser ({why}): open the link yourself.");
+        }
+    };
+    if already {
+        println!("Vaider's history: {link}");
+        open(&link);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let running = start_server(None, None).await?;
+    let link = running.ui_url();
+    println!("Vaider {VERSION} is running here until you press Ctrl+C.\nVaider's history: {link}");
+    open(&link);
+    tokio::spawn(stop_on_signal(running.shutdown_token()));
+    running.wait().await?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn open_in_browser(link: &str) -> std::io::Result<()> {
+    let mut command = if cfg!(target_os = "macos") {
+        std::process::Command::new("open")
+    } else if cfg!(target_os = "windows") {
+        let mut c = std::process::Command::new("cmd");
+        c.args(["/C", "start", ""]);
+        c
+    } else {
+        std::process::Command::new("xdg-open")
+    };
+    command
+        .arg(link)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(|_| ())
 }
 
 async fn stop_on_signal(shutdown: CancellationToken) {

@@ -30,6 +30,12 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1")]
         host: std::net::IpAddr,
     },
+    /// Open the history UI in the browser (starts the server here if none is running).
+    Ui {
+        /// Print the link only; do not start a browser.
+        #[arg(long)]
+        no_open: bool,
+    },
     /// Serve MCP over stdin/stdout, for clients that start their servers as processes.
     Stdio,
     /// Describe a video or image from the terminal, through the same pipeline as the server.

@@ -116,6 +116,9 @@ pub struct AnalysisRequest {
     /// Folders a relative path may be relative to, in order: the client's MCP roots, then its
     /// explicit `cwd`. The server's own working directory is tried last.
     pub base_dirs: Vec<PathBuf>,
+    /// The interaction id to use, when the caller must know it before the answer (the UI's
+    /// "Run again" opens the new entry at once). None: a fresh one.
+    pub id: Option<String>,
 }
 
 impl AnalysisRequest {
@@ -133,6 +136,7 @@ impl AnalysisRequest {
             timeout: None,
             no_cache: false,
             base_dirs: Vec::new(),
+            id: None,
         }
     }
 }

@@ -22,6 +22,8 @@ pub enum ErrorCode {
     NoApiKey,
     /// Something inside Vaider failed (disk, database).
     Internal,
+    /// Analyses are paused from the tray app or the UI.
+    Paused,
 }
 
 impl ErrorCode {
@@ -33,6 +35,7 @@ impl ErrorCode {
             ErrorCode::UpstreamError => "UPSTREAM_ERROR",
             ErrorCode::NoApiKey => "NO_API_KEY",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::Paused => "PAUSED",
         }
     }
 }
@@ -70,6 +73,9 @@ pub enum VaiderError {
 
     #[error("Vaider could not {action}: {reason}")]
     Internal { action: String, reason: String },
+
+    #[error("Vaider is paused: a person paused it from the tray menu or the history window. Ask them to choose Resume server, or retry later.")]
+    Paused,
 }
 
 impl VaiderError {
@@ -81,6 +87,7 @@ impl VaiderError {
             VaiderError::Upstream { .. } => ErrorCode::UpstreamError,
             VaiderError::NoApiKey { .. } => ErrorCode::NoApiKey,
             VaiderError::Internal { .. } => ErrorCode::Internal,
+            VaiderError::Paused => ErrorCode::Paused,
         }
     }
 

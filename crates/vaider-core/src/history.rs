@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
 
 use crate::analysis::AnalysisResult;
 use crate::error::{Result, VaiderError};
@@ -33,6 +34,18 @@ impl Status {
             Status::Rejected => "rejected",
         }
     }
+    /// The status named by a filter; none for an unknown name.
+    pub fn from_name(s: &str) -> Option<Status> {
+        match s {
+            "running" => Some(Status::Running),
+            "ok" => Some(Status::Ok),
+            "error" => Some(Status::Error),
+            "timeout" => Some(Status::Timeout),
+            "rejected" => Some(Status::Rejected),
+            _ => None,
+        }
+    }
+
     fn parse(s: &str) -> Status {
         match s {
             "running" => Status::Running,
@@ -72,6 +85,9 @@ pub struct Interaction {
     pub cost_usd: f64,
     pub duration_ms: Option<u64>,
     pub log_dir: Option<String>,
+    /// The project folder the media belongs to (the client's root or working folder, else the
+    /// media's folder), for the history's filter.
+    pub project: Option<String>,
 }
 
 /// What is known when a row is opened, before the provider is called.
@@ -92,6 +108,50 @@ pub struct NewInteraction<'a> {
     pub expectations: &'a [String],
     pub cache_key: Option<&'a str>,
     pub log_dir: Option<&'a str>,
+    pub project: Option<&'a str>,
+}
+
+/// A row started or ended: what the history views listen to, so they update without polling.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub id: String,
+    pub status: Status,
+    /// "started" or "finished".
+    pub kind: &'static str,
+}
+
+/// What the history view asks for: text search and filters, newest first, a page at a time.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// Case-insensitive text in the source, prompt, description, model or error.
+    pub text: Option<String>,
+    pub status: Option<Status>,
+    pub tool: Option<String>,
+    pub project: Option<String>,
+    /// The `next` cursor of the page before.
+    pub before: Option<String>,
+    pub limit: usize,
+}
+
+/// One page of a [`Query`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    pub items: Vec<Interaction>,
+    /// Pass back as `before` for the next page; none on the last page.
+    pub next: Option<String>,
+    /// Every match, not only this page.
+    pub total: u64,
+}
+
+/// The values present in the history, for the view's filters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facets {
+    pub tools: Vec<String>,
+    pub projects: Vec<String>,
+    pub statuses: Vec<Status>,
 }
 
 /// How a row ends.
@@ -121,6 +181,7 @@ pub struct Totals {
 #[derive(Clone)]
 pub struct History {
     conn: Arc<Mutex<Connection>>,
+    changes: broadcast::Sender<Change>,
 }
 
 const SCHEMA: &str = "
@@ -157,10 +218,22 @@ CREATE INDEX IF NOT EXISTS interactions_cache ON interactions(cache_key, status)
 CREATE INDEX IF NOT EXISTS interactions_status ON interactions(status, created_at DESC);
 ";
 
+/// Added after the first release: applied to older databases when they are opened.
+const MIGRATIONS: &[(&str, &str)] = &[(
+    "project",
+    "ALTER TABLE interactions ADD COLUMN project TEXT;",
+)];
+
+/// Indexes on migrated columns, created after the migrations.
+const LATE_INDEXES: &str = "
+CREATE INDEX IF NOT EXISTS interactions_project ON interactions(project, created_at DESC);
+CREATE INDEX IF NOT EXISTS interactions_tool ON interactions(tool, created_at DESC);
+";
+
 const COLUMNS: &str = "id, created_at, finished_at, tool, door, source, media_path, media_type,
     media_sha256, size_bytes, provider, model, prompt, expectations_json, status, cached,
     description, error_code, error_message, input_tokens, output_tokens, cost_usd, duration_ms,
-    log_dir";
+    log_dir, project";
 
 impl History {
     pub fn open(path: &Path) -> Result<History> {
@@ -177,10 +250,27 @@ impl History {
             .and_then(|_| conn.pragma_update(None, "synchronous", "NORMAL"))
             .and_then(|_| conn.busy_timeout(std::time::Duration::from_secs(5)))
             .and_then(|_| conn.execute_batch(SCHEMA))
+            .and_then(|_| migrate(&conn))
+            .and_then(|_| conn.execute_batch(LATE_INDEXES))
             .map_err(|e| db_error("prepare the history", e))?;
         Ok(History {
             conn: Arc::new(Mutex::new(conn)),
+            changes: broadcast::channel(256).0,
         })
+    }
+
+    /// Started and finished rows, as they happen in this process.
+    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    fn announce(&self, id: &str, status: Status, kind: &'static str) {
+        // No listener is the normal case for the CLI: nothing to do then.
+        let _ = self.changes.send(Change {
+            id: id.to_string(),
+            status,
+            kind,
+        });
     }
 
     fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>, what: &str) -> Result<T> {
@@ -198,8 +288,8 @@ impl History {
                 c.execute(
                     "INSERT INTO interactions (id, created_at, tool, door, source, media_path,
                         media_type, media_sha256, size_bytes, provider, model, prompt,
-                        expectations_json, status, cache_key, log_dir)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14, ?15)",
+                        expectations_json, status, cache_key, log_dir, project)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14, ?15, ?16)",
                     params![
                         row.id,
                         row.created_at,
@@ -216,15 +306,21 @@ impl History {
                         expectations,
                         row.cache_key,
                         row.log_dir,
+                        row.project,
                     ],
                 )
             },
             "record the request in history",
         )?;
+        self.announce(row.id, Status::Running, "started");
         Ok(())
     }
 
     pub fn finish(&self, id: &str, finished_at: &str, outcome: Outcome<'_>) -> Result<()> {
+        let status = match &outcome {
+            Outcome::Ok(_) => Status::Ok,
+            Outcome::Failed { status, .. } => *status,
+        };
         self.with(
             |c| match outcome {
                 Outcome::Ok(result) => c.execute(
@@ -266,6 +362,7 @@ impl History {
             },
             "record the answer in history",
         )?;
+        self.announce(id, status, "finished");
         Ok(())
     }
 
@@ -336,6 +433,129 @@ impl History {
         )
     }
 
+    /// One page of the history view: filtered, searched, newest first.
+    pub fn search(&self, query: &Query) -> Result<Page> {
+        let mut conditions: Vec<&str> = Vec::new();
+        let mut values: Vec<rusqlite::types::Value> = Vec::new();
+        if let Some(text) = query
+            .text
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            conditions.push(
+                "(source LIKE ?N ESCAPE '\\' OR prompt LIKE ?N ESCAPE '\\'
+                  OR description LIKE ?N ESCAPE '\\' OR model LIKE ?N ESCAPE '\\'
+                  OR error_message LIKE ?N ESCAPE '\\' OR tool LIKE ?N ESCAPE '\\')",
+            );
+            values.push(like_pattern(text).into());
+        }
+        if let Some(status) = query.status {
+            conditions.push("status = ?N");
+            values.push(status.as_str().to_string().into());
+        }
+        if let Some(tool) = query.tool.as_deref().filter(|t| !t.is_empty()) {
+            conditions.push("tool = ?N");
+            values.push(tool.to_string().into());
+        }
+        if let Some(project) = query.project.as_deref().filter(|p| !p.is_empty()) {
+            conditions.push("project = ?N");
+            values.push(project.to_string().into());
+        }
+        // Numbered parameters, so one search text can be used in several places.
+        let mut filter = String::new();
+        for (i, condition) in conditions.iter().enumerate() {
+            filter.push_str(if i == 0 { " WHERE " } else { " AND " });
+            filter.push_str(&condition.replace("?N", &format!("?{}", i + 1)));
+        }
+        let mut page_filter = filter.clone();
+        let mut page_values = values.clone();
+        if let Some((created_at, id)) = query.before.as_deref().and_then(|b| b.split_once('|')) {
+            let n = page_values.len();
+            page_filter.push_str(if page_filter.is_empty() {
+                " WHERE "
+            } else {
+                " AND "
+            });
+            page_filter.push_str(&format!("(created_at, id) < (?{}, ?{})", n + 1, n + 2));
+            page_values.push(created_at.to_string().into());
+            page_values.push(id.to_string().into());
+        }
+        let limit = query.limit.clamp(1, 500);
+        self.with(
+            |c| {
+                let total: i64 = c.query_row(
+                    &format!("SELECT COUNT(*) FROM interactions{filter}"),
+                    rusqlite::params_from_iter(values.iter()),
+                    |r| r.get(0),
+                )?;
+                let mut stmt = c.prepare(&format!(
+                    "SELECT {COLUMNS} FROM interactions{page_filter}
+                     ORDER BY created_at DESC, id DESC LIMIT {}",
+                    limit + 1
+                ))?;
+                let mut items: Vec<Interaction> = stmt
+                    .query_map(
+                        rusqlite::params_from_iter(page_values.iter()),
+                        row_to_interaction,
+                    )?
+                    .collect::<rusqlite::Result<_>>()?;
+                let next = if items.len() > limit {
+                    items.truncate(limit);
+                    items.last().map(|i| format!("{}|{}", i.created_at, i.id))
+                } else {
+                    None
+                };
+                Ok(Page {
+                    items,
+                    next,
+                    total: total as u64,
+                })
+            },
+            "search the history",
+        )
+    }
+
+    /// The tools, projects and statuses that occur, for the filters.
+    pub fn facets(&self) -> Result<Facets> {
+        self.with(
+            |c| {
+                let column = |sql: &str| -> rusqlite::Result<Vec<String>> {
+                    let mut stmt = c.prepare(sql)?;
+                    let values = stmt.query_map([], |r| r.get(0))?.collect();
+                    values
+                };
+                Ok(Facets {
+                    tools: column("SELECT DISTINCT tool FROM interactions ORDER BY tool")?,
+                    projects: column(
+                        "SELECT DISTINCT project FROM interactions WHERE project IS NOT NULL ORDER BY project",
+                    )?,
+                    statuses: column("SELECT DISTINCT status FROM interactions ORDER BY status")?
+                        .iter()
+                        .map(|s| Status::parse(s))
+                        .collect(),
+                })
+            },
+            "read the history's filters",
+        )
+    }
+
+    /// The full stored answer of a successful row.
+    pub fn result(&self, id: &str) -> Result<Option<AnalysisResult>> {
+        let json: Option<Option<String>> = self.with(
+            |c| {
+                c.query_row(
+                    "SELECT result_json FROM interactions WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .optional()
+            },
+            "read the history",
+        )?;
+        Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
     pub fn totals(&self) -> Result<Totals> {
         self.with(
             |c| {
@@ -386,7 +606,36 @@ fn row_to_interaction(r: &rusqlite::Row<'_>) -> rusqlite::Result<Interaction> {
         cost_usd: r.get(21)?,
         duration_ms: r.get::<_, Option<i64>>(22)?.map(|d| d as u64),
         log_dir: r.get(23)?,
+        project: r.get(24)?,
     })
+}
+
+/// Adds the columns an older database lacks.
+fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('interactions')")?;
+    let present: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (column, statement) in MIGRATIONS {
+        if !present.iter().any(|p| p == column) {
+            conn.execute_batch(statement)?;
+        }
+    }
+    Ok(())
+}
+
+/// `LIKE` pattern for a text search, with the user's `%`, `_` and `\` taken literally.
+fn like_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
 }
 
 fn db_error(what: &str, e: rusqlite::Error) -> VaiderError {

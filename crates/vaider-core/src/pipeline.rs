@@ -6,7 +6,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
@@ -60,6 +61,8 @@ pub struct StatusReport {
     pub max_concurrent: usize,
     pub timeout_sec: u64,
     pub cache: bool,
+    /// Paused from the tray or the UI: analyses are refused with PAUSED until resumed.
+    pub paused: bool,
     pub data_dir: String,
     /// Every provider Vaider can use, whether it is ready, and which tools it serves.
     pub providers: Vec<ProviderStatus>,
@@ -82,10 +85,16 @@ pub struct ProviderStatus {
 
 /// The engine. One per process, shared by every door.
 pub struct Vaider {
-    config: Config,
+    /// Replaced whole when settings change; each analysis keeps the one it started with.
+    config: RwLock<Arc<Config>>,
     history: History,
     http: reqwest::Client,
-    upstream_slots: Arc<Semaphore>,
+    /// Replaced when the concurrency limit changes; running analyses keep their old permits.
+    upstream_slots: RwLock<Arc<Semaphore>>,
+    /// Paused from the tray or the UI: analyses are refused until resumed.
+    paused: AtomicBool,
+    /// Settings and pause changes, for the UI's live view.
+    changes: tokio::sync::broadcast::Sender<EngineChange>,
     data_dir: PathBuf,
     dotenv_dirs: Vec<PathBuf>,
     /// Keys found so far, by provider.
@@ -119,8 +128,10 @@ impl Vaider {
         }
         dotenv_dirs.push(Config::dir());
         Ok(Arc::new(Vaider {
-            upstream_slots: Arc::new(Semaphore::new(config.max_concurrent.max(1))),
-            config,
+            upstream_slots: RwLock::new(Arc::new(Semaphore::new(config.max_concurrent.max(1)))),
+            config: RwLock::new(Arc::new(config)),
+            paused: AtomicBool::new(false),
+            changes: tokio::sync::broadcast::channel(64).0,
             history,
             http,
             data_dir,
@@ -130,8 +141,68 @@ impl Vaider {
         }))
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The settings in force now.
+    pub fn config(&self) -> Arc<Config> {
+        match self.config.read() {
+            Ok(config) => config.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Puts new settings in force for the analyses that start from now on. Returns the
+    /// settings that only a restart applies (the port is bound, the data folder holds the open
+    /// history).
+    pub fn apply_config(&self, new: Config) -> Vec<&'static str> {
+        let old = self.config();
+        let mut restart_needed = Vec::new();
+        if new.port != old.port {
+            restart_needed.push("port");
+        }
+        if new.data_dir() != old.data_dir() {
+            restart_needed.push("dataDir");
+        }
+        if new.max_concurrent != old.max_concurrent {
+            if let Ok(mut slots) = self.upstream_slots.write() {
+                *slots = Arc::new(Semaphore::new(new.max_concurrent.max(1)));
+            }
+        }
+        if new.provider != old.provider {
+            // A key remembered for the old default must not answer for the new one.
+            self.forget_keys();
+        }
+        match self.config.write() {
+            Ok(mut config) => *config = Arc::new(new),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(new),
+        }
+        let _ = self.changes.send(EngineChange::Settings);
+        restart_needed
+    }
+
+    /// Refuses new analyses (with `PAUSED`) until [`Vaider::resume`]; running ones finish.
+    pub fn pause(&self) {
+        self.paused.store(true, Ordering::SeqCst);
+        let _ = self.changes.send(EngineChange::Paused(true));
+    }
+
+    pub fn resume(&self) {
+        self.paused.store(false, Ordering::SeqCst);
+        let _ = self.changes.send(EngineChange::Paused(false));
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+
+    /// Settings and pause changes as they happen.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<EngineChange> {
+        self.changes.subscribe()
+    }
+
+    fn upstream_slots(&self) -> Arc<Semaphore> {
+        match self.upstream_slots.read() {
+            Ok(slots) => slots.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     pub fn history(&self) -> &History {
@@ -162,7 +233,7 @@ impl Vaider {
 
     /// Uses this key for the default provider from now on (the tray app's settings, tests).
     pub fn set_api_key(&self, key: ApiKey, source: KeySource) {
-        let provider = self.config.provider.clone();
+        let provider = self.config().provider.clone();
         self.set_provider_key(&provider, key, source);
     }
 
@@ -180,41 +251,43 @@ impl Vaider {
     }
 
     pub async fn status(&self) -> StatusReport {
+        let config = self.config();
         let mut providers = Vec::new();
-        for name in self.config.provider_names() {
-            let Ok(config) = self.config.provider(&name) else {
+        for name in config.provider_names() {
+            let Ok(provider) = config.provider(&name) else {
                 continue;
             };
             let key = self.api_key(&name).await;
             providers.push(ProviderStatus {
-                adapter: format!("{:?}", config.adapter).to_lowercase(),
-                ready: key.is_some() || !config.needs_key,
+                adapter: format!("{:?}", provider.adapter).to_lowercase(),
+                ready: key.is_some() || !provider.needs_key,
                 key_source: key.map(|(_, source)| source.to_string()),
-                video_as: if config.accepts_video {
+                video_as: if provider.accepts_video {
                     "video"
                 } else {
                     "keyframes"
                 }
                 .to_string(),
                 tools: Tool::ALL.iter().map(|t| t.as_str().to_string()).collect(),
-                model: config.model,
-                base_url: config.base_url,
+                model: provider.model,
+                base_url: provider.base_url,
                 name,
             });
         }
-        let default = providers.iter().find(|p| p.name == self.config.provider);
+        let default = providers.iter().find(|p| p.name == config.provider);
         StatusReport {
             version: VERSION.to_string(),
-            provider: self.config.provider.clone(),
+            provider: config.provider.clone(),
             model: default
                 .map(|p| p.model.clone())
-                .unwrap_or_else(|| self.config.model.clone()),
+                .unwrap_or_else(|| config.model.clone()),
             key_configured: default.is_some_and(|p| p.ready),
             key_source: default.and_then(|p| p.key_source.clone()),
             server_time: now_rfc3339(),
-            max_concurrent: self.config.max_concurrent,
-            timeout_sec: self.config.timeout_sec,
-            cache: self.config.cache,
+            max_concurrent: config.max_concurrent,
+            timeout_sec: config.timeout_sec,
+            cache: config.cache,
+            paused: self.is_paused(),
             data_dir: self.data_dir.display().to_string(),
             providers,
         }
@@ -227,24 +300,29 @@ impl Vaider {
         progress: &dyn ProgressSink,
     ) -> std::result::Result<AnalysisResult, AnalysisFailure> {
         let started = Instant::now();
-        let timeout = request.timeout.unwrap_or_else(|| self.config.timeout());
+        // The settings in force when the analysis starts apply to all of it.
+        let config = self.config();
+        let timeout = request.timeout.unwrap_or_else(|| config.timeout());
         let deadline = started + timeout;
-        let id = uuid::Uuid::now_v7().simple().to_string();
+        let id = request
+            .id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string());
         let created_at = chrono::Utc::now();
         let provider_name = request
             .provider
             .clone()
             .filter(|p| !p.trim().is_empty())
-            .unwrap_or_else(|| self.config.provider.clone())
+            .unwrap_or_else(|| config.provider.clone())
             .trim()
             .to_ascii_lowercase();
-        let provider_config = self.config.provider(&provider_name);
+        let provider_config = config.provider(&provider_name);
         let model = request
             .model
             .clone()
             .filter(|m| !m.trim().is_empty())
             .or_else(|| provider_config.as_ref().ok().map(|c| c.model.clone()))
-            .unwrap_or_else(|| self.config.model.clone());
+            .unwrap_or_else(|| config.model.clone());
         let prompt = request
             .prompt
             .clone()
@@ -271,10 +349,13 @@ impl Vaider {
         };
 
         // 1. Check everything that can be checked before anything leaves the machine.
+        if self.is_paused() {
+            return Err(reject(VaiderError::Paused));
+        }
         let provider_config = provider_config.map_err(reject)?;
         let checked = tokio::time::timeout_at(
             deadline.into(),
-            self.check(&request, &provider_config, &model, deadline),
+            self.check(&request, &config, &provider_config, &model, deadline),
         )
         .await
         .unwrap_or_else(|_| {
@@ -295,7 +376,7 @@ impl Vaider {
         // 2. The cache key: the media's bytes, the question and who answers it.
         // A file seen before is known by its fingerprint at once; a new one is hashed beside the
         // upload (step 5), so the first upload byte never waits for a whole-file hash.
-        let use_cache = self.config.cache && !request.no_cache;
+        let use_cache = config.cache && !request.no_cache;
         let known: Option<Vec<String>> = if use_cache {
             media
                 .iter()
@@ -381,6 +462,7 @@ impl Vaider {
             expectations: &request.expectations,
             cache_key: cache_key.as_deref(),
             log_dir: Some(&log_dir_text),
+            project: Some(&project_of(&path, &request.base_dirs)),
         };
         if let Err(error) = log
             .write_request(&request_file)
@@ -409,12 +491,12 @@ impl Vaider {
         // 5. Fit the media to the provider and ask it, within the concurrency limit and the
         // deadline (keyframe extraction included).
         let upstream = async {
-            let permit = match self.upstream_slots.clone().try_acquire_owned() {
+            let slots = self.upstream_slots();
+            let permit = match slots.clone().try_acquire_owned() {
                 Ok(permit) => permit,
                 Err(_) => {
                     progress.report(Progress::Queued);
-                    self.upstream_slots
-                        .clone()
+                    slots
                         .acquire_owned()
                         .await
                         .map_err(|e| VaiderError::internal("wait for a free slot", e))?
@@ -431,7 +513,7 @@ impl Vaider {
                 &request.expectations,
             );
             let provider =
-                crate::provider::build(&provider_config, self.http.clone(), key, &self.config);
+                crate::provider::build(&provider_config, self.http.clone(), key, &config);
             let job = ProviderJob {
                 parts: &prepared.parts,
                 model: &model,
@@ -548,6 +630,7 @@ impl Vaider {
     async fn check(
         &self,
         request: &AnalysisRequest,
+        config: &Config,
         provider: &ProviderConfig,
         model: &str,
         deadline: Instant,
@@ -590,7 +673,7 @@ impl Vaider {
         } else {
             MediaKind::Image
         };
-        let limit = self.config.download_limit_mb.saturating_mul(1024 * 1024);
+        let limit = config.download_limit_mb.saturating_mul(1024 * 1024);
         let mut checked = Vec::new();
         for source in sources {
             let path = source::resolve(
@@ -784,7 +867,7 @@ each is labelled with its time. Describe it as a timeline using those times."
                 .clone()
                 .unwrap_or_else(|| model.to_string()),
             duration_ms: started.elapsed().as_millis() as u64,
-            cost_usd: cost::cost_usd(&self.config, model, answer.usage),
+            cost_usd: cost::cost_usd(&self.config(), model, answer.usage),
             usage: answer.usage,
             cached: false,
             interaction_id: id.to_string(),
@@ -883,6 +966,7 @@ each is labelled with its time. Describe it as a timeline using those times."
             expectations: &request.expectations,
             cache_key: None,
             log_dir: None,
+            project: request.base_dirs.first().and_then(|d| d.to_str()),
         };
         let message = error.to_string();
         let outcome = Outcome::Failed {
@@ -904,9 +988,10 @@ each is labelled with its time. Describe it as a timeline using those times."
 fn status_of(error: &VaiderError) -> Status {
     match error.code() {
         ErrorCode::Timeout => Status::Timeout,
-        ErrorCode::InvalidPath | ErrorCode::InvalidRequest | ErrorCode::NoApiKey => {
-            Status::Rejected
-        }
+        ErrorCode::InvalidPath
+        | ErrorCode::InvalidRequest
+        | ErrorCode::NoApiKey
+        | ErrorCode::Paused => Status::Rejected,
         ErrorCode::UpstreamError | ErrorCode::Internal => Status::Error,
     }
 }
@@ -1043,6 +1128,27 @@ pub fn sha256_file(path: &Path) -> Result<String> {
         hasher.update(&buffer[..n]);
     }
     Ok(hex::encode(hasher.finalize()))
+}
+
+/// The project a file belongs to, for the history's filter: the client's root or working
+/// folder that holds it, else the first one given, else the file's own folder.
+fn project_of(path: &Path, base_dirs: &[PathBuf]) -> String {
+    base_dirs
+        .iter()
+        .find(|dir| path.starts_with(dir))
+        .or(base_dirs.first())
+        .map(PathBuf::as_path)
+        .or(path.parent())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// What the UI hears about the engine besides history rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineChange {
+    Settings,
+    Paused(bool),
 }
 
 pub fn now_rfc3339() -> String {

@@ -1,6 +1,7 @@
 //! The checks in front of every route: the Host must be a loopback name (DNS rebinding), a
-//! present Origin must be a loopback or app origin (403 otherwise), and the bearer token must
-//! match on every route but health and the OpenAPI document (401 otherwise).
+//! present Origin must be a loopback or app origin (403 otherwise), and the bearer token (or
+//! the UI's session cookie) must match on every route but health, the OpenAPI document and
+//! the UI's static pages (401 otherwise).
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -22,8 +23,10 @@ pub const ALLOWED_ORIGINS: &[&str] = &[
     "https://tauri.localhost:*",
 ];
 
-/// Routes any local process may call without the token.
-const OPEN_PATHS: &[&str] = &["/v1/health", "/v1/openapi.json"];
+/// Routes any local process may call without the token: they hold no data.
+const OPEN_PATHS: &[&str] = &["/", "/v1/health", "/v1/openapi.json"];
+/// The UI's static files.
+const OPEN_PREFIX: &str = "/ui/";
 
 pub async fn check(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let headers = request.headers();
@@ -45,7 +48,9 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
             .into_response();
         }
     }
-    if !OPEN_PATHS.contains(&request.uri().path()) && !token_matches(headers, &state.token) {
+    let path = request.uri().path();
+    let open = OPEN_PATHS.contains(&path) || path.starts_with(OPEN_PREFIX);
+    if !open && !token_matches(headers, &state.token) {
         let mut response = ApiError::new(
             StatusCode::UNAUTHORIZED,
             "UNAUTHORIZED",
@@ -112,7 +117,56 @@ pub fn origin_allowed(origin: &str) -> bool {
     is_loopback_name(strip_port(rest))
 }
 
+/// CORS for the app's own origins only (the same list the Origin check allows); any other
+/// origin gets no CORS headers, and the guard refuses it.
+pub fn cors() -> tower_http::cors::CorsLayer {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(|origin, _| {
+            origin.to_str().is_ok_and(origin_allowed)
+        }))
+        .allow_methods([
+            axum::http::Method::GET,
+            axum::http::Method::POST,
+            axum::http::Method::PUT,
+            axum::http::Method::DELETE,
+        ])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::RANGE,
+            header::HeaderName::from_static("mcp-session-id"),
+            header::HeaderName::from_static("mcp-protocol-version"),
+            header::HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([
+            header::CONTENT_RANGE,
+            header::ACCEPT_RANGES,
+            header::CONTENT_LENGTH,
+            header::HeaderName::from_static("mcp-session-id"),
+        ])
+        .allow_credentials(true)
+}
+
 fn token_matches(headers: &HeaderMap, token: &str) -> bool {
+    bearer_matches(headers, token) || session_cookie_matches(headers, token)
+}
+
+/// The UI's cookie (set by `POST /api/session`), for `<video>` and `EventSource`.
+fn session_cookie_matches(headers: &HeaderMap, token: &str) -> bool {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .any(|(name, value)| {
+            name == crate::ui::SESSION_COOKIE
+                && constant_time_eq(value.as_bytes(), token.as_bytes())
+        })
+}
+
+fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
     let Some(given) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

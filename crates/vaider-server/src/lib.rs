@@ -1,11 +1,13 @@
-//! Vaider's doors over HTTP: the `/v1` REST contract and the `/mcp` Streamable HTTP endpoint,
-//! both calling the one analysis pipeline of `vaider-core`. Binds to loopback only; every
-//! request passes the Host, Origin and token checks of [`guard`].
+//! Vaider's doors over HTTP: the `/v1` REST contract, the `/mcp` Streamable HTTP endpoint and
+//! the history UI with its JSON API, all calling the one analysis pipeline of `vaider-core`.
+//! Binds to loopback only; every request passes the Host, Origin and token checks of [`guard`].
 
+pub mod embedded;
 pub mod guard;
 pub mod mcp;
 pub mod openapi;
 pub mod rest;
+pub mod ui;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -25,13 +27,43 @@ pub use mcp::VaiderMcp;
 pub struct AppState {
     pub engine: Arc<Vaider>,
     pub token: Arc<str>,
+    /// The tray app's abilities (start at login); none for the headless server.
+    pub desktop: Option<Arc<dyn embedded::DesktopIntegration>>,
+    /// Cancelled when the server stops, so long-lived streams end with it.
+    pub shutdown: CancellationToken,
 }
 
-/// The whole HTTP surface: REST, MCP and the guard in front of both.
+/// What the router is built from.
+pub struct Doors<'a> {
+    pub engine: Arc<Vaider>,
+    pub token: &'a str,
+    pub shutdown: CancellationToken,
+    pub desktop: Option<Arc<dyn embedded::DesktopIntegration>>,
+}
+
+/// The whole HTTP surface without desktop abilities (the headless server, tests).
 pub fn router(engine: Arc<Vaider>, token: &str, shutdown: CancellationToken) -> Router {
+    router_with(Doors {
+        engine,
+        token,
+        shutdown,
+        desktop: None,
+    })
+}
+
+/// The whole HTTP surface: REST, MCP, the UI and its API, with the guard in front of all.
+pub fn router_with(doors: Doors<'_>) -> Router {
+    let Doors {
+        engine,
+        token,
+        shutdown,
+        desktop,
+    } = doors;
     let state = AppState {
         engine: engine.clone(),
         token: Arc::from(token),
+        desktop,
+        shutdown: shutdown.clone(),
     };
     let mcp_config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
@@ -47,11 +79,14 @@ pub fn router(engine: Arc<Vaider>, token: &str, shutdown: CancellationToken) -> 
         .route("/v1/health", get(rest::health))
         .route("/v1/openapi.json", get(rest::openapi))
         .nest_service("/mcp", mcp)
+        .merge(ui::routes())
         .fallback(rest::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guard::check,
         ))
+        // Outside the guard, so a preflight from an allowed origin is answered without a token.
+        .layer(guard::cors())
         .with_state(state)
 }
 

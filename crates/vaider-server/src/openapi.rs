@@ -82,7 +82,7 @@ pub fn document() -> Value {
                     "408": error("TIMEOUT: the analysis took longer than timeoutSec", json!({"durationMs": {"type": "integer"}})),
                     "422": error("INVALID_REQUEST: the body is malformed", json!({})),
                     "500": error("UPSTREAM_ERROR: the model service failed", json!({"upstreamResponse": {"type": "object", "properties": {"status": {"type": "integer"}, "body": {"type": "string"}}}})),
-                    "503": error("NO_API_KEY: no API key is configured", json!({}))
+                    "503": error("NO_API_KEY: no API key is configured; PAUSED: a person paused Vaider from its tray menu or history window", json!({}))
                 }
             }},
             "/v1/health": {"get": {

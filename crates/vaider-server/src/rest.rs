@@ -46,7 +46,7 @@ impl From<AnalysisFailure> for ApiError {
             ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
             ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
             ErrorCode::UpstreamError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::NoApiKey => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::NoApiKey | ErrorCode::Paused => StatusCode::SERVICE_UNAVAILABLE,
         };
         let mut error = json!({"code": code.as_str(), "message": failure.error.to_string()});
         if code == ErrorCode::Timeout {

@@ -1,0 +1,145 @@
+//! Starting and stopping the whole server from inside another program: the tray app runs it
+//! in-process, and `vaider serve` / `vaider ui` use the same path, so all three bind the same
+//! port with the same token, config and data.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use vaider_core::{secrets, Config, Vaider};
+
+use crate::ServeError;
+
+/// What only the desktop app can do, offered to the UI through `/api/desktop`.
+pub trait DesktopIntegration: Send + Sync + 'static {
+    /// Whether the app starts at login.
+    fn autostart(&self) -> Result<bool, String>;
+    fn set_autostart(&self, on: bool) -> Result<(), String>;
+}
+
+#[derive(Default)]
+pub struct StartOptions {
+    /// Overrides the configured port (`--port`, or the tray's "use the next free port").
+    pub port: Option<u16>,
+    /// Loopback address to bind; 127.0.0.1 when none.
+    pub host: Option<IpAddr>,
+    pub desktop: Option<Arc<dyn DesktopIntegration>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("Port {port} is already in use{}. Stop the other program or choose another port with --port, VAIDER_PORT or the settings{}.", if *by_vaider { " by another Vaider" } else { "" }, next_free.map(|p| format!(" (port {p} is free)")).unwrap_or_default())]
+    PortInUse {
+        port: u16,
+        /// A Vaider health endpoint answers there: it is already running.
+        by_vaider: bool,
+        next_free: Option<u16>,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A server running in this process.
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    pub token: String,
+    pub engine: Arc<Vaider>,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<Result<(), ServeError>>,
+}
+
+impl RunningServer {
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The UI with the token in the fragment, which never reaches a server log.
+    pub fn ui_url(&self) -> String {
+        format!("{}/#token={}", self.base_url(), self.token)
+    }
+
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.base_url())
+    }
+
+    /// A token that stops the server when cancelled (signals, the tray's Quit).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Waits until the server stops (after [`RunningServer::shutdown_token`] is cancelled).
+    pub async fn wait(self) -> Result<(), ServeError> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(e) => Err(ServeError::Io(std::io::Error::other(e))),
+        }
+    }
+
+    /// Stops accepting requests and waits for the open ones to end.
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        let _ = self.task.await;
+    }
+}
+
+/// Loads the config (file, then environment), binds, and serves in the background.
+pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
+    let mut config = Config::load().map_err(|e| StartError::Other(e.to_string()))?;
+    if let Some(port) = options.port {
+        config.port = port;
+    }
+    let addr = SocketAddr::new(
+        options.host.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        config.port,
+    );
+    let listener = match crate::bind(addr).await {
+        Ok(listener) => listener,
+        Err(ServeError::PortInUse { port, ip, .. }) => {
+            let by_vaider = tokio::task::spawn_blocking(move || {
+                crate::vaider_answers_on(SocketAddr::new(ip, port))
+            })
+            .await
+            .unwrap_or(false);
+            return Err(StartError::PortInUse {
+                port,
+                by_vaider,
+                next_free: next_free_port(port),
+            });
+        }
+        Err(e) => return Err(StartError::Other(e.to_string())),
+    };
+    let addr = listener
+        .local_addr()
+        .map_err(|e| StartError::Other(e.to_string()))?;
+    let engine = Vaider::open(config).map_err(|e| StartError::Other(e.to_string()))?;
+    let token =
+        secrets::server_token(engine.data_dir()).map_err(|e| StartError::Other(e.to_string()))?;
+    let shutdown = CancellationToken::new();
+    let app = crate::router_with(crate::Doors {
+        engine: engine.clone(),
+        token: &token,
+        shutdown: shutdown.clone(),
+        desktop: options.desktop,
+    });
+    let stop = shutdown.clone();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await?;
+        Ok(())
+    });
+    Ok(RunningServer {
+        addr,
+        token,
+        engine,
+        shutdown,
+        task,
+    })
+}
+
+/// The first port after `after` that can be bound on 127.0.0.1, looking a little way up.
+pub fn next_free_port(after: u16) -> Option<u16> {
+    (after.checked_add(1)?..=after.saturating_add(100)).find(|port| {
+        std::net::TcpListener::bind(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), *port)).is_ok()
+    })
+}
