@@ -363,3 +363,65 @@ async fn another_provider_from_the_terminal_with_its_own_key() {
         stderr(&output)
     );
 }
+
+/// The first line of `vaider ui` output that holds the history link.
+fn history_link(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> String {
+    lines
+        .map(|l| l.unwrap())
+        .find_map(|l| l.strip_prefix("Vaider's history: ").map(str::to_string))
+        .expect("a history link")
+}
+
+#[tokio::test]
+async fn vaider_ui_serves_the_history_and_prints_a_link_that_carries_the_token() {
+    use std::io::BufRead;
+    let sandbox = Sandbox::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    // No server runs yet: `vaider ui` starts one here.
+    let mut first = sandbox.vaider();
+    first
+        .args(["ui", "--no-open"])
+        .env("VAIDER_PORT", &port)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let child = first.spawn().unwrap();
+    let mut served = Served {
+        url: String::new(),
+        child,
+    };
+    let mut lines = std::io::BufReader::new(served.child.stdout.take().unwrap()).lines();
+    let link = history_link(&mut lines);
+    let (base, token) = link.split_once("/#token=").expect("token in the fragment");
+    assert_eq!(base, format!("http://127.0.0.1:{port}"));
+    let expected_token = stdout(&run({
+        let mut c = sandbox.vaider();
+        c.arg("token");
+        c
+    }));
+    assert_eq!(token, expected_token.trim());
+
+    let client = reqwest::Client::new();
+    let page = client.get(format!("{base}/")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("/ui/app.js"));
+    let api = client
+        .get(format!("{base}/api/history"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(api.status(), 200);
+
+    // With a server running, `vaider ui` only prints the same link and returns.
+    let mut second = sandbox.vaider();
+    second.args(["ui", "--no-open"]).env("VAIDER_PORT", &port);
+    let output = run(second);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let again = history_link(&mut stdout(&output).lines().map(|l| Ok(l.to_string())));
+    assert_eq!(again, link);
+}
