@@ -125,6 +125,22 @@ function shortPath(path, max = 42) {
   return path.length <= max ? path : `…${path.slice(path.length - max + 1)}`;
 }
 
+function dirname(p) {
+  const i = Math.max(String(p).lastIndexOf('/'), String(p).lastIndexOf('\\'));
+  return i > 0 ? String(p).slice(0, i) : '';
+}
+
+/** Where a file sits, short: "shop › test-results/login" (project, then the folder inside it). */
+function whereIs(s) {
+  const dir = dirname(s.source || '');
+  if (!dir) return s.project ? basename(s.project) : '';
+  if (s.project && (dir === s.project || dir.startsWith(`${s.project}/`) || dir.startsWith(`${s.project}\\`))) {
+    const inner = dir.slice(s.project.length + 1);
+    return inner ? `${basename(s.project)} › ${inner}` : basename(s.project);
+  }
+  return shortPath(dir, 48);
+}
+
 function plural(n, one, many) {
   return `${Number(n).toLocaleString()} ${n === 1 ? one : many}`;
 }
@@ -588,7 +604,7 @@ function historyView(root, r) {
       h('td', { class: 'c-tool' }, h('span', { class: 'tool' }, s.tool)),
       h('td', { class: 'c-file' },
         h('a', { href: `#/i/${encodeURIComponent(s.id)}`, title: s.source || '' }, file),
-        s.project ? h('span', { class: 'project', title: s.project }, basename(s.project)) : null),
+        h('span', { class: 'project', title: s.project || '' }, whereIs(s))),
       h('td', { class: 'c-model' }, h('span', { class: 'provider' }, s.provider), h('span', { class: 'model' }, s.model)),
       h('td', { class: 'c-status' }, statusBadge(s.status), s.cached ? h('span', { class: 'badge badge-cached' }, 'cached') : null,
         s.errorCode ? h('span', { class: 'err-code', title: s.errorMessage || '' }, s.errorCode) : null),
@@ -1476,7 +1492,7 @@ function settingsView(root) {
     if (!p.keySet) return 'Not set';
     if (fromKeychain(p)) return 'Key set (keychain)';
     if (p.keySource === 'environment' && p.envNames && p.envNames.length) return `Key set (environment: ${p.envNames.join(' or ')})`;
-    if (p.keySource) return `Key set (${p.keySource})`;
+    if (p.keySource) return `Key set (${p.keySource.replace(/^environment variable /i, 'environment: ')})`;
     return 'Key set';
   }
 
@@ -1484,10 +1500,10 @@ function settingsView(root) {
     const kc = s.keychain || { available: true };
     const providers = s.providers || [];
     const rows = providers.map((p) => {
-      const statusCell = h('td', { class: `key-status ${p.keySet ? 'is-set' : 'is-unset'}`, id: `key-status-${p.name}` }, keyStatusText(p));
+      const statusEl = h('span', { class: `key-status ${p.keySet ? 'is-set' : 'is-unset'}`, id: `key-status-${p.name}` }, keyStatusText(p));
+      const head = h('div', { class: 'key-head' }, h('span', { class: 'key-name', id: `key-name-${p.name}` }, p.name), statusEl);
       if (!p.needsKey) {
-        return h('tr', { dataset: { provider: p.name } }, h('th', { scope: 'row' }, p.name), statusCell,
-          h('td', { class: 'muted' }, 'Local server: no key.'));
+        return h('li', { class: 'key-row key-row-local', dataset: { provider: p.name } }, head);
       }
       const inputId = `key-input-${p.name}`;
       const input = h('input', {
@@ -1542,12 +1558,10 @@ function settingsView(root) {
       },
       h('label', { class: 'sr-only', for: inputId }, `New ${p.name} API key`),
       input, setBtn, clearBtn);
-      return h('tr', { dataset: { provider: p.name } },
-        h('th', { scope: 'row' }, p.name),
-        statusCell,
-        h('td', null, form2, note,
-          p.keySet && p.keySource && !fromKeychain(p)
-            ? h('p', { class: 'help' }, `The key from the ${p.keySource} is used before the keychain.`) : null));
+      return h('li', { class: 'key-row', dataset: { provider: p.name } },
+        head, form2, note,
+        p.keySet && p.keySource && !fromKeychain(p)
+          ? h('p', { class: 'help' }, `The key from the ${p.keySource} is used before the keychain.`) : null);
     });
     const configDir = (s.configPath || '').replace(/[\\/][^\\/]*$/, '') || 'the config folder';
     keys.replaceChildren(
@@ -1561,9 +1575,7 @@ function settingsView(root) {
             ' (or ', h('code', null, '<PROVIDER>_API_KEY'), ') where the server runs, or put that line in a ',
             h('code', null, '.env'), ' file in the project folder or in ', h('code', { class: 'path' }, configDir), '.'])
         : h('p', { class: 'help' }, 'Keys are kept in the OS keychain and are never shown again, not even here.'),
-      h('div', { class: 'table-wrap' }, h('table', { class: 'keys-table' },
-        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Provider'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Key'))),
-        h('tbody', null, rows))));
+      h('ul', { class: 'key-list', 'aria-label': 'Providers and their keys' }, rows));
   }
 
   const keyNotes = {};

@@ -122,7 +122,11 @@ async function main() {
   const total = (await server.json('/api/history?limit=1')).body.total;
   if (total !== ROWS + 1) throw new Error(`the history holds ${total} rows, expected ${ROWS + 1}`);
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM, args: ARGS, headless: true,
+    // Off the session bus: no desktop portals started for a headless run.
+    env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/vaider-no-bus' },
+  });
   const version = browser.version();
   try {
     // ---- first paint --------------------------------------------------------------------

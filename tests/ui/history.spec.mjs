@@ -82,9 +82,17 @@ test('search and filters narrow the list and can be cleared', async ({ page }) =
   await page.selectOption('#filter-status', '');
 
   await expect(page.locator('#filter-tool option[value="analyze_video"]')).toHaveCount(1);
-  // Project folders come from the facets; the one the checkout video belongs to narrows the list.
+  // Project folders come from the facets: the agent's workspace (cwd) the analyses named.
   const projects = await page.locator('#filter-project option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
-  expect(projects.length).toBeGreaterThan(0);
+  expect(projects).toContain(ctx.server.projectDir);
+  await page.selectOption('#filter-project', ctx.server.projectDir);
+  await expect(page.locator('#history-rows tr[data-status="ok"]')).toHaveCount(2);
+  await expect(page.locator('#history-rows tr[data-status="ok"] .project').first()).toHaveText(/^shop › test-results\/\w+$/);
+  expect(page.url()).toContain('project=');
+  // The filters survive a reload: they are in the address.
+  await page.reload();
+  await expect(page.locator('#filter-project')).toHaveValue(ctx.server.projectDir);
+  await expect(page.locator('#history-rows tr[data-status="ok"]')).toHaveCount(2);
 });
 
 test('clicking a row opens the detail page', async ({ page }) => {

@@ -14,6 +14,10 @@ export const CHROMIUM_ARGS = [
   '--autoplay-policy=no-user-gesture-required',
 ];
 
+// Chromium does not need the session bus (it belongs to the keyring the server uses): kept
+// off it, it starts no desktop portals or accessibility bus that outlive the test run.
+export const CHROMIUM_ENV = { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/vaider-no-bus' };
+
 export default defineConfig({
   testDir: '.',
   testMatch: /.*\.spec\.mjs$/,
@@ -30,7 +34,7 @@ export default defineConfig({
     browserName: 'chromium',
     headless: true,
     viewport: { width: 1280, height: 800 },
-    launchOptions: { executablePath: CHROMIUM, args: CHROMIUM_ARGS },
+    launchOptions: { executablePath: CHROMIUM, args: CHROMIUM_ARGS, env: CHROMIUM_ENV },
     screenshot: 'only-on-failure',
     trace: 'retain-on-failure',
     actionTimeout: 15_000,

@@ -246,7 +246,8 @@ export class VaiderServer {
     return this.json('/v1/analyse', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ timeoutSec: 60, ...body }),
+      // cwd: the agent's workspace, which the history files the analysis under (its project).
+      body: JSON.stringify({ timeoutSec: 60, cwd: this.projectDir, ...body }),
     });
   }
 
