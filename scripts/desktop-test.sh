@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# End-to-end tests of the desktop tray app (src-tauri), on Linux under Xvfb. Fail-fast.
+#
+#   bash scripts/desktop-test.sh          install what is missing, build, run every check
+#   bash scripts/desktop-test.sh --no-lint   skip cargo fmt/clippy/unit tests of vaider-desktop
+#
+# Checks: cargo fmt and clippy of vaider-desktop, its unit tests, then tests/desktop/app.test.mjs
+# inside `xvfb-run` and a private D-Bus session with an unlocked gnome-keyring: the app starts
+# its server (HOME, config and data in a temporary folder, the fake Gemini as provider), an
+# analysis through /mcp with the MCP SDK client shows up in the app's window and its video
+# plays in WebKitGTK, PUT /api/desktop adds and removes ~/.config/autostart/Vaider.desktop, a
+# second launch hands over and exits, closing the window keeps the app in the tray (and a launch
+# brings the window back); with its port taken, the window says so and "Use port N instead"
+# saves N in config.toml and opens the UI there. About 30 s once built.
+#
+# Installs (each only when missing): the Tauri build packages and test packages via apt,
+# tauri-driver 2 into .tools/tauri-driver, a Python venv with Node >= 22 at .tools/venv (as
+# test.sh does), and the npm packages of tests/desktop (package-lock.json). Needs the shared
+# media at ../shared/media. A first run builds Tauri (about 8 minutes on 2 cores).
+# On failure, screenshots and logs are kept in target/desktop-test-artifacts.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO_ROOT"
+
+LINT=1
+for arg in "$@"; do
+    case "$arg" in
+    --no-lint) LINT=0 ;;
+    -h | --help)
+        sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *) die "unknown argument: $arg (try --help)" ;;
+    esac
+done
+
+MEDIA_DIR="$REPO_ROOT/../shared/media"
+TAURI_DRIVER_DIR="$TOOLS_DIR/tauri-driver"
+TAURI_DRIVER="$TAURI_DRIVER_DIR/bin/tauri-driver"
+ARTIFACTS_DIR="$TARGET_DIR/desktop-test-artifacts"
+START=$SECONDS
+
+# Building Tauri on Linux (webkit2gtk 4.1, the tray's appindicator, rsvg, xdo), running it
+# headless (xvfb, dbus, gnome-keyring), driving it (webkit2gtk-driver), playing WebM video in
+# WebKitGTK (gstreamer plugins), and closing windows as a window manager would (python3-xlib).
+DESKTOP_APT_PACKAGES=(
+    build-essential pkg-config curl ca-certificates file
+    libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
+    xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
+    gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
+    python3 python3-venv python3-xlib
+)
+
+install_deps() {
+    apt_ensure "${DESKTOP_APT_PACKAGES[@]}"
+    ensure_fmt_clippy
+    if ! "$TAURI_DRIVER" --help >/dev/null 2>&1; then
+        step "installing tauri-driver 2 into .tools/tauri-driver (cargo install)"
+        cargo install tauri-driver --version '^2' --locked --root "$TAURI_DRIVER_DIR"
+    fi
+    ensure_venv
+    # The npm bundled with the venv's Node (its bin/npm wrapper does not run from there).
+    local node npm_cli
+    node="$(node22_path)"
+    npm_cli="$(dirname "$node")/../lib/node_modules/npm/bin/npm-cli.js"
+    [ -f "$npm_cli" ] || die "no npm beside $node (remove .tools/venv and rerun)"
+    if ! cmp -s tests/desktop/package-lock.json tests/desktop/node_modules/.installed-lock 2>/dev/null; then
+        step "installing tests/desktop npm packages (npm ci)"
+        PATH="$(dirname "$node"):$PATH" "$node" "$npm_cli" ci --prefix tests/desktop \
+            --no-audit --no-fund --loglevel=error
+        cp tests/desktop/package-lock.json tests/desktop/node_modules/.installed-lock
+    fi
+    [ -d "$MEDIA_DIR" ] || die "shared media not found at $MEDIA_DIR (expected ../shared/media beside the repo)"
+}
+
+lint_and_unit_tests() {
+    cargo fmt -p vaider-desktop -- --check
+    cargo clippy --quiet -p vaider-desktop --all-targets -- -D warnings
+    cargo test --quiet -p vaider-desktop
+}
+
+build() {
+    cargo build --quiet -p vaider-desktop -p fake-gemini
+}
+
+end_to_end() {
+    local home node dbus_log
+    new_temp_dir home
+    dbus_log="$home.dbus.log"
+    _TEMP_DIRS+=("$dbus_log")
+    node="$(node22_path)"
+    rm -rf "$ARTIFACTS_DIR"
+    # A private X server and session bus; gnome-keyring answers the Secret Service so nothing
+    # waits on a keychain prompt. Each app gets its own HOME, config and data (set by the test).
+    # dbus-run-session's stderr (the chatter of the bus and of the services it starts: portals,
+    # accessibility) goes to a log shown on failure; the tests keep the real stderr (fd 3).
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    if ! env -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_CACHE_HOME -u XDG_RUNTIME_DIR \
+        -u DBUS_SESSION_BUS_ADDRESS -u GNOME_KEYRING_CONTROL -u WAYLAND_DISPLAY \
+        HOME="$home" NO_AT_BRIDGE=1 \
+        VAIDER_DESKTOP_BIN="$TARGET_DIR/debug/vaider-desktop" \
+        FAKE_GEMINI_BIN="$TARGET_DIR/debug/fake-gemini" \
+        TAURI_DRIVER_BIN="$TAURI_DRIVER" \
+        MEDIA_DIR="$MEDIA_DIR" \
+        XWIN="$REPO_ROOT/tests/desktop/xwin.py" \
+        ARTIFACTS_DIR="$ARTIFACTS_DIR" \
+        NODE="$node" \
+        xvfb-run -a -s "-screen 0 1280x800x24" \
+        dbus-run-session -- bash -c '
+exec 2>&3 3>&-
+set -euo pipefail
+echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+cd tests/desktop
+exec "$NODE" --test --test-concurrency=1 --test-reporter=spec app.test.mjs
+' 3>&2 2>"$dbus_log"; then
+        if [ -s "$dbus_log" ]; then
+            echo "---- dbus-run-session log ----" >&2
+            grep -v 'Failed to set fd limit' "$dbus_log" >&2 || true
+        fi
+        return 1
+    fi
+}
+
+step "dependencies (apt packages, tauri-driver, .tools/venv, tests/desktop npm packages)"
+install_deps
+if [ "$LINT" -eq 1 ]; then
+    step "cargo fmt, clippy -D warnings and unit tests of vaider-desktop"
+    lint_and_unit_tests
+fi
+step "building vaider-desktop and fake-gemini (debug; the first build takes about 8 minutes)"
+build
+step "end to end: tests/desktop/app.test.mjs under xvfb-run and dbus-run-session"
+if ! end_to_end; then
+    [ -d "$ARTIFACTS_DIR" ] && info "screenshots and logs: $ARTIFACTS_DIR"
+    die "desktop end-to-end tests failed (after $((SECONDS - START))s)"
+fi
+printf '\n==> desktop tests passed in %ss\n' "$((SECONDS - START))"
