@@ -27,7 +27,7 @@ for arg in "$@"; do
     case "$arg" in
     --no-lint) LINT=0 ;;
     -h | --help)
-        sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+        awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
         exit 0
         ;;
     *) die "unknown argument: $arg (try --help)" ;;
