@@ -153,6 +153,57 @@ test('"Run again" with an edited prompt opens the new analysis, which finishes t
   expect(detail.body.cached).toBe(false);
 });
 
+test('a repeated request is answered from the cache and says so', async ({ page }) => {
+  const again = await ctx.server.analyseOk({ videoPath: video, prompt: 'Describe the login test; look closely at 2 seconds in.' });
+  expect(again.cached).toBe(true);
+  await openUi(page, ctx.server, `#/i/${again.interactionId}`);
+  await expect(page.locator('.detail-meta .badge-cached')).toHaveText('cached');
+  await expect(page.locator('#facts')).toContainText('answered from the cache');
+  await page.click('a.back');
+  await expect(page.locator(`#history-rows tr[data-id="${again.interactionId}"] .badge-cached`)).toBeVisible();
+});
+
+test('"Open folder" asks the server and says what happened', async ({ page }) => {
+  await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
+  const [res] = await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith('/open-folder') && r.request().method() === 'POST'),
+    page.click('#open-folder'),
+  ]);
+  // A headless box has no file manager: then the answer is 500 with the path and the reason.
+  const note = page.locator('#log-folder .action-note');
+  if (res.status() === 204) await expect(note).toHaveText('Opened in the file manager.');
+  else {
+    expect(res.status()).toBe(500);
+    await expect(note).toContainText('Could not open it:');
+    await expect(note).toContainText('VaiderInteractions');
+  }
+});
+
+test('an image analysis shows the image, a ui_diff_check both images and the differences', async ({ page }) => {
+  const shot = await ctx.server.addMedia('login-error.png', 'screenshot.png', 'login-error');
+  const image = await ctx.server.mcpTool('analyze_image', { image_source: shot, cwd: ctx.server.projectDir });
+  const imageId = image.structuredContent.interactionId;
+  await openUi(page, ctx.server, `#/i/${imageId}`);
+  await expect(page.locator('#media-image')).toHaveAttribute('src', `/api/interactions/${imageId}/media`);
+  await expect.poll(() => page.locator('#media-image').evaluate((img) => img.complete && img.naturalWidth)).toBeGreaterThan(100);
+  await expect(page.locator('#media-video')).toHaveCount(0);
+
+  const expected = await ctx.server.addMedia('login.png', 'expected.png', 'visual');
+  const actual = await ctx.server.addMedia('login-error.png', 'actual.png', 'visual');
+  const diff = await ctx.server.mcpTool('ui_diff_check', { expected_image_source: expected, actual_image_source: actual, cwd: ctx.server.projectDir });
+  const diffId = diff.structuredContent.interactionId;
+  await openUi(page, ctx.server, `#/i/${diffId}`);
+  for (const sel of ['#media-expected', '#media-image']) {
+    await expect.poll(() => page.locator(sel).evaluate((img) => img.complete && img.naturalWidth)).toBeGreaterThan(100);
+  }
+  await expect(page.locator('#media-expected')).toHaveAttribute('src', `/api/interactions/${diffId}/media?which=expected`);
+  await expect(page.locator('figure figcaption')).toHaveText(['Expected', 'Actual']);
+  const table = page.locator('#details table.table-differences');
+  await expect(table).toBeVisible();
+  await expect(table.locator('thead')).toContainText('Severity');
+  await expect(table.locator('tbody .badge').first()).toHaveText(/high|medium|low/);
+});
+
 test('an unknown id says so', async ({ page }) => {
   await openUi(page, ctx.server, '#/i/0000000000000000000000000000dead');
   await expect(page.locator('#detail-not-found')).toContainText('Not in the history');
