@@ -418,7 +418,7 @@ function showUnauthorized() {
   main.replaceChildren(h('section', { class: 'state-card', id: 'unauthorized' },
     h('h1', null, 'This page needs Vaider’s token'),
     h('p', null, 'Open this page with ', h('code', null, 'vaider ui'),
-      ' or from the tray menu (“Open Vaider”). The link they open carries the token; the page keeps it for this tab only.'),
+      ' or from the tray menu (“Open history”). The link they open carries the token; the page keeps it for this tab only.'),
     h('p', { class: 'muted' }, 'The token may also have changed since this tab was opened: open the page again the same way.')));
   document.title = 'Vaider: not signed in';
 }
@@ -1141,7 +1141,7 @@ function detailView(root, r) {
       // Nothing playable: a refused file (a text file, a key) is never linked from here.
       parts.push(h('div', { class: 'media-missing', id: 'media-missing' },
         h('p', null, d.status === 'rejected'
-          ? 'The file was refused before it was sent, so there is nothing to show.'
+          ? 'The request was refused before the file was read, so there is no media to show.'
           : 'No video or image was recorded for this analysis.')));
     }
     parts.push(h('p', { class: 'media-source muted', title: d.source || '' }, d.source || ''));
