@@ -561,7 +561,7 @@ function historyView(root, r) {
       h('label', { class: 'filter' }, h('span', null, 'Status'), statusSel),
       h('label', { class: 'filter' }, h('span', null, 'Tool'), toolSel),
       h('label', { class: 'filter' }, h('span', null, 'Project'), projectSel)),
-    h('div', { class: 'table-wrap' }, table),
+    h('div', { class: 'table-wrap history-wrap' }, table),
     loadingNote, empty, failure,
     h('div', { class: 'more' }, more));
 
