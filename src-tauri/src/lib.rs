@@ -9,24 +9,8 @@ mod server;
 mod tray;
 mod window;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use tauri::{Manager, RunEvent};
+use tauri::RunEvent;
 use vaider_core::Config;
-
-/// Set by the tray's Quit: the one exit that is not turned back into "stay in the tray".
-#[derive(Default)]
-struct Quitting(AtomicBool);
-
-impl Quitting {
-    fn set(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-
-    fn is_set(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 pub fn run() {
     init_logging();
@@ -42,7 +26,6 @@ pub fn run() {
         .plugin(autostart::plugin())
         .plugin(tauri_plugin_clipboard_manager::init())
         .manage(server::Server::default())
-        .manage(Quitting::default())
         .invoke_handler(tauri::generate_handler![
             commands::server_status,
             commands::use_port,
@@ -50,7 +33,10 @@ pub fn run() {
         ])
         .setup(move |app| {
             autostart::enable_on_first_run(app.handle(), &Config::dir());
-            tray::create(app.handle())?;
+            // Without a tray the window and a second launch still work: not a reason to stop.
+            if let Err(e) = tray::create(app.handle()) {
+                tracing::error!("no tray icon: {e}");
+            }
             server::launch(app.handle().clone(), open_window);
             Ok(())
         })
@@ -63,23 +49,28 @@ pub fn run() {
         }
     };
     app.run(|app, event| match event {
-        // Closing the window (the last one) must not end the app: it lives in the tray.
-        RunEvent::ExitRequested { code, api, .. }
-            if code.is_none() && !app.state::<Quitting>().is_set() =>
-        {
-            api.prevent_exit();
-        }
+        // Closing the window (the last one) must not end the app: it lives in the tray. Only
+        // the tray's Quit (`AppHandle::exit`, which carries an exit code) ends it.
+        RunEvent::ExitRequested {
+            code: None, api, ..
+        } => api.prevent_exit(),
+        // macOS: a click on the Dock icon brings the window back.
+        #[cfg(target_os = "macos")]
+        RunEvent::Reopen { .. } => window::focus(app),
         RunEvent::Exit => server::stop(app),
         _ => {}
     });
 }
 
-/// Logs go to stderr like `vaider serve`'s; `VAIDER_LOG` sets the level.
+/// Logs go to stderr like `vaider serve`'s (colours only on a terminal, not in a log file);
+/// `VAIDER_LOG` sets the level.
 fn init_logging() {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("VAIDER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
 }

@@ -12,9 +12,9 @@ use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_clipboard_manager::ClipboardExt;
 use vaider_core::client_setup::Client;
 
+use crate::autostart;
 use crate::server::{Server, Status};
 use crate::window::{self, Page};
-use crate::{autostart, Quitting};
 
 const REFRESH_EVERY: Duration = Duration::from_secs(2);
 
@@ -154,8 +154,17 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
-/// Brings the status line, the pause item and the start-at-login mark up to date.
+/// Brings the status line, the pause item and the start-at-login mark up to date, on the main
+/// thread (menus live there). Queued, never waited for: callers on other threads (the server's
+/// handlers, the timer) must not block on the main thread, which may be waiting for them.
 pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
+    let handle = app.clone();
+    if let Err(e) = app.run_on_main_thread(move || update(&handle)) {
+        tracing::debug!("tray refresh not queued: {e}");
+    }
+}
+
+fn update<R: Runtime>(app: &AppHandle<R>) {
     let Some(items) = app.try_state::<Items<R>>() else {
         return; // before the tray exists (first-run setup)
     };
@@ -210,7 +219,7 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
                     links.engine.pause();
                 }
             }
-            refresh(app);
+            update(app);
         }
         id::AUTOSTART => {
             let want = !autostart::is_enabled(app).unwrap_or(false);
@@ -218,10 +227,7 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
                 tracing::warn!("{e}");
             }
         }
-        id::QUIT => {
-            app.state::<Quitting>().set();
-            app.exit(0);
-        }
+        id::QUIT => app.exit(0),
         _ => {}
     }
 }
