@@ -10,7 +10,10 @@
 # analysis through /mcp with the MCP SDK client shows up in the app's window and its video
 # plays in WebKitGTK, PUT /api/desktop adds and removes ~/.config/autostart/Vaider.desktop, a
 # second launch hands over and exits, closing the window keeps the app in the tray (and a launch
-# brings the window back); with its port taken, the window says so and "Use port N instead"
+# or the tray brings the window back); the tray menu (read and clicked over D-Bus as a panel
+# does) shows the status, pauses and resumes, toggles start at login, copies each client's MCP
+# config to the clipboard, moves the window to Settings and History, and Quit ends the app;
+# with its port taken, the window says so and "Use port N instead"
 # saves N in config.toml and opens the UI there. About 30 s once built.
 #
 # Installs (each only when missing): the Tauri build packages and test packages via apt,
@@ -21,6 +24,19 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
+
+# The desktop portal that GTK starts on the private session bus mounts its document store
+# (FUSE) at $HOME/.cache/doc and may still hold it while the temporary HOME is removed.
+SESSION_HOMES=()
+unmount_session_homes() {
+    local home mount
+    for home in "${SESSION_HOMES[@]}"; do
+        while read -r _ mount _; do
+            case "$mount" in "$home"/*) umount -l "$mount" 2>/dev/null || true ;; esac
+        done </proc/mounts
+    done
+}
+on_exit unmount_session_homes
 
 LINT=1
 for arg in "$@"; do
@@ -42,13 +58,14 @@ START=$SECONDS
 
 # Building Tauri on Linux (webkit2gtk 4.1, the tray's appindicator, rsvg, xdo), running it
 # headless (xvfb, dbus, gnome-keyring), driving it (webkit2gtk-driver), playing WebM video in
-# WebKitGTK (gstreamer plugins), and closing windows as a window manager would (python3-xlib).
+# WebKitGTK (gstreamer plugins), closing windows as a window manager would (python3-xlib),
+# reading and clicking the tray menu as a panel would (python3-gi), and the clipboard (xclip).
 DESKTOP_APT_PACKAGES=(
     build-essential pkg-config curl ca-certificates file
     libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
     xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
     gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
-    python3 python3-venv python3-xlib
+    python3 python3-venv python3-xlib python3-gi gir1.2-glib-2.0 libglib2.0-bin xclip
 )
 
 install_deps() {
@@ -86,6 +103,7 @@ build() {
 end_to_end() {
     local home node dbus_log
     new_temp_dir home
+    SESSION_HOMES+=("$home")
     dbus_log="$home.dbus.log"
     _TEMP_DIRS+=("$dbus_log")
     node="$(node22_path)"
@@ -103,6 +121,7 @@ end_to_end() {
         TAURI_DRIVER_BIN="$TAURI_DRIVER" \
         MEDIA_DIR="$MEDIA_DIR" \
         XWIN="$REPO_ROOT/tests/desktop/xwin.py" \
+        TRAY="$REPO_ROOT/tests/desktop/tray.py" \
         ARTIFACTS_DIR="$ARTIFACTS_DIR" \
         NODE="$node" \
         xvfb-run -a -s "-screen 0 1280x800x24" \

@@ -7,6 +7,7 @@
 //   VAIDER_DESKTOP_BIN  the app binary          FAKE_GEMINI_BIN  the fake Gemini binary
 //   TAURI_DRIVER_BIN    tauri-driver            MEDIA_DIR        holds login-flow.webm
 //   XWIN                tests/desktop/xwin.py (window list/close, screenshots)
+//   TRAY                tests/desktop/tray.py (the tray menu over D-Bus, as a panel sees it)
 //   ARTIFACTS_DIR       where screenshots and app logs go on failure (optional)
 
 import { after, before, describe, test } from 'node:test';
@@ -30,6 +31,7 @@ const FAKE_GEMINI = need('FAKE_GEMINI_BIN');
 const TAURI_DRIVER = need('TAURI_DRIVER_BIN');
 const MEDIA_DIR = need('MEDIA_DIR');
 const XWIN = need('XWIN');
+const TRAY = need('TRAY');
 const ARTIFACTS = process.env.ARTIFACTS_DIR || '';
 
 // The MCP SDK's schema validator (ajv) warns on every call about the integer formats that
@@ -105,10 +107,11 @@ function descendants(pid) {
   return found;
 }
 
+/** Whether `pid` runs (a zombie, exited but not yet reaped by its parent, does not). */
 const alive = (pid) => {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
   } catch {
     return false;
   }
@@ -118,6 +121,13 @@ function xwin(...args) {
   return execFileSync('/usr/bin/python3', [XWIN, ...args], { encoding: 'utf8' });
 }
 const windowTitles = () => xwin('list').split('\n').filter(Boolean);
+
+/** The app's tray menu, read over D-Bus as the desktop panel reads it. */
+const trayMenu = (pid) => JSON.parse(execFileSync('/usr/bin/python3', [TRAY, String(pid), 'menu'], { encoding: 'utf8' }));
+const trayItem = (pid, label) => trayMenu(pid).find((item) => item.label === label);
+/** Clicks a tray menu item, as a user does in the panel. */
+const trayClick = (pid, label) => execFileSync('/usr/bin/python3', [TRAY, String(pid), 'click', label], { encoding: 'utf8' });
+const clipboard = () => execFileSync('xclip', ['-o', '-selection', 'clipboard'], { encoding: 'utf8', timeout: 10_000 });
 
 /** Starts a child whose output goes to a log file; resolves once `ready(text)` matches. */
 function startLogged(name, command, args, options, ready) {
@@ -439,6 +449,75 @@ describe('the tray app with its server', { concurrency: 1 }, () => {
     assert.equal((await api('GET', '/api/desktop')).json.autostart, true);
   });
 
+  step('the tray shows where the server runs; Pause/Resume there and in the UI stay in step', async () => {
+    const where = base.replace('http://', '');
+    assert.deepEqual(trayMenu(app.pid).map((item) => item.label), [
+      `Running on ${where}`, 'Open history', 'Settings',
+      'Copy MCP config for Cursor', 'Copy MCP config for Claude Code', 'Copy MCP config for VS Code',
+      'Pause server', 'Start at login', 'Quit Vaider',
+    ]);
+    assert.equal(trayItem(app.pid, `Running on ${where}`).enabled, false, 'the status line is not clickable');
+
+    trayClick(app.pid, 'Pause server');
+    await waitFor('the tray to say paused', () => trayItem(app.pid, `Paused on ${where}`));
+    assert.ok(trayItem(app.pid, 'Resume server'));
+    assert.equal((await api('GET', '/api/settings')).json.paused, true, 'the engine is paused');
+    trayClick(app.pid, 'Resume server');
+    await waitFor('the tray to say running', () => trayItem(app.pid, `Running on ${where}`));
+    assert.equal((await api('GET', '/api/settings')).json.paused, false);
+
+    // Paused from the web UI's API: the tray follows by itself.
+    assert.equal((await api('POST', '/api/server/pause')).json.paused, true);
+    await waitFor('the tray to follow a pause made in the UI', () => trayItem(app.pid, 'Resume server'));
+    await api('POST', '/api/server/resume');
+    await waitFor('the tray to follow the resume', () => trayItem(app.pid, 'Pause server'));
+  });
+
+  step('the tray\'s Start at login removes and restores the login entry', async () => {
+    assert.equal(trayItem(app.pid, 'Start at login').checked, true);
+    trayClick(app.pid, 'Start at login');
+    await waitFor('the entry to go', () => !fs.existsSync(autostartEntry));
+    await waitFor('the mark to go', () => trayItem(app.pid, 'Start at login').checked === false);
+    assert.equal((await api('GET', '/api/desktop')).json.autostart, false);
+    trayClick(app.pid, 'Start at login');
+    await waitFor('the entry to come back', () => fs.existsSync(autostartEntry));
+    await waitFor('the mark to come back', () => trayItem(app.pid, 'Start at login').checked === true);
+    // Changed from the UI's settings: the mark follows.
+    await api('PUT', '/api/desktop', { autostart: false });
+    await waitFor('the mark to follow the UI', () => trayItem(app.pid, 'Start at login').checked === false);
+    await api('PUT', '/api/desktop', { autostart: true });
+    await waitFor('the mark to follow the UI again', () => trayItem(app.pid, 'Start at login').checked === true);
+  });
+
+  step('Copy MCP config puts each client\'s config, with URL and token, on the clipboard', async () => {
+    const url = `${base}/mcp`;
+    const headers = { Authorization: `Bearer ${token}` };
+    const expected = {
+      'Copy MCP config for Cursor': { mcpServers: { vaider: { url, headers } } },
+      'Copy MCP config for Claude Code': { mcpServers: { vaider: { type: 'http', url, headers } } },
+      'Copy MCP config for VS Code': { servers: { vaider: { type: 'http', url, headers } } },
+    };
+    for (const [label, config] of Object.entries(expected)) {
+      trayClick(app.pid, label);
+      let text;
+      await waitFor(`the clipboard after "${label}"`, () => {
+        text = clipboard();
+        assert.deepStrictEqual(JSON.parse(text), config);
+        return true;
+      }, 10);
+      assert.ok(text.includes('\n  '), 'pretty JSON');
+    }
+  });
+
+  step('the tray\'s Settings and Open history move the window', async () => {
+    trayClick(app.pid, 'Settings');
+    await waitFor('the settings page', async () => (await app.driver.url()).endsWith('#/settings'));
+    assert.equal(await waitFor('its heading', () =>
+      app.driver.exec("return document.querySelector('h1')?.textContent || ''")), 'Settings');
+    trayClick(app.pid, 'Open history');
+    await waitFor('the history page', async () => (await app.driver.url()).endsWith('#/'));
+  });
+
   step('a second launch hands over to the running app and exits', async () => {
     const second = await app.launchAgain();
     assert.equal(second.code, 0, `the second launch exited with ${second.code ?? second.signal}; see ${second.log}`);
@@ -461,6 +540,19 @@ describe('the tray app with its server', { concurrency: 1 }, () => {
     assert.equal(second.code, 0, `the second launch exited with ${second.code ?? second.signal}; see ${second.log}`);
     await waitFor('the window to come back', () => windowTitles().includes('Vaider'));
     assert.ok(alive(app.pid), 'the first app still runs');
+  });
+
+  step('the tray\'s Open history also brings a closed window back', async () => {
+    xwin('close', 'Vaider');
+    await waitFor('the window to go', () => !windowTitles().includes('Vaider'));
+    trayClick(app.pid, 'Open history');
+    await waitFor('the window to come back', () => windowTitles().includes('Vaider'));
+  });
+
+  step('the tray\'s Quit ends the app and its server', async () => {
+    trayClick(app.pid, 'Quit Vaider');
+    await waitFor('the app to exit', () => !alive(app.pid), 15);
+    await assert.rejects(fetch(`${base}/v1/health`), 'nothing listens on the port any more');
   });
 });
 
