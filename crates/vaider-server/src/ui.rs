@@ -129,7 +129,8 @@ struct HistoryParams {
     tool: Option<String>,
     project: Option<String>,
     before: Option<String>,
-    limit: Option<usize>,
+    /// Text, so a wrong value gets this API's JSON error rather than the framework's.
+    limit: Option<String>,
 }
 
 /// Runs a history call on a blocking thread: SQLite calls block.
@@ -198,13 +199,31 @@ async fn history_page(
             ))
         })?),
     };
+    let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
+        None => 100,
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=500).contains(n))
+            .ok_or_else(|| {
+                bad_request(format!(
+                    "limit must be a number from 1 to 500, not {text:?}."
+                ))
+            })?,
+    };
+    let before = params.before.filter(|b| !b.is_empty());
+    if before.as_deref().is_some_and(|b| !b.contains('|')) {
+        return Err(bad_request(
+            "before must be the `next` value of an earlier page; start again without it.",
+        ));
+    }
     let query = history::Query {
         text: params.q,
         status,
         tool: params.tool,
         project: params.project,
-        before: params.before,
-        limit: params.limit.unwrap_or(100),
+        before,
+        limit,
     };
     let history = state.engine.history().clone();
     let page = blocking(move || history.search(&query)).await?;
