@@ -89,14 +89,82 @@ build_vaider() {
     (cd "$REPO_ROOT" && cargo build --release --quiet -p vaider-cli)
 }
 
-# The desktop app (tray + window) will be launched here instead of the headless server when a
-# display is available. Not implemented yet: always false, so the server below always runs.
+# ---- the desktop app (tray + window) --------------------------------------------------------
+# Run instead of the headless server on a graphical session. VAIDER_DESKTOP=0 keeps the
+# headless server; VAIDER_DESKTOP=1 insists on the app. Serve options on the command line (such
+# as --port) mean the headless server: the app reads its port from the config instead.
+DESKTOP_APT_PACKAGES=(libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
+    libssl-dev gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav)
+
 desktop_available() {
-    return 1
+    case "${VAIDER_DESKTOP:-}" in
+    0 | no | false) return 1 ;;
+    1 | yes | true) return 0 ;;
+    esac
+    if [ $# -gt 0 ]; then
+        step "serve options given ($*): starting the headless server, not the desktop app"
+        return 1
+    fi
+    [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]
 }
 
+# Builds and starts the tray app in the background, then exits; returns (so the headless server
+# starts instead) when it cannot be built or does not come up.
 launch_desktop_app() {
-    die "the desktop app is not available yet"
+    local apt_missing=() p
+    if command -v dpkg-query >/dev/null 2>&1; then
+        for p in "${DESKTOP_APT_PACKAGES[@]}"; do
+            dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+                apt_missing+=("$p")
+        done
+        if [ ${#apt_missing[@]} -gt 0 ]; then
+            step "installing ${apt_missing[*]} for the desktop app (apt)"
+            if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+                ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_missing[@]}" >/dev/null; then
+                warn_desktop "apt could not install the desktop app's packages"
+                return 1
+            fi
+        fi
+    fi
+    step "building the desktop app (cargo build --release -p vaider-desktop; the first build takes about 10 minutes)"
+    (cd "$REPO_ROOT" && cargo build --release --quiet -p vaider-desktop) ||
+        { warn_desktop "the desktop app did not build"; return 1; }
+    local app="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/vaider-desktop"
+    ln -sf "$app" "$HOME/.local/bin/vaider-desktop"
+    local log="${XDG_STATE_HOME:-$HOME/.local/state}/vaider/desktop.log"
+    mkdir -p "$(dirname "$log")"
+    step "starting the desktop app (tray icon and window; log: $log)"
+    nohup "$app" >"$log" 2>&1 </dev/null &
+    local pid=$! waited=0
+    # It either hands over to a running copy and exits 0, or keeps running with its server.
+    while [ "$waited" -lt 50 ]; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            if wait "$pid"; then
+                step "Vaider was already running: its window is in front"
+                exit 0
+            fi
+            sed 's/^/    | /' "$log" >&2
+            warn_desktop "the desktop app stopped at once"
+            return 1
+        fi
+        if grep -q 'listening on' "$log" 2>/dev/null; then
+            step "Vaider runs in the tray: $(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$log" | tail -n 1)"
+            step "it starts at login (the tray menu's \"Start at login\" turns that off); \`vaider token\` prints the token agents need"
+            exit 0
+        fi
+        if grep -q 'the server could not start' "$log" 2>/dev/null; then
+            step "the desktop app runs, but its server did not start: its window says why and offers a way out (log: $log)"
+            exit 0
+        fi
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    step "the desktop app is starting (see $log)"
+    exit 0
+}
+
+warn_desktop() {
+    printf 'warning: %s; starting the headless server instead (VAIDER_DESKTOP=0 skips the app)\n' "$1" >&2
 }
 
 main() {
@@ -112,8 +180,8 @@ main() {
     *":$HOME/.local/bin:"*) step "linked $HOME/.local/bin/vaider" ;;
     *) step "linked $HOME/.local/bin/vaider (add $HOME/.local/bin to your PATH to type \`vaider\`)" ;;
     esac
-    if desktop_available; then
-        launch_desktop_app "$@"
+    if desktop_available "$@"; then
+        launch_desktop_app || true
     fi
     step "starting the Vaider server (Ctrl-C stops it; \`$bin token\` prints the token agents need)"
     exec "$bin" serve "$@"
