@@ -110,8 +110,9 @@ end_to_end() {
     rm -rf "$ARTIFACTS_DIR"
     # A private X server and session bus; gnome-keyring answers the Secret Service so nothing
     # waits on a keychain prompt. Each app gets its own HOME, config and data (set by the test).
-    # dbus-run-session's stderr (the chatter of the bus and of the services it starts: portals,
-    # accessibility) goes to a log shown on failure; the tests keep the real stderr (fd 3).
+    # dbus-run-session's output (the chatter of the bus and of the services it starts: portals,
+    # accessibility) goes to a log shown on failure; the tests keep the real stdout and stderr
+    # (fds 4 and 3).
     # shellcheck disable=SC2016 # expanded by the inner shell
     if ! env -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_CACHE_HOME -u XDG_RUNTIME_DIR \
         -u DBUS_SESSION_BUS_ADDRESS -u GNOME_KEYRING_CONTROL -u WAYLAND_DISPLAY \
@@ -126,12 +127,12 @@ end_to_end() {
         NODE="$node" \
         xvfb-run -a -s "-screen 0 1280x800x24" \
         dbus-run-session -- bash -c '
-exec 2>&3 3>&-
+exec 1>&4 2>&3 3>&- 4>&-
 set -euo pipefail
 echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 cd tests/desktop
 exec "$NODE" --test --test-concurrency=1 --test-reporter=spec app.test.mjs
-' 3>&2 2>"$dbus_log"; then
+' 3>&2 4>&1 >"$dbus_log" 2>&1; then
         if [ -s "$dbus_log" ]; then
             echo "---- dbus-run-session log ----" >&2
             grep -v 'Failed to set fd limit' "$dbus_log" >&2 || true
