@@ -189,7 +189,13 @@ async fn history_is_searched_filtered_and_paged_newest_first() {
     );
     let (_, literal) = get(&server, "/api/history?q=%25").await;
     assert_eq!(literal["total"], 0, "% is taken literally: {literal}");
-    for wrong in ["status=fine", "limit=abc", "limit=0", "limit=501", "before=garbage"] {
+    for wrong in [
+        "status=fine",
+        "limit=abc",
+        "limit=0",
+        "limit=501",
+        "before=garbage",
+    ] {
         let (status, bad) = get(&server, &format!("/api/history?{wrong}")).await;
         assert_eq!(status, 400, "{wrong}: {bad}");
         assert_eq!(bad["error"]["code"], "INVALID_REQUEST", "{wrong}: {bad}");
