@@ -26,13 +26,7 @@ UI_DIR="$REPO_ROOT/tests/ui"
 
 apt_ensure build-essential pkg-config chromium python3
 command -v cargo >/dev/null 2>&1 || die "cargo is missing: install Rust first (bash scripts/install.sh does)"
-if ! { command -v npm >/dev/null 2>&1 && [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 20 ]; }; then
-    use_venv_node
-fi
-if [ ! -x "$UI_DIR/node_modules/.bin/playwright" ] || [ "$UI_DIR/package-lock.json" -nt "$UI_DIR/node_modules/.package-lock.json" ]; then
-    step "npm ci in tests/ui (no browser download)"
-    (cd "$UI_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-fi
+ensure_ui_packages
 
 step "cargo build ($PROFILE) -p vaider-cli -p fake-gemini"
 if [ "$PROFILE" = release ]; then

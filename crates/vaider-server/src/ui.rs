@@ -446,7 +446,7 @@ async fn open_folder(
                 "This interaction's log folder is not there any more.",
             )
         })?;
-    open_in_file_manager(&dir).map_err(|why| {
+    open_with_default_app(dir.as_os_str()).map_err(|why| {
         internal(format!(
             "Could not open {} in the file manager: {why}. Open it yourself.",
             dir.display()
@@ -455,22 +455,28 @@ async fn open_folder(
     Ok(StatusCode::NO_CONTENT)
 }
 
-fn open_in_file_manager(dir: &Path) -> Result<(), String> {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
+/// Opens a folder or a link with the desktop's default program (file manager, browser), the
+/// way a double click would. Returns at once; the program runs on its own.
+pub fn open_with_default_app(target: &std::ffi::OsStr) -> Result<(), String> {
+    let mut command = if cfg!(target_os = "macos") {
+        std::process::Command::new("open")
     } else if cfg!(target_os = "windows") {
-        "explorer"
+        // `start` takes a window title first: the empty string keeps a quoted path a path.
+        let mut command = std::process::Command::new("cmd");
+        command.args(["/C", "start", ""]);
+        command
     } else {
-        "xdg-open"
+        std::process::Command::new("xdg-open")
     };
-    std::process::Command::new(opener)
-        .arg(dir)
+    let program = command.get_program().to_string_lossy().into_owned();
+    command
+        .arg(target)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .map(|_| ())
-        .map_err(|e| format!("{opener} could not be started ({e})"))
+        .map_err(|e| format!("{program} could not be started ({e})"))
 }
 
 // ---- live events --------------------------------------------------------------------------
