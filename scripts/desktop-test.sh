@@ -25,17 +25,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
-# The desktop portal that GTK starts on the private session bus mounts its document store
-# (FUSE) at $HOME/.cache/doc and may still hold it while the temporary HOME is removed.
-SESSION_HOMES=()
-unmount_session_homes() {
-    local home mount
-    for home in "${SESSION_HOMES[@]}"; do
-        while read -r _ mount _; do
-            case "$mount" in "$home"/*) umount -l "$mount" 2>/dev/null || true ;; esac
-        done </proc/mounts
-    done
-}
+# Temporary HOMEs of the app's sessions (added to SESSION_HOMES) are unmounted on exit.
 on_exit unmount_session_homes
 
 LINT=1

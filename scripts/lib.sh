@@ -185,6 +185,19 @@ ensure_ui_packages() {
     fi
 }
 
+# The desktop portal that GTK starts on a private session bus mounts its document store (FUSE)
+# at $HOME/.cache/doc and may still hold it while a temporary HOME is removed. Scripts that run
+# the tray app add each temporary HOME to SESSION_HOMES and call `on_exit unmount_session_homes`.
+SESSION_HOMES=()
+unmount_session_homes() {
+    local home mount
+    for home in "${SESSION_HOMES[@]}"; do
+        while read -r _ mount _; do
+            case "$mount" in "$home"/*) umount -l "$mount" 2>/dev/null || true ;; esac
+        done </proc/mounts
+    done
+}
+
 # The official MCP conformance suite, pinned, in .tools/conformance.
 ensure_conformance() {
     local pkg="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/package.json"
