@@ -590,6 +590,7 @@ impl Vaider {
                 let result = self.result_from(
                     &answer,
                     &request,
+                    &config,
                     &provider_name,
                     &model,
                     &info,
@@ -830,6 +831,7 @@ each is labelled with its time. Describe it as a timeline using those times."
         &self,
         answer: &ProviderAnswer,
         request: &AnalysisRequest,
+        config: &Config,
         provider: &str,
         model: &str,
         media: &MediaInfo,
@@ -867,7 +869,7 @@ each is labelled with its time. Describe it as a timeline using those times."
                 .clone()
                 .unwrap_or_else(|| model.to_string()),
             duration_ms: started.elapsed().as_millis() as u64,
-            cost_usd: cost::cost_usd(&self.config(), model, answer.usage),
+            cost_usd: cost::cost_usd(config, model, answer.usage),
             usage: answer.usage,
             cached: false,
             interaction_id: id.to_string(),

@@ -234,6 +234,17 @@ async fn history_is_searched_filtered_and_paged_newest_first() {
     assert_eq!(in_project["total"], 2);
 }
 
+/// One provider's entry in the settings.
+fn provider(settings: &Value, name: &str) -> Value {
+    settings["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no provider {name} in {settings}"))
+        .clone()
+}
+
 fn urlencode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
@@ -382,13 +393,7 @@ async fn settings_are_checked_saved_to_the_config_file_and_applied_at_once() {
         .unwrap()
         .iter()
         .any(|o| o["variable"] == "VAIDER_DATA_DIR"));
-    let gemini = settings["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "gemini")
-        .unwrap()
-        .clone();
+    let gemini = provider(&settings, "gemini");
     assert_eq!(gemini["keySet"], true);
     assert!(!settings
         .to_string()
@@ -593,13 +598,7 @@ async fn keys_go_to_the_keychain_and_never_come_back() {
     assert_eq!(status, 204);
     assert_eq!(secret_tool_lookup("openai").as_deref(), Some(secret));
     let (_, settings) = get(&server, "/api/settings").await;
-    let openai = settings["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "openai")
-        .unwrap()
-        .clone();
+    let openai = provider(&settings, "openai");
     assert_eq!(openai["keySet"], true, "{openai}");
     assert!(!settings.to_string().contains(secret));
 
