@@ -3,14 +3,21 @@
 //! 1 fps sampler would send 60 near-identical frames of a minute-long screen recording; this
 //! sends one per change, so the description still follows the timeline at a fraction of the cost.
 //!
-//! ffmpeg decodes: once into tiny grey frames streamed through a pipe (memory stays flat
-//! whatever the video's size) to find the changes, then once per chosen moment for a full
-//! frame as PNG.
+//! One ffmpeg pass decodes the video at `sample_fps` and streams the frames uncompressed
+//! (YUV 4:2:0, as a Y4M stream) through a pipe. Vaider shrinks each to a tiny grey probe to find
+//! the changes, and JPEG-encodes only the frames that can still be chosen: encoding every
+//! sampled frame cost more than decoding the video. A few frames are held at a time, whatever
+//! the video's size.
 
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 use crate::error::{Result, VaiderError};
 
@@ -38,116 +45,595 @@ impl Default for KeyframeOptions {
     }
 }
 
-/// One chosen frame, written as PNG.
+/// One chosen frame, written as JPEG.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Keyframe {
     pub at_seconds: f64,
     pub path: PathBuf,
 }
 
-/// The size of the grey frames changes are measured on: small enough to be cheap, large enough
-/// that a changed line of text shows.
+/// The largest size of the grey probes changes are measured on: small enough to be cheap,
+/// large enough that a changed line of text shows.
 const PROBE_WIDTH: usize = 160;
 const PROBE_HEIGHT: usize = 90;
-/// A pixel differs when its grey level moves by more than this (compression noise moves less).
+/// A probe pixel differs when its grey level moves by more than this (compression noise moves
+/// less).
 const PIXEL_NOISE: u8 = 24;
+/// JPEG quality of the kept frames: small text stays legible for the model.
+const JPEG_QUALITY: u8 = 90;
+/// Frames being encoded at once. Reading waits for a free encoder, so memory stays bounded
+/// even when every sampled frame is a change.
+const ENCODERS: usize = 2;
 
 /// Finds where the screen changes, without writing any frame. Returns timestamps in seconds.
 pub async fn change_points(video: &Path, options: &KeyframeOptions) -> Result<Vec<f64>> {
-    scan(video, options, None).await
+    Ok(scan(video, options, None).await?.times)
 }
 
-/// Decodes the video once at `sample_fps`: tiny grey frames go through a pipe to find the
-/// changes and, when `frames_dir` is given, every sampled frame is also written there as
-/// `NNNNN.jpg` (numbered from 1) so the chosen ones need no second decoding pass.
-async fn scan(
+/// Chooses the frames and keeps each as `out_dir/frame-<ms>ms.jpg`, in one decoding pass.
+pub async fn extract(
     video: &Path,
+    out_dir: &Path,
     options: &KeyframeOptions,
-    frames_dir: Option<&Path>,
-) -> Result<Vec<f64>> {
-    let fps = options.sample_fps;
+) -> Result<Vec<Keyframe>> {
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", out_dir.display()), e))?;
+    let scanned = scan(video, options, Some(out_dir)).await?;
+    scanned
+        .times
+        .iter()
+        .map(|&at| {
+            let index = (at * options.sample_fps).round() as u64;
+            let path = scanned.written.get(&index).cloned().ok_or_else(|| {
+                VaiderError::internal(
+                    "take frames with ffmpeg",
+                    format!("the frame at {at} s was chosen but not written"),
+                )
+            })?;
+            Ok(Keyframe {
+                at_seconds: at,
+                path,
+            })
+        })
+        .collect()
+}
+
+/// What one decoding pass found: the chosen times and, when frames were written, the files of
+/// exactly those frames, by sample index.
+struct Scanned {
+    times: Vec<f64>,
+    written: BTreeMap<u64, PathBuf>,
+}
+
+/// Decodes the video once at `sample_fps`, finds the changes and, when `out_dir` is given,
+/// keeps the chosen frames there.
+async fn scan(video: &Path, options: &KeyframeOptions, out_dir: Option<&Path>) -> Result<Scanned> {
     let mut command = ffmpeg();
     command.args(["-nostdin", "-v", "error"]);
-    if frames_dir.is_none() {
-        // Detection alone tolerates the blockiness of skipping the deblocking filter.
-        command.args(["-skip_loop_filter", "all"]);
+    // One core is left for reading and measuring the frames that ffmpeg decodes. (ffmpeg's
+    // own default, a thread more than there are cores, was slowest on 2 cores.)
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    command.args(["-threads", &cores.saturating_sub(1).max(1).to_string()]);
+    if has_unreferenced_frames(video).await {
+        // Frames that no other frame refers to (B-frames, here) need not be decoded at all,
+        // which halves the decoding time. The frame shown for a sample is then at most a frame
+        // or two older than its time: far less than the sampling interval.
+        command.args(["-skip_frame", "noref"]);
     }
-    command.arg("-i").arg(video).arg("-an");
-    match frames_dir {
-        None => {
-            let filter =
-                format!("fps={fps},scale={PROBE_WIDTH}:{PROBE_HEIGHT}:flags=area,format=gray");
-            command.args(["-vf", &filter, "-f", "rawvideo", "-"]);
-        }
-        Some(dir) => {
-            let graph = format!(
-                "[0:v]fps={fps},split=2[a][b];[a]scale={PROBE_WIDTH}:{PROBE_HEIGHT}:flags=area,format=gray[probe];\
-[b]scale='min({w},iw)':-2[full]",
-                w = options.max_width
-            );
-            command
-                .args([
-                    "-filter_complex",
-                    &graph,
-                    "-map",
-                    "[probe]",
-                    "-f",
-                    "rawvideo",
-                    "pipe:1",
-                ])
-                .args(["-map", "[full]", "-q:v", "2"])
-                .arg(dir.join("%05d.jpg"));
-        }
-    }
+    let filter = format!(
+        "fps={fps},scale='min({w},iw)':-2:flags=area",
+        fps = options.sample_fps,
+        w = options.max_width
+    );
+    command
+        .arg("-i")
+        .arg(video)
+        .args(["-an", "-sn", "-dn", "-vf", &filter])
+        .args(["-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "pipe:1"]);
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(ffmpeg_error)?;
-    let mut stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| VaiderError::internal("read ffmpeg's frames", "no pipe"))?;
-    let frame_len = PROBE_WIDTH * PROBE_HEIGHT;
-    let mut frame = vec![0u8; frame_len];
-    let mut kept: Option<Vec<u8>> = None;
-    // (timestamp, changed share); the first frame counts as the largest change.
-    let mut changes: Vec<(f64, f64)> = Vec::new();
-    let mut index = 0usize;
-    let mut last_at = 0.0;
-    loop {
-        match stdout.read_exact(&mut frame).await {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(VaiderError::internal("read ffmpeg's frames", e)),
-        }
-        let at = index as f64 / options.sample_fps;
-        last_at = at;
-        index += 1;
-        let share = match &kept {
-            None => f64::INFINITY,
-            Some(previous) => changed_share(previous, &frame),
-        };
-        if share >= options.min_changed_share {
-            changes.push((at, share));
-            kept = Some(frame.clone());
-        }
-    }
-    let output = child
-        .wait_with_output()
-        .await
-        .map_err(|e| VaiderError::internal("run ffmpeg", e))?;
-    if !output.status.success() || index == 0 {
-        let reason = String::from_utf8_lossy(&output.stderr);
-        return Err(VaiderError::InvalidPath {
+    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(VaiderError::internal("read ffmpeg's frames", "no pipe"));
+    };
+    // Read alongside the frames, so that a chatty ffmpeg never blocks on a full pipe.
+    let errors = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    });
+
+    let mut encoder = out_dir.map(|dir| Encoder::new(dir, options.max_frames));
+    // The reader owns the pipe: if reading stops early, ffmpeg sees the pipe close and exits.
+    let stream = BufReader::with_capacity(1 << 20, stdout);
+    let read = read_frames(stream, options, encoder.as_mut()).await;
+    let decoded = child.wait().await.is_ok_and(|status| status.success());
+    let reason = errors.await.unwrap_or_default();
+    let found = match read {
+        Ok(found) if decoded => Ok(found),
+        Err(e) if decoded && !matches!(e, VaiderError::InvalidPath { .. }) => Err(e),
+        _ => Err(VaiderError::InvalidPath {
             message: format!(
                 "ffmpeg could not decode {} ({}). Check that the video plays; re-encode it if it does not.",
                 video.display(),
                 reason.lines().last().unwrap_or("no frames").trim()
             ),
+        }),
+    };
+    let found = match found {
+        Ok(found) => found,
+        Err(e) => {
+            if let Some(encoder) = encoder {
+                let _ = encoder.finish(&[]).await;
+            }
+            return Err(e);
+        }
+    };
+
+    let last_index = found.frames - 1;
+    let last_at = last_index as f64 / options.sample_fps;
+    let times = pick(found.changes, last_at, options.max_frames);
+    let Some(mut encoder) = encoder else {
+        return Ok(Scanned {
+            times,
+            written: BTreeMap::new(),
+        });
+    };
+    let chosen: Vec<u64> = times
+        .iter()
+        .map(|t| (t * options.sample_fps).round() as u64)
+        .collect();
+    // The final screen is always chosen; it was encoded only if it was a change.
+    if !encoder.has(last_index) {
+        encoder
+            .encode(last_index, last_at, found.last_frame, found.geometry)
+            .await;
+    }
+    let written = encoder.finish(&chosen).await?;
+    Ok(Scanned { times, written })
+}
+
+/// The changes one pass found, and the last frame (always chosen).
+struct Found {
+    /// (timestamp, changed share) of each change; the first frame counts as the largest.
+    changes: Vec<(f64, f64)>,
+    frames: u64,
+    last_frame: Vec<u8>,
+    geometry: Geometry,
+}
+
+/// Reads ffmpeg's Y4M stream frame by frame, measures each against the last kept frame and
+/// hands the changes that can still be chosen to the encoder.
+async fn read_frames(
+    mut stream: impl AsyncBufRead + Unpin + Send + 'static,
+    options: &KeyframeOptions,
+    mut encoder: Option<&mut Encoder>,
+) -> Result<Found> {
+    let mut line = Vec::new();
+    stream
+        .read_until(b'\n', &mut line)
+        .await
+        .map_err(stream_error)?;
+    // ffmpeg wrote nothing when it could not decode the video; it says why on stderr.
+    let no_frames = || VaiderError::InvalidPath {
+        message: "no frames".into(),
+    };
+    if line.is_empty() {
+        return Err(no_frames());
+    }
+    let geometry = Geometry::from_header(&line)?;
+    let prober = Prober::new(geometry);
+    let mut incoming = FrameReader::start(stream, geometry.frame_len());
+    let mut probe = vec![0u8; prober.len()];
+    let mut kept: Option<Vec<u8>> = None;
+    let mut changes = Vec::new();
+    let mut frames = 0u64;
+    let mut last_frame: Option<Vec<u8>> = None;
+    while let Some(frame) = incoming.next().await? {
+        let index = frames;
+        frames += 1;
+        let at = index as f64 / options.sample_fps;
+        prober.probe(&frame[..geometry.luma_len()], &mut probe);
+        let share = match &kept {
+            None => f64::INFINITY,
+            Some(previous) => changed_share(previous, &probe),
+        };
+        if share >= options.min_changed_share {
+            changes.push((at, share));
+            match &mut kept {
+                Some(previous) => previous.copy_from_slice(&probe),
+                None => kept = Some(probe.clone()),
+            }
+            if let Some(encoder) = encoder.as_deref_mut() {
+                if encoder.may_choose(share) {
+                    encoder.encode(index, at, frame.clone(), geometry).await;
+                }
+            }
+        }
+        if let Some(previous) = last_frame.replace(frame) {
+            incoming.recycle(previous);
+        }
+    }
+    match last_frame {
+        Some(last_frame) => Ok(Found {
+            changes,
+            frames,
+            last_frame,
+            geometry,
+        }),
+        None => Err(no_frames()),
+    }
+}
+
+fn stream_error(e: std::io::Error) -> VaiderError {
+    VaiderError::internal("read ffmpeg's frames", e)
+}
+
+/// Frames read ahead from the pipe on their own task, so that ffmpeg goes on decoding while
+/// the last frame is measured (the pipe itself holds a fraction of one frame).
+struct FrameReader {
+    frames: tokio::sync::mpsc::Receiver<Result<Vec<u8>>>,
+    spare: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Frames read ahead at most: each is 1.4 MB at 1280x720.
+const FRAMES_AHEAD: usize = 2;
+
+impl FrameReader {
+    fn start(mut stream: impl AsyncBufRead + Unpin + Send + 'static, frame_len: usize) -> Self {
+        let (sender, frames) = tokio::sync::mpsc::channel(FRAMES_AHEAD);
+        let (spare, mut spares) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let task = tokio::spawn(async move {
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                let frame = match stream.read_until(b'\n', &mut line).await {
+                    Ok(0) => return,
+                    Ok(_) if !line.starts_with(b"FRAME") => Err(VaiderError::internal(
+                        "read ffmpeg's frames",
+                        "the Y4M stream lost its frame markers",
+                    )),
+                    Ok(_) => {
+                        // Buffers come back once measured, so a long video allocates few.
+                        let mut frame = spares.try_recv().unwrap_or_else(|_| vec![0; frame_len]);
+                        match stream.read_exact(&mut frame).await {
+                            Ok(_) => Ok(frame),
+                            Err(e) => Err(stream_error(e)),
+                        }
+                    }
+                    Err(e) => Err(stream_error(e)),
+                };
+                let failed = frame.is_err();
+                // The receiver is gone when reading stopped early: stop too, closing the pipe.
+                if sender.send(frame).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        FrameReader {
+            frames,
+            spare,
+            task,
+        }
+    }
+
+    /// The next frame, or `None` at the end of the stream.
+    async fn next(&mut self) -> Result<Option<Vec<u8>>> {
+        self.frames.recv().await.transpose()
+    }
+
+    fn recycle(&self, frame: Vec<u8>) {
+        let _ = self.spare.send(frame);
+    }
+}
+
+impl Drop for FrameReader {
+    fn drop(&mut self) {
+        // Dropping the task's stream closes the pipe, and ffmpeg stops.
+        self.task.abort();
+    }
+}
+
+/// The size of the frames in ffmpeg's stream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Geometry {
+    width: usize,
+    height: usize,
+}
+
+impl Geometry {
+    /// Reads `YUV4MPEG2 W1280 H720 F4:1 Ip A1:1 C420jpeg ...`; only 4:2:0 is asked for.
+    fn from_header(line: &[u8]) -> Result<Geometry> {
+        let bad = |why: &str| VaiderError::internal("read ffmpeg's frames", why.to_string());
+        let text = std::str::from_utf8(line).map_err(|_| bad("the Y4M header is not text"))?;
+        let mut words = text.split_ascii_whitespace();
+        if words.next() != Some("YUV4MPEG2") {
+            return Err(bad("the stream is not Y4M"));
+        }
+        let (mut width, mut height) = (0usize, 0usize);
+        for word in words {
+            match word.split_at(1) {
+                ("W", n) => width = n.parse().map_err(|_| bad("bad Y4M width"))?,
+                ("H", n) => height = n.parse().map_err(|_| bad("bad Y4M height"))?,
+                ("C", c) if !c.starts_with("420") => {
+                    return Err(bad("the Y4M stream is not 4:2:0"))
+                }
+                _ => {}
+            }
+        }
+        if width == 0 || height == 0 {
+            return Err(bad("the Y4M header has no size"));
+        }
+        Ok(Geometry { width, height })
+    }
+
+    fn luma_len(&self) -> usize {
+        self.width * self.height
+    }
+
+    fn chroma_width(&self) -> usize {
+        self.width.div_ceil(2)
+    }
+
+    fn chroma_len(&self) -> usize {
+        self.chroma_width() * self.height.div_ceil(2)
+    }
+
+    fn frame_len(&self) -> usize {
+        self.luma_len() + 2 * self.chroma_len()
+    }
+}
+
+/// Shrinks a frame's luma plane to a grey probe by averaging boxes of pixels (what ffmpeg's
+/// `scale=flags=area` did when it made the probes).
+struct Prober {
+    width: usize,
+    /// The frame columns and rows each probe column and row averages: contiguous, so that
+    /// summing them is a tight loop the compiler vectorises.
+    columns: Vec<std::ops::Range<usize>>,
+    rows: Vec<std::ops::Range<usize>>,
+}
+
+impl Prober {
+    fn new(geometry: Geometry) -> Prober {
+        let bins = |length: usize, most: usize| {
+            let count = most.min(length);
+            (0..count)
+                .map(|i| i * length / count..(i + 1) * length / count)
+                .collect()
+        };
+        Prober {
+            width: geometry.width,
+            columns: bins(geometry.width, PROBE_WIDTH),
+            rows: bins(geometry.height, PROBE_HEIGHT),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.columns.len() * self.rows.len()
+    }
+
+    fn probe(&self, luma: &[u8], out: &mut [u8]) {
+        // Rows are first added up column by column (a loop the compiler vectorises), then
+        // each probe pixel sums its columns of that total.
+        let mut column_sums = vec![0u32; self.width];
+        for (rows, out) in self
+            .rows
+            .iter()
+            .zip(out.chunks_exact_mut(self.columns.len()))
+        {
+            column_sums.fill(0);
+            for pixels in
+                luma[rows.start * self.width..rows.end * self.width].chunks_exact(self.width)
+            {
+                for (sum, &value) in column_sums.iter_mut().zip(pixels) {
+                    *sum += u32::from(value);
+                }
+            }
+            let rows = rows.len() as u32;
+            for (out, columns) in out.iter_mut().zip(&self.columns) {
+                let sum: u32 = column_sums[columns.clone()].iter().sum();
+                *out = (sum / (rows * columns.len() as u32)) as u8;
+            }
+        }
+    }
+}
+
+/// Writes frames as JPEG on blocking threads while the stream is read, and keeps only those
+/// finally chosen.
+struct Encoder {
+    dir: PathBuf,
+    slots: Arc<Semaphore>,
+    tasks: JoinSet<Result<(u64, PathBuf)>>,
+    encoded: std::collections::BTreeSet<u64>,
+    /// The shares of the changes encoded so far, smallest on top. At most `max_frames - 2`
+    /// changes besides the first are chosen, the largest: a change smaller than all of the
+    /// largest so far can never be chosen, so it is not encoded. (Shares are non-negative, so
+    /// their bit patterns order like the numbers.)
+    largest: BinaryHeap<Reverse<u64>>,
+    room: usize,
+}
+
+impl Encoder {
+    fn new(dir: &Path, max_frames: usize) -> Encoder {
+        Encoder {
+            dir: dir.to_path_buf(),
+            slots: Arc::new(Semaphore::new(ENCODERS)),
+            tasks: JoinSet::new(),
+            encoded: Default::default(),
+            largest: BinaryHeap::new(),
+            room: max_frames.max(2) - 2,
+        }
+    }
+
+    /// Whether a change of this share can still be among the chosen ones.
+    fn may_choose(&mut self, share: f64) -> bool {
+        if share.is_infinite() {
+            return true; // the first frame
+        }
+        let bits = Reverse(share.to_bits());
+        if self.largest.len() < self.room {
+            self.largest.push(bits);
+            return true;
+        }
+        match self.largest.peek() {
+            Some(smallest) if bits < *smallest => {
+                self.largest.pop();
+                self.largest.push(bits);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn has(&self, index: u64) -> bool {
+        self.encoded.contains(&index)
+    }
+
+    async fn encode(&mut self, index: u64, at: f64, frame: Vec<u8>, geometry: Geometry) {
+        // The semaphore is never closed, so acquiring only waits.
+        let Ok(slot) = self.slots.clone().acquire_owned().await else {
+            return;
+        };
+        let path = self
+            .dir
+            .join(format!("frame-{:08}ms.jpg", (at * 1000.0).round() as u64));
+        self.encoded.insert(index);
+        self.tasks.spawn_blocking(move || {
+            let _slot = slot;
+            write_jpeg(&path, &frame, geometry)?;
+            Ok((index, path))
         });
     }
-    Ok(pick(changes, last_at, options.max_frames))
+
+    /// Waits for every frame, removes those not `chosen` and returns the rest by index.
+    async fn finish(mut self, chosen: &[u64]) -> Result<BTreeMap<u64, PathBuf>> {
+        let mut written = BTreeMap::new();
+        let mut failure = None;
+        while let Some(done) = self.tasks.join_next().await {
+            match done {
+                Ok(Ok((index, path))) => {
+                    written.insert(index, path);
+                }
+                Ok(Err(e)) => failure = Some(e),
+                Err(e) => failure = Some(VaiderError::internal("write a frame", e)),
+            }
+        }
+        written.retain(|index, path| {
+            let keep = failure.is_none() && chosen.contains(index);
+            if !keep {
+                let _ = std::fs::remove_file(path);
+            }
+            keep
+        });
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(written),
+        }
+    }
+}
+
+/// One 4:2:0 frame to a JPEG file. JPEG stores YCbCr too, so the planes go in as they are,
+/// only stretched from video's limited range (Y 16-235) to JPEG's full range.
+fn write_jpeg(path: &Path, frame: &[u8], geometry: Geometry) -> Result<()> {
+    let fail =
+        |e: &dyn std::fmt::Display| VaiderError::internal(format!("write {}", path.display()), e);
+    let image = Yuv420 {
+        frame,
+        geometry,
+        luma: range_table(16.0, 219.0, 0.0),
+        chroma: range_table(128.0, 224.0, 128.0),
+    };
+    if u16::try_from(geometry.width).is_err() || u16::try_from(geometry.height).is_err() {
+        return Err(fail(&"the frame is over 65535 pixels a side"));
+    }
+    let file = std::fs::File::create(path).map_err(|e| fail(&e))?;
+    let mut encoder = jpeg_encoder::Encoder::new(std::io::BufWriter::new(file), JPEG_QUALITY);
+    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_2_2);
+    encoder.encode_image(image).map_err(|e| fail(&e))
+}
+
+/// Maps a video level to JPEG's full range: `(v - offset) * 255 / span + centre`, clamped.
+fn range_table(offset: f32, span: f32, centre: f32) -> [u8; 256] {
+    let mut table = [0u8; 256];
+    for (v, out) in table.iter_mut().enumerate() {
+        *out = ((v as f32 - offset) * 255.0 / span + centre)
+            .round()
+            .clamp(0.0, 255.0) as u8;
+    }
+    table
+}
+
+/// A frame from the Y4M stream, as the JPEG encoder reads it: row by row.
+struct Yuv420<'a> {
+    frame: &'a [u8],
+    geometry: Geometry,
+    luma: [u8; 256],
+    chroma: [u8; 256],
+}
+
+impl jpeg_encoder::ImageBuffer for Yuv420<'_> {
+    fn get_jpeg_color_type(&self) -> jpeg_encoder::JpegColorType {
+        jpeg_encoder::JpegColorType::Ycbcr
+    }
+
+    fn width(&self) -> u16 {
+        self.geometry.width as u16
+    }
+
+    fn height(&self) -> u16 {
+        self.geometry.height as u16
+    }
+
+    fn fill_buffers(&self, y: u16, buffers: &mut [Vec<u8>; 4]) {
+        let g = self.geometry;
+        let y = usize::from(y);
+        let (luma, chroma) = self.frame.split_at(g.luma_len());
+        let (u, v) = chroma.split_at(g.chroma_len());
+        let start = (y / 2) * g.chroma_width();
+        let (u, v) = (&u[start..], &v[start..]);
+        let [y_out, cb_out, cr_out, _] = buffers;
+        y_out.extend(
+            luma[y * g.width..(y + 1) * g.width]
+                .iter()
+                .map(|&l| self.luma[usize::from(l)]),
+        );
+        // Each chroma sample covers two pixels of the row.
+        for (plane, out) in [(u, cb_out), (v, cr_out)] {
+            out.extend(
+                plane[..g.chroma_width()]
+                    .iter()
+                    .flat_map(|&c| [self.chroma[usize::from(c)]; 2])
+                    .take(g.width),
+            );
+        }
+    }
+}
+
+/// Whether the video's codec marks frames that nothing refers to, so that they can be skipped:
+/// H.264 and HEVC with B-frames. Asked of ffprobe; when in doubt, every frame is decoded.
+async fn has_unreferenced_frames(video: &Path) -> bool {
+    let output = ffprobe()
+        .args(["-v", "error", "-select_streams", "v:0"])
+        .args([
+            "-show_entries",
+            "stream=codec_name,has_b_frames",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(video)
+        .stdin(Stdio::null())
+        .output()
+        .await;
+    let Ok(output) = output else { return false };
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut fields = text.trim().split(',');
+    let codec = fields.next().unwrap_or_default();
+    let b_frames: u32 = fields.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    output.status.success() && matches!(codec, "h264" | "hevc") && b_frames > 0
 }
 
 /// Keeps the first frame, the last, and the largest changes in between, in time order.
@@ -178,42 +664,6 @@ fn changed_share(a: &[u8], b: &[u8]) -> f64 {
     changed as f64 / a.len().max(1) as f64
 }
 
-/// Chooses the frames and keeps each as `out_dir/frame-<ms>.jpg`, in one decoding pass.
-pub async fn extract(
-    video: &Path,
-    out_dir: &Path,
-    options: &KeyframeOptions,
-) -> Result<Vec<Keyframe>> {
-    let all = out_dir.join(".sampled");
-    std::fs::create_dir_all(&all)
-        .map_err(|e| VaiderError::internal(format!("create {}", all.display()), e))?;
-    let times = scan(video, options, Some(&all)).await;
-    let mut frames = Vec::new();
-    if let Ok(times) = &times {
-        for at in times {
-            let index = (at * options.sample_fps).round() as u64;
-            let from = all.join(format!("{:05}.jpg", index + 1));
-            let to = out_dir.join(format!("frame-{:08}ms.jpg", (at * 1000.0).round() as u64));
-            if std::fs::rename(&from, &to).is_ok() {
-                frames.push(Keyframe {
-                    at_seconds: *at,
-                    path: to,
-                });
-            }
-        }
-    }
-    // The frames not chosen go; only the chosen ones stay with the interaction.
-    let _ = std::fs::remove_dir_all(&all);
-    times?;
-    if frames.is_empty() {
-        return Err(VaiderError::internal(
-            "take frames with ffmpeg",
-            "no frame was written",
-        ));
-    }
-    Ok(frames)
-}
-
 /// `mm:ss.s`, as the model is told each frame's time.
 pub fn timestamp(seconds: f64) -> String {
     let whole = seconds.max(0.0);
@@ -224,6 +674,24 @@ pub fn timestamp(seconds: f64) -> String {
 /// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
 fn ffmpeg() -> tokio::process::Command {
     let program = std::env::var_os("VAIDER_FFMPEG").unwrap_or_else(|| "ffmpeg".into());
+    let mut command = tokio::process::Command::new(program);
+    command.kill_on_drop(true);
+    command
+}
+
+/// ffprobe beside the ffmpeg in use (`VAIDER_FFMPEG`), or from PATH.
+fn ffprobe() -> tokio::process::Command {
+    let program = match std::env::var_os("VAIDER_FFMPEG") {
+        Some(ffmpeg) => {
+            let ffmpeg = PathBuf::from(ffmpeg);
+            let name = ffmpeg
+                .file_name()
+                .map(|n| n.to_string_lossy().replacen("ffmpeg", "ffprobe", 1))
+                .unwrap_or_else(|| "ffprobe".into());
+            ffmpeg.with_file_name(name).into_os_string()
+        }
+        None => "ffprobe".into(),
+    };
     let mut command = tokio::process::Command::new(program);
     command.kill_on_drop(true);
     command
@@ -288,5 +756,216 @@ mod tests {
         assert_eq!(changed_share(&a, &b), 0.0);
         b[1] = 200; // a real change
         assert_eq!(changed_share(&a, &b), 0.01);
+    }
+
+    /// A video made by ffmpeg from lavfi filters; `codec` args after the filter.
+    fn make_video(dir: &Path, name: &str, source: &str, filter: &str, codec: &[&str]) -> PathBuf {
+        let path = dir.join(name);
+        let status = std::process::Command::new("ffmpeg")
+            .args([
+                "-v", "error", "-y", "-f", "lavfi", "-i", source, "-vf", filter,
+            ])
+            .args(codec)
+            .arg(&path)
+            .status()
+            .expect("ffmpeg (scripts/test.sh installs it)");
+        assert!(status.success());
+        path
+    }
+
+    /// A 4:2:0 frame of one colour, given as limited-range Y, U, V.
+    fn flat_frame(geometry: Geometry, (y, u, v): (u8, u8, u8)) -> Vec<u8> {
+        let mut frame = vec![y; geometry.luma_len()];
+        frame.extend(std::iter::repeat_n(u, geometry.chroma_len()));
+        frame.extend(std::iter::repeat_n(v, geometry.chroma_len()));
+        frame
+    }
+
+    #[test]
+    fn y4m_headers_give_the_frame_size() {
+        let g =
+            Geometry::from_header(b"YUV4MPEG2 W1280 H720 F4:1 Ip A1:1 C420jpeg XYSCSS=420JPEG\n")
+                .unwrap();
+        assert_eq!(
+            (g.width, g.height, g.frame_len()),
+            (1280, 720, 1280 * 720 * 3 / 2)
+        );
+        // Odd sizes round the chroma planes up.
+        let g = Geometry::from_header(b"YUV4MPEG2 W33 H17 F4:1\n").unwrap();
+        assert_eq!(g.frame_len(), 33 * 17 + 2 * 17 * 9);
+        assert!(Geometry::from_header(b"YUV4MPEG2 W2 H2 C444\n").is_err());
+        assert!(Geometry::from_header(b"P6 2 2\n").is_err());
+    }
+
+    #[test]
+    fn probes_average_the_pixels_under_them() {
+        // Left half black, right half white, on a size that does not divide evenly.
+        let g = Geometry {
+            width: 331,
+            height: 187,
+        };
+        let mut luma = vec![0u8; g.luma_len()];
+        for row in luma.chunks_exact_mut(g.width) {
+            row[g.width / 2..].fill(255);
+        }
+        let prober = Prober::new(g);
+        assert_eq!(prober.len(), PROBE_WIDTH * PROBE_HEIGHT);
+        let mut probe = vec![0u8; prober.len()];
+        prober.probe(&luma, &mut probe);
+        for row in probe.chunks_exact(PROBE_WIDTH) {
+            assert_eq!(row[0], 0);
+            assert_eq!(row[PROBE_WIDTH - 1], 255);
+            // The column on the edge mixes both.
+            assert!(row.windows(2).all(|w| w[0] <= w[1]));
+        }
+        // Frames smaller than the probe are measured pixel for pixel.
+        let tiny = Prober::new(Geometry {
+            width: 40,
+            height: 30,
+        });
+        assert_eq!(tiny.len(), 40 * 30);
+    }
+
+    #[test]
+    fn frames_become_jpegs_of_the_same_colours() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = Geometry {
+            width: 33,
+            height: 17,
+        };
+        // Limited-range white, and BT.601 limited-range pure red.
+        for ((y, u, v), want) in [
+            ((235, 128, 128), [255, 255, 255]),
+            ((81, 90, 240), [255, 0, 0]),
+        ] {
+            let path = dir.path().join("frame.jpg");
+            write_jpeg(&path, &flat_frame(g, (y, u, v)), g).unwrap();
+            let decoded = image::open(&path).unwrap().to_rgb8();
+            assert_eq!(decoded.dimensions(), (33, 17));
+            let pixel = decoded.get_pixel(16, 8).0;
+            for (got, want) in pixel.iter().zip(want) {
+                assert!(got.abs_diff(want) <= 6, "{pixel:?} for {want:?}");
+            }
+        }
+    }
+
+    /// Whatever the codec (VP9 has no frames to skip, H.264 with B-frames does) and size, the
+    /// changes are found at their moments and exactly the chosen frames are kept.
+    #[tokio::test]
+    async fn changes_are_found_in_vp9_and_odd_sizes_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let filter = "drawbox=enable='gte(t,1.5)':x=10:y=10:w=90:h=40:color=black:t=fill,\
+drawbox=enable='gte(t,3)':x=120:y=80:w=60:h=60:color=red:t=fill";
+        let vp9 = make_video(
+            dir.path(),
+            "changes.webm",
+            "color=c=white:s=241x161:r=25:d=4",
+            filter,
+            &["-c:v", "libvpx-vp9", "-deadline", "realtime", "-b:v", "1M"],
+        );
+        let h264 = make_video(
+            dir.path(),
+            "changes.mp4",
+            "color=c=white:s=320x180:r=30:d=4",
+            filter,
+            &["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+        );
+        assert!(!has_unreferenced_frames(&vp9).await);
+        assert!(has_unreferenced_frames(&h264).await);
+        for video in [vp9, h264] {
+            let out = dir
+                .path()
+                .join(video.file_name().unwrap())
+                .with_extension("frames");
+            let frames = extract(&video, &out, &KeyframeOptions::default())
+                .await
+                .unwrap();
+            let times: Vec<f64> = frames.iter().map(|f| f.at_seconds).collect();
+            assert_eq!(times, vec![0.0, 1.5, 3.0, 3.75], "{}", video.display());
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&out)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            files.sort();
+            assert_eq!(
+                files,
+                frames.iter().map(|f| f.path.clone()).collect::<Vec<_>>()
+            );
+            // The frame after the first change shows it: black where the box is.
+            let after = image::open(&frames[1].path).unwrap().to_rgb8();
+            assert!(
+                after.get_pixel(50, 30).0.iter().all(|&c| c < 40),
+                "{}",
+                video.display()
+            );
+            assert!(
+                after.get_pixel(200, 30).0.iter().all(|&c| c > 215),
+                "{}",
+                video.display()
+            );
+        }
+    }
+
+    /// With more changes than frames allowed, the frames written on the way are exactly the
+    /// ones chosen: the largest changes, with the first and last.
+    #[tokio::test]
+    async fn only_the_largest_changes_are_kept_when_there_are_too_many() {
+        let dir = tempfile::tempdir().unwrap();
+        // Boxes of mixed sizes appear side by side, one every half second.
+        let sizes = [20, 60, 30, 90, 40, 120, 25, 70];
+        let mut x = 10;
+        let filter: Vec<String> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, side)| {
+                let draw = format!(
+                    "drawbox=enable='gte(t,{})':x={x}:y=10:w={side}:h={side}:color=black:t=fill",
+                    0.5 * (i + 1) as f64,
+                );
+                x += side + 10;
+                draw
+            })
+            .collect();
+        let video = make_video(
+            dir.path(),
+            "many.mp4",
+            "color=c=white:s=640x180:r=20:d=5",
+            &filter.join(","),
+            &["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+        );
+        let options = KeyframeOptions {
+            max_frames: 5,
+            ..KeyframeOptions::default()
+        };
+        let all = change_points(
+            &video,
+            &KeyframeOptions {
+                max_frames: 100,
+                ..options.clone()
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(all.len(), sizes.len() + 2, "{all:?}");
+        let out = dir.path().join("frames");
+        let frames = extract(&video, &out, &options).await.unwrap();
+        let times: Vec<f64> = frames.iter().map(|f| f.at_seconds).collect();
+        // The three largest boxes (120, 90, 70 px) appear at 3, 2 and 4 s.
+        assert_eq!(times, vec![0.0, 2.0, 3.0, 4.0, 4.75]);
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 5);
+    }
+
+    #[tokio::test]
+    async fn a_file_ffmpeg_cannot_decode_is_refused_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let video = dir.path().join("broken.mp4");
+        std::fs::write(&video, b"\x00\x00\x00\x18ftypmp42 but nothing more").unwrap();
+        let out = dir.path().join("frames");
+        let err = extract(&video, &out, &KeyframeOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, VaiderError::InvalidPath { .. }), "{err}");
+        assert!(err.to_string().contains("could not decode"), "{err}");
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
     }
 }
