@@ -110,15 +110,16 @@ struct Scanned {
 async fn scan(video: &Path, options: &KeyframeOptions, out_dir: Option<&Path>) -> Result<Scanned> {
     let mut command = ffmpeg();
     command.args(["-nostdin", "-v", "error"]);
-    // One core is left for reading and measuring the frames that ffmpeg decodes. (ffmpeg's
-    // own default, a thread more than there are cores, was slowest on 2 cores.)
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    command.args(["-threads", &cores.saturating_sub(1).max(1).to_string()]);
     if has_unreferenced_frames(video).await {
         // Frames that no other frame refers to (B-frames, here) need not be decoded at all,
         // which halves the decoding time. The frame shown for a sample is then at most a frame
-        // or two older than its time: far less than the sampling interval.
+        // or two older than its time: far less than the sampling interval. With frames
+        // skipped, ffmpeg's frame threads mostly wait on each other (on 2 cores its default of
+        // 3 threads took 2.0 s where 1 took 1.2), so one core is left to Vaider instead, for
+        // reading and measuring the frames.
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         command.args(["-skip_frame", "noref"]);
+        command.args(["-threads", &cores.saturating_sub(1).max(1).to_string()]);
     }
     let filter = format!(
         "fps={fps},scale='min({w},iw)':-2:flags=area",
