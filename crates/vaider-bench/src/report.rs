@@ -3,9 +3,10 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-/// Median and 95th percentile (nearest rank) of a sample.
+/// Median and 95th percentile (nearest rank) of a sample, and its extremes.
 #[derive(Debug, Clone, Copy)]
 pub struct Spread {
+    pub min: Duration,
     pub median: Duration,
     pub p95: Duration,
     pub max: Duration,
@@ -20,6 +21,7 @@ impl Spread {
             sorted.get(i - 1).copied().unwrap_or_default()
         };
         Spread {
+            min: sorted.first().copied().unwrap_or_default(),
             median: rank(0.5),
             p95: rank(0.95),
             max: sorted.last().copied().unwrap_or_default(),

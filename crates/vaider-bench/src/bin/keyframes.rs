@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
-use vaider_bench::report::{kib_to_mb, verdict};
+use vaider_bench::report::{kib_to_mb, verdict, Spread};
 use vaider_bench::server::{analyse, ProcStatus, RssSampler, Server};
 use vaider_core::keyframes::{self, KeyframeOptions};
 
@@ -61,35 +61,15 @@ fn screen_recording(out: &Path) -> Result<()> {
 /// Times each keyframe measure is taken.
 const RUNS: usize = 7;
 
-/// Median and range of a few wall-clock times.
-struct Range {
-    median: Duration,
-    min: Duration,
-    max: Duration,
-}
-
-impl Range {
-    fn of(values: &[Duration]) -> Range {
-        let mut sorted = values.to_vec();
-        sorted.sort();
-        Range {
-            median: sorted[sorted.len() / 2],
-            min: sorted[0],
-            max: sorted[sorted.len() - 1],
-        }
-    }
-}
-
-impl std::fmt::Display for Range {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{:.2} s ({:.2}–{:.2})",
-            self.median.as_secs_f64(),
-            self.min.as_secs_f64(),
-            self.max.as_secs_f64()
-        )
-    }
+/// "median s (min–max)" of a few wall-clock times.
+fn range(times: &[Duration]) -> String {
+    let spread = Spread::of(times);
+    format!(
+        "{:.2} s ({:.2}–{:.2})",
+        spread.median.as_secs_f64(),
+        spread.min.as_secs_f64(),
+        spread.max.as_secs_f64()
+    )
 }
 
 /// CPU seconds of this process and of its finished children (ffmpeg), from /proc/self/stat.
@@ -150,7 +130,6 @@ async fn main() -> Result<()> {
         cpu = Cpu::now()?.since(&before);
     }
     let found: Vec<String> = times.iter().map(|t| format!("{t:.2}")).collect();
-    let (detect, extract) = (Range::of(&detect), Range::of(&extract));
 
     // The same recording as Playwright writes it: VP8 WebM at 25 fps with Playwright's encoder
     // settings. VP8 has no frames that can be skipped.
@@ -185,7 +164,6 @@ async fn main() -> Result<()> {
         webm_frames = keyframes::extract(&webm, &out, &options).await?;
         webm_extract.push(started.elapsed());
     }
-    let webm_extract = Range::of(&webm_extract);
 
     // 100 MB of busy video (test pattern with noise) for the memory run.
     let big = scratch.path().join("busy-100mb.mp4");
@@ -245,15 +223,15 @@ async fn main() -> Result<()> {
 Change points found (s): {}; true changes at 0 (first frame), {} and the last frame.\n",
         frames.len(),
         if frames.len() == CHANGES.len() + 2 { "PASS" } else { "CHECK" },
-        detect,
+        range(&detect),
         frames.len(),
-        extract,
-        verdict(extract.median < Duration::from_secs(2)),
+        range(&extract),
+        verdict(Spread::of(&extract).median < Duration::from_secs(2)),
         cpu.children,
         cpu.own,
         webm_frames.len(),
-        webm_extract,
-        verdict(webm_extract.median < Duration::from_secs(2)),
+        range(&webm_extract),
+        verdict(Spread::of(&webm_extract).median < Duration::from_secs(2)),
         big_mb,
         peak_mb,
         kib_to_mb(max_sampled),
