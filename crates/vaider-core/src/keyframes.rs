@@ -67,7 +67,8 @@ const ENCODERS: usize = 2;
 
 /// Finds where the screen changes, without writing any frame. Returns timestamps in seconds.
 pub async fn change_points(video: &Path, options: &KeyframeOptions) -> Result<Vec<f64>> {
-    Ok(scan(video, options, None).await?.times)
+    let chosen = scan(video, options, None).await?;
+    Ok(chosen.into_iter().map(|(at, _)| at).collect())
 }
 
 /// Chooses the frames and keeps each as `out_dir/frame-<ms>ms.jpg`, in one decoding pass.
@@ -78,13 +79,11 @@ pub async fn extract(
 ) -> Result<Vec<Keyframe>> {
     std::fs::create_dir_all(out_dir)
         .map_err(|e| VaiderError::internal(format!("create {}", out_dir.display()), e))?;
-    let scanned = scan(video, options, Some(out_dir)).await?;
-    scanned
-        .times
-        .iter()
-        .map(|&at| {
-            let index = (at * options.sample_fps).round() as u64;
-            let path = scanned.written.get(&index).cloned().ok_or_else(|| {
+    scan(video, options, Some(out_dir))
+        .await?
+        .into_iter()
+        .map(|(at, path)| {
+            let path = path.ok_or_else(|| {
                 VaiderError::internal(
                     "take frames with ffmpeg",
                     format!("the frame at {at} s was chosen but not written"),
@@ -98,16 +97,13 @@ pub async fn extract(
         .collect()
 }
 
-/// What one decoding pass found: the chosen times and, when frames were written, the files of
-/// exactly those frames, by sample index.
-struct Scanned {
-    times: Vec<f64>,
-    written: BTreeMap<u64, PathBuf>,
-}
-
 /// Decodes the video once at `sample_fps`, finds the changes and, when `out_dir` is given,
-/// keeps the chosen frames there.
-async fn scan(video: &Path, options: &KeyframeOptions, out_dir: Option<&Path>) -> Result<Scanned> {
+/// keeps the chosen frames there. Returns each chosen time with its file, if one was written.
+async fn scan(
+    video: &Path,
+    options: &KeyframeOptions,
+    out_dir: Option<&Path>,
+) -> Result<Vec<(f64, Option<PathBuf>)>> {
     let mut command = ffmpeg();
     command.args(["-nostdin", "-v", "error"]);
     if has_unreferenced_frames(video).await {
@@ -177,10 +173,7 @@ async fn scan(video: &Path, options: &KeyframeOptions, out_dir: Option<&Path>) -
     let last_at = last_index as f64 / options.sample_fps;
     let times = pick(found.changes, last_at, options.max_frames);
     let Some(mut encoder) = encoder else {
-        return Ok(Scanned {
-            times,
-            written: BTreeMap::new(),
-        });
+        return Ok(times.into_iter().map(|at| (at, None)).collect());
     };
     let chosen: Vec<u64> = times
         .iter()
@@ -192,8 +185,12 @@ async fn scan(video: &Path, options: &KeyframeOptions, out_dir: Option<&Path>) -
             .encode(last_index, last_at, found.last_frame, found.geometry)
             .await;
     }
-    let written = encoder.finish(&chosen).await?;
-    Ok(Scanned { times, written })
+    let mut written = encoder.finish(&chosen).await?;
+    Ok(times
+        .into_iter()
+        .zip(chosen)
+        .map(|(at, index)| (at, written.remove(&index)))
+        .collect())
 }
 
 /// The changes one pass found, and the last frame (always chosen).
