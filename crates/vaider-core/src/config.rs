@@ -1,6 +1,9 @@
 //! Vaider's settings: one TOML file in the config folder, every field overridable by a
 //! `VAIDER_*` environment variable. The CLI, the server and the tray app read the same file.
 
+mod limits;
+pub use limits::MAX_TIMEOUT_SEC;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -285,10 +288,11 @@ impl Config {
         Self::dir().join("config.toml")
     }
 
-    /// Reads the config file (if any), then applies the environment.
+    /// Reads the config file (if any), applies the environment, and checks every range.
     pub fn load() -> Result<Config> {
         let mut config = Self::load_file(&Self::file_path())?;
         config.apply_env(|name| std::env::var(name).ok())?;
+        config.validate()?;
         Ok(config)
     }
 
@@ -362,12 +366,6 @@ impl Config {
                 self.providers.entry(name.to_string()).or_default().base_url =
                     Some(url.trim_end_matches('/').to_string());
             }
-        }
-        if self.max_concurrent == 0 {
-            self.max_concurrent = 1;
-        }
-        if self.max_attempts == 0 {
-            self.max_attempts = 1;
         }
         Ok(())
     }
