@@ -22,6 +22,9 @@ pub enum Status {
     Timeout,
     /// Refused before anything left the machine (bad path, not a video, no key).
     Rejected,
+    /// The process running the call stopped before it ended (a crash, a kill, a power cut),
+    /// or the call was dropped half-way; closed at the next start or when dropped.
+    Interrupted,
 }
 
 impl Status {
@@ -32,6 +35,7 @@ impl Status {
             Status::Error => "error",
             Status::Timeout => "timeout",
             Status::Rejected => "rejected",
+            Status::Interrupted => "interrupted",
         }
     }
     /// The status named by a filter; none for an unknown name.
@@ -42,6 +46,7 @@ impl Status {
             "error" => Some(Status::Error),
             "timeout" => Some(Status::Timeout),
             "rejected" => Some(Status::Rejected),
+            "interrupted" => Some(Status::Interrupted),
             _ => None,
         }
     }
@@ -52,6 +57,7 @@ impl Status {
             "ok" => Status::Ok,
             "timeout" => Status::Timeout,
             "rejected" => Status::Rejected,
+            "interrupted" => Status::Interrupted,
             _ => Status::Error,
         }
     }
@@ -88,6 +94,9 @@ pub struct Interaction {
     /// The project folder the media belongs to (the client's root or working folder, else the
     /// media's folder), for the history's filter.
     pub project: Option<String>,
+    /// ui_diff_check: the expected image, which the UI shows beside the actual one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_path: Option<String>,
 }
 
 /// What is known when a row is opened, before the provider is called.
@@ -109,6 +118,9 @@ pub struct NewInteraction<'a> {
     pub cache_key: Option<&'a str>,
     pub log_dir: Option<&'a str>,
     pub project: Option<&'a str>,
+    pub expected_path: Option<&'a str>,
+    /// The lease of the process running the call (see `lease`).
+    pub owner: Option<&'a str>,
 }
 
 /// A row started or ended: what the history views listen to, so they update without polling.
@@ -164,6 +176,10 @@ pub enum Outcome<'a> {
         message: &'a str,
         duration_ms: u64,
     },
+    /// The call never ended: its process died, or it was dropped half-way.
+    Interrupted {
+        message: &'a str,
+    },
 }
 
 /// Totals over the whole history.
@@ -176,8 +192,16 @@ pub struct Totals {
     pub output_tokens: u64,
 }
 
+/// A row left `running`, with what is needed to close it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunningCall {
+    pub id: String,
+    pub owner: Option<String>,
+    pub log_dir: Option<String>,
+}
+
 /// The history database. Cheap to clone; calls block briefly on SQLite, so async callers run
-/// them on a blocking thread.
+/// them on a blocking thread ([`History::run`]).
 #[derive(Clone)]
 pub struct History {
     conn: Arc<Mutex<Connection>>,
@@ -219,10 +243,17 @@ CREATE INDEX IF NOT EXISTS interactions_status ON interactions(status, created_a
 ";
 
 /// Added after the first release: applied to older databases when they are opened.
-const MIGRATIONS: &[(&str, &str)] = &[(
-    "project",
-    "ALTER TABLE interactions ADD COLUMN project TEXT;",
-)];
+const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "project",
+        "ALTER TABLE interactions ADD COLUMN project TEXT;",
+    ),
+    ("owner", "ALTER TABLE interactions ADD COLUMN owner TEXT;"),
+    (
+        "expected_path",
+        "ALTER TABLE interactions ADD COLUMN expected_path TEXT;",
+    ),
+];
 
 /// Indexes on migrated columns, created after the migrations.
 const LATE_INDEXES: &str = "
@@ -233,7 +264,7 @@ CREATE INDEX IF NOT EXISTS interactions_tool ON interactions(tool, created_at DE
 const COLUMNS: &str = "id, created_at, finished_at, tool, door, source, media_path, media_type,
     media_sha256, size_bytes, provider, model, prompt, expectations_json, status, cached,
     description, error_code, error_message, input_tokens, output_tokens, cost_usd, duration_ms,
-    log_dir, project";
+    log_dir, project, expected_path";
 
 impl History {
     pub fn open(path: &Path) -> Result<History> {
@@ -257,6 +288,38 @@ impl History {
             conn: Arc::new(Mutex::new(conn)),
             changes: broadcast::channel(256).0,
         })
+    }
+
+    /// Runs `f` on a blocking thread: SQLite calls block, and the async runtime's threads
+    /// must not.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&History) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let history = self.clone();
+        tokio::task::spawn_blocking(move || f(&history))
+            .await
+            .map_err(|e| VaiderError::internal("use the history", e))?
+    }
+
+    /// Every row still `running`, with the lease of the process that runs it.
+    pub fn running_calls(&self) -> Result<Vec<RunningCall>> {
+        self.with(
+            |c| {
+                let mut stmt = c.prepare(
+                    "SELECT id, owner, log_dir FROM interactions WHERE status = 'running'",
+                )?;
+                let rows = stmt.query_map([], |r| {
+                    Ok(RunningCall {
+                        id: r.get(0)?,
+                        owner: r.get(1)?,
+                        log_dir: r.get(2)?,
+                    })
+                })?;
+                rows.collect()
+            },
+            "read the running calls",
+        )
     }
 
     /// Started and finished rows, as they happen in this process.
@@ -288,8 +351,8 @@ impl History {
                 c.execute(
                     "INSERT INTO interactions (id, created_at, tool, door, source, media_path,
                         media_type, media_sha256, size_bytes, provider, model, prompt,
-                        expectations_json, status, cache_key, log_dir, project)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14, ?15, ?16)",
+                        expectations_json, status, cache_key, log_dir, project, expected_path, owner)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14, ?15, ?16, ?17, ?18)",
                     params![
                         row.id,
                         row.created_at,
@@ -307,6 +370,8 @@ impl History {
                         row.cache_key,
                         row.log_dir,
                         row.project,
+                        row.expected_path,
+                        row.owner,
                     ],
                 )
             },
@@ -320,6 +385,7 @@ impl History {
         let status = match &outcome {
             Outcome::Ok(_) => Status::Ok,
             Outcome::Failed { status, .. } => *status,
+            Outcome::Interrupted { .. } => Status::Interrupted,
         };
         self.with(
             |c| match outcome {
@@ -358,6 +424,13 @@ impl History {
                         message,
                         duration_ms as i64
                     ],
+                ),
+                // Only a row still running: a call that ended meanwhile keeps its outcome.
+                Outcome::Interrupted { message } => c.execute(
+                    "UPDATE interactions SET finished_at = ?2, status = 'interrupted',
+                        error_code = 'INTERRUPTED', error_message = ?3
+                     WHERE id = ?1 AND status = 'running'",
+                    params![id, finished_at, message],
                 ),
             },
             "record the answer in history",
@@ -607,6 +680,7 @@ fn row_to_interaction(r: &rusqlite::Row<'_>) -> rusqlite::Result<Interaction> {
         duration_ms: r.get::<_, Option<i64>>(22)?.map(|d| d as u64),
         log_dir: r.get(23)?,
         project: r.get(24)?,
+        expected_path: r.get(25)?,
     })
 }
 

@@ -48,6 +48,17 @@ impl InteractionLog {
         Ok(InteractionLog { dir: fallback })
     }
 
+    /// The interaction folder of an earlier call.
+    pub fn at(dir: &Path) -> InteractionLog {
+        InteractionLog {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub fn has_response(&self) -> bool {
+        self.dir.join("response.json").exists()
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -634,6 +634,45 @@ async fn has_unreferenced_frames(video: &Path) -> bool {
     output.status.success() && matches!(codec, "h264" | "hevc") && b_frames > 0
 }
 
+/// A video's length in seconds, asked of ffprobe: the container's duration, else (a WebM
+/// written live, which has none) the last video packet's time. None without ffprobe.
+pub async fn duration_seconds(video: &Path) -> Option<f64> {
+    let container = ffprobe_text(video, &["-show_entries", "format=duration"]).await;
+    if let Some(seconds) = container.as_deref().and_then(parse_seconds) {
+        return Some(seconds);
+    }
+    let packets = ffprobe_text(
+        video,
+        &["-select_streams", "v:0", "-show_entries", "packet=pts_time"],
+    )
+    .await?;
+    packets
+        .lines()
+        .filter_map(parse_seconds)
+        .max_by(f64::total_cmp)
+}
+
+async fn ffprobe_text(video: &Path, entries: &[&str]) -> Option<String> {
+    let output = ffprobe()
+        .args(["-v", "error"])
+        .args(entries)
+        .args(["-of", "csv=p=0"])
+        .arg(video)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn parse_seconds(text: &str) -> Option<f64> {
+    let seconds: f64 = text.trim().trim_end_matches(',').parse().ok()?;
+    (seconds.is_finite() && seconds > 0.0).then_some(seconds)
+}
+
 /// Keeps the first frame, the last, and the largest changes in between, in time order.
 fn pick(mut changes: Vec<(f64, f64)>, last_at: f64, max_frames: usize) -> Vec<f64> {
     let max_frames = max_frames.max(2);

@@ -15,6 +15,54 @@ The agent is building and testing a graphical user interface and will act on you
 Describe only what is visible; never guess what is not shown, and say so when something is unclear \
 or too small to read. Quote visible text exactly, in double quotes. Be precise and concise.";
 
+/// Everything one call asks the model, worked out once per call: the prompt in force (the
+/// agent's or the tool's default), the system prompt, and the answer's schema. Only the note on
+/// how the media was sent is added later, when the media has been prepared.
+#[derive(Debug, Clone)]
+pub struct Prompts {
+    tool: Tool,
+    /// The agent's prompt, or the tool's default when it gave none.
+    pub prompt: String,
+    pub system: String,
+    /// The JSON the model must answer with; none for a plain-text answer.
+    pub schema: Option<Value>,
+    options: TaskOptions,
+    expectations: Vec<String>,
+}
+
+impl Prompts {
+    pub fn new(
+        tool: Tool,
+        prompt: Option<&str>,
+        options: &TaskOptions,
+        expectations: &[String],
+    ) -> Prompts {
+        let prompt = prompt
+            .filter(|p| !p.trim().is_empty())
+            .unwrap_or_else(|| default_prompt(tool))
+            .to_string();
+        Prompts {
+            tool,
+            system: system(tool),
+            schema: response_schema(tool, !expectations.is_empty()),
+            prompt,
+            options: options.clone(),
+            expectations: expectations.to_vec(),
+        }
+    }
+
+    /// The user prompt, with the note on how the media was sent (keyframes) when there is one.
+    pub fn user(&self, media_note: Option<&str>) -> String {
+        user_prompt(
+            self.tool,
+            &self.prompt,
+            &self.options,
+            media_note,
+            &self.expectations,
+        )
+    }
+}
+
 /// The system prompt for a tool: the common one plus the tool's own task.
 pub fn system(tool: Tool) -> String {
     let task = match tool {

@@ -31,7 +31,7 @@ pub async fn resolve(
         return download(source, http, download_dir, limit_bytes, deadline).await;
     }
     if lower.starts_with("data:") {
-        return save_data_url(source, download_dir);
+        return save_data_url(source, download_dir, limit_bytes);
     }
     if let Some(rest) = source.strip_prefix("file://") {
         let path = percent_decode(rest);
@@ -97,8 +97,29 @@ pub fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// `data:image/png;base64,....` → a file in the download folder.
-fn save_data_url(source: &str, download_dir: &Path) -> Result<PathBuf> {
+/// Whether resolving `source` makes a new file in the download folder (a URL or `data:`).
+pub fn is_download(source: &str) -> bool {
+    let lower: String = source.trim_start().chars().take(8).collect();
+    let lower = lower.to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("data:")
+}
+
+/// The source as the history, request.json and the UI show it: as given, except that a
+/// `data:` URL is named by its media type and size rather than kept whole.
+pub fn label(source: &str) -> String {
+    let trimmed = source.trim_start();
+    let scheme: String = trimmed.chars().take(5).collect();
+    if !scheme.eq_ignore_ascii_case("data:") {
+        return source.to_string();
+    }
+    let header = trimmed.split(',').next().unwrap_or_default();
+    let header: String = header.chars().take(80).collect();
+    format!("{header},… ({} bytes of data URL)", source.len())
+}
+
+/// `data:image/png;base64,....` → a file in the download folder, refused before decoding
+/// when it would be larger than `limit_bytes`.
+fn save_data_url(source: &str, download_dir: &Path, limit_bytes: u64) -> Result<PathBuf> {
     use base64::Engine as _;
     let bad = |why: &str| VaiderError::InvalidPath {
         message: format!("The data: URL is not usable ({why}). Send `data:<mime>;base64,<data>`."),
@@ -106,6 +127,16 @@ fn save_data_url(source: &str, download_dir: &Path) -> Result<PathBuf> {
     let (header, data) = source.split_once(',').ok_or_else(|| bad("no comma"))?;
     if !header.to_ascii_lowercase().ends_with(";base64") {
         return Err(bad("only base64 data URLs are supported"));
+    }
+    // Four base64 characters carry three bytes.
+    let decoded_size = (data.len() as u64 / 4).saturating_mul(3);
+    if decoded_size > limit_bytes.min(MAX_MEDIA_BYTES) {
+        return Err(VaiderError::InvalidPath {
+            message: format!(
+                "The data: URL holds about {decoded_size} bytes, over the limit of {} bytes (download_limit_mb). Save the file and pass its path instead.",
+                limit_bytes.min(MAX_MEDIA_BYTES)
+            ),
+        });
     }
     let data: String = data.chars().filter(|c| !c.is_whitespace()).collect();
     let bytes = base64::engine::general_purpose::STANDARD

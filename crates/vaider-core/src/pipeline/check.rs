@@ -1,0 +1,191 @@
+//! The check stage: everything that can be refused before anything leaves the machine. The
+//! time limit and the model name, each source resolved to a local file and checked by its
+//! content, and the provider's key. A file downloaded for a call that is refused is removed.
+
+use std::path::PathBuf;
+
+use super::call::Call;
+use super::MAX_TIMEOUT;
+use crate::analysis::{AnalysisRequest, Tool};
+use crate::config::{Adapter, ProviderConfig};
+use crate::engine::Vaider;
+use crate::error::{Result, VaiderError};
+use crate::media::{self, MediaInfo, MediaKind};
+use crate::secrets::ApiKey;
+use crate::source;
+
+/// A checked file: where it is and what it holds.
+pub(super) type CheckedFile = (PathBuf, MediaInfo);
+
+/// What the check stage found: the provider's settings, the files and the key.
+pub(super) struct Checked {
+    pub provider: ProviderConfig,
+    /// A diff's expected image.
+    pub expected: Option<CheckedFile>,
+    /// The file the interaction is about (for a diff: the actual image).
+    pub subject: CheckedFile,
+    pub key: Option<ApiKey>,
+}
+
+impl Checked {
+    /// Every file, in the order the model sees them (a diff's expected image first).
+    pub fn media(&self) -> impl Iterator<Item = &CheckedFile> {
+        self.expected.iter().chain(std::iter::once(&self.subject))
+    }
+}
+
+impl Vaider {
+    pub(super) async fn check(&self, call: &Call) -> Result<Checked> {
+        if self.is_paused() {
+            return Err(VaiderError::Paused);
+        }
+        let provider = call.config.provider(&call.provider)?;
+        check_limits(call, &provider)?;
+        let within = async {
+            let mut media = self.check_sources(call).await?;
+            let key = match self.key_for(&provider).await {
+                Ok(key) => key,
+                Err(error) => {
+                    forget_downloads(&call.request, &media);
+                    return Err(error);
+                }
+            };
+            let subject = media
+                .pop()
+                .ok_or_else(|| VaiderError::internal("check the media", "nothing to analyse"))?;
+            Ok(Checked {
+                provider,
+                expected: media.pop(),
+                subject,
+                key,
+            })
+        };
+        tokio::time::timeout_at(call.deadline.into(), within)
+            .await
+            .unwrap_or_else(|_| Err(call.timed_out()))
+    }
+
+    /// Resolves and checks every source, in order (a diff's expected image first).
+    async fn check_sources(&self, call: &Call) -> Result<Vec<CheckedFile>> {
+        let request = &call.request;
+        let expected_kind = if request.tool.takes_video() {
+            MediaKind::Video
+        } else {
+            MediaKind::Image
+        };
+        let limit = call.config.download_limit_mb.saturating_mul(1024 * 1024);
+        let mut checked = Vec::new();
+        for source in sources(request)? {
+            let found = self.check_source(source, call, limit, expected_kind).await;
+            match found {
+                Ok(found) => checked.push(found),
+                Err(error) => {
+                    forget_downloads(request, &checked);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(checked)
+    }
+
+    async fn check_source(
+        &self,
+        source: &str,
+        call: &Call,
+        limit: u64,
+        expected_kind: MediaKind,
+    ) -> Result<CheckedFile> {
+        let path = source::resolve(
+            source,
+            &call.request.base_dirs,
+            &self.http,
+            &self.data_dir.join("downloads"),
+            limit,
+            call.deadline,
+        )
+        .await?;
+        let check_path = path.clone();
+        let inspected = tokio::task::spawn_blocking(move || {
+            media::inspect(&check_path, media::MAX_MEDIA_BYTES, Some(expected_kind))
+        })
+        .await
+        .map_err(|e| VaiderError::internal("check the file", e))
+        .and_then(|inspected| inspected.map_err(VaiderError::from));
+        match inspected {
+            Ok(info) => Ok((path, info)),
+            Err(error) => {
+                if source::is_download(source) {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// The provider's key: required where it needs one; sent anyway to a local server that
+    /// has one set.
+    async fn key_for(&self, provider: &ProviderConfig) -> Result<Option<ApiKey>> {
+        let found = self.api_key(&provider.name).await.map(|(key, _)| key);
+        if provider.needs_key && found.is_none() {
+            return Err(VaiderError::NoApiKey {
+                provider: provider.name.clone(),
+            });
+        }
+        Ok(found)
+    }
+}
+
+fn check_limits(call: &Call, provider: &ProviderConfig) -> Result<()> {
+    if call
+        .request
+        .timeout
+        .is_some_and(|t| t.is_zero() || t > MAX_TIMEOUT)
+    {
+        return Err(VaiderError::InvalidRequest(format!(
+            "The timeout must be more than 0 and at most {} seconds.",
+            MAX_TIMEOUT.as_secs()
+        )));
+    }
+    let model = &call.model;
+    if model.trim().is_empty()
+        || model.contains(char::is_whitespace)
+        || (provider.adapter == Adapter::Gemini && model.contains('/'))
+    {
+        return Err(VaiderError::InvalidRequest(format!(
+            "{model:?} is not a model name for {}; use one like {:?}.",
+            provider.name, provider.model
+        )));
+    }
+    Ok(())
+}
+
+/// The sources to check, in order: a diff's expected image, then the media itself.
+fn sources(request: &AnalysisRequest) -> Result<Vec<&str>> {
+    let mut sources = Vec::new();
+    if request.tool == Tool::UiDiffCheck {
+        let expected = request
+            .compare_with
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| {
+                VaiderError::InvalidRequest(
+                    "ui_diff_check needs both expected_image_source and actual_image_source."
+                        .into(),
+                )
+            })?;
+        sources.push(expected);
+    }
+    sources.push(request.source.as_str());
+    Ok(sources)
+}
+
+/// Removes what this call downloaded (URLs and `data:` sources) when it is refused: a refused
+/// call has no interaction folder to keep them beside.
+fn forget_downloads(request: &AnalysisRequest, checked: &[CheckedFile]) {
+    let sources = sources(request).unwrap_or_default();
+    for ((path, _), source) in checked.iter().zip(sources) {
+        if source::is_download(source) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! The record stage: `request.json` and the history row are written before the provider is
+//! asked, so a crash leaves a trace; the call's end is written to both, whichever way it ends:
+//! an answer, an error, or, when the call is dropped or panics half-way, a closed row that
+//! says so (a [`Record`] that was never finished closes its row when dropped).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::call::Call;
+use super::check::Checked;
+use super::{now_rfc3339, AnalysisFailure, VERSION};
+use crate::analysis::AnalysisResult;
+use crate::engine::Vaider;
+use crate::error::{ErrorCode, Result, UpstreamResponse, VaiderError};
+use crate::history::{History, NewInteraction, Outcome, Status};
+use crate::interaction_log::InteractionLog;
+use crate::provider::UpstreamCall;
+use crate::recovery;
+
+/// A call's open record: its interaction folder and its `running` history row.
+pub(super) struct Record {
+    history: History,
+    id: String,
+    log_dir: PathBuf,
+    /// The media the interaction is about, as the result names it.
+    pub media_path: PathBuf,
+    /// Set once the outcome is written; a record dropped before that closes its row.
+    ended: bool,
+}
+
+/// What `response.json` holds besides the result, for a successful call.
+pub(super) struct Sent<'a> {
+    pub calls: &'a [UpstreamCall],
+    pub raw: Option<&'a serde_json::Value>,
+    pub sent: Option<serde_json::Value>,
+}
+
+impl Vaider {
+    /// Writes `request.json` and opens the history row, as this process's.
+    pub(super) async fn record(
+        &self,
+        call: &Call,
+        checked: &Checked,
+        shas: &[String],
+        cache_key: Option<&str>,
+    ) -> Result<Record> {
+        let (path, info) = &checked.subject;
+        let log = InteractionLog::create(path, &call.folder_name(), &self.data_dir)?;
+        let request_file = request_json(call, checked, shas);
+        let history = self.history().clone();
+        let created = call.created_text();
+        let row_values = RowValues {
+            path: path.display().to_string(),
+            mime: info.mime_type,
+            size: info.size_bytes,
+            sha: shas.last().cloned(),
+            expected: checked
+                .expected
+                .as_ref()
+                .map(|(p, _)| p.display().to_string()),
+            log_dir: log.dir().display().to_string(),
+            project: project_of(path, &call.request.base_dirs),
+            cache_key: cache_key.map(str::to_string),
+        };
+        let (id, tool, door) = (
+            call.id.clone(),
+            call.request.tool.as_str(),
+            call.request.door.as_str(),
+        );
+        let (source, provider, model) = (
+            call.source_label.clone(),
+            call.provider.clone(),
+            call.model.clone(),
+        );
+        let (prompt, expectations) = (
+            call.prompts.prompt.clone(),
+            call.request.expectations.clone(),
+        );
+        let owner = self.owner().to_string();
+        let log_dir = log.dir().to_path_buf();
+        history
+            .run(move |history| {
+                log.write_request(&request_file)?;
+                history.start(&NewInteraction {
+                    id: &id,
+                    created_at: &created,
+                    tool,
+                    door,
+                    source: &source,
+                    media_path: Some(&row_values.path),
+                    media_type: Some(row_values.mime),
+                    media_sha256: row_values.sha.as_deref(),
+                    size_bytes: Some(row_values.size),
+                    provider: &provider,
+                    model: &model,
+                    prompt: &prompt,
+                    expectations: &expectations,
+                    cache_key: row_values.cache_key.as_deref(),
+                    log_dir: Some(&row_values.log_dir),
+                    project: Some(&row_values.project),
+                    expected_path: row_values.expected.as_deref(),
+                    owner: Some(&owner),
+                })
+            })
+            .await?;
+        tracing::info!(provider = %call.provider, media = %path.display(), "analysis started");
+        Ok(Record {
+            history: self.history().clone(),
+            id: call.id.clone(),
+            log_dir,
+            media_path: path.clone(),
+            ended: false,
+        })
+    }
+
+    /// A call refused before it had a folder: one history row, already closed.
+    pub(super) async fn record_rejection(&self, call: &Call, error: &VaiderError) {
+        let id = call.id.clone();
+        let created = call.created_text();
+        let (tool, door) = (call.request.tool.as_str(), call.request.door.as_str());
+        let (source, provider, model) = (
+            call.source_label.clone(),
+            call.provider.clone(),
+            call.model.clone(),
+        );
+        let (prompt, expectations) = (
+            call.prompts.prompt.clone(),
+            call.request.expectations.clone(),
+        );
+        let project = call
+            .request
+            .base_dirs
+            .first()
+            .map(|d| d.display().to_string());
+        let (status, code, message) = (status_of(error), error.code().as_str(), error.to_string());
+        let duration_ms = call.elapsed_ms();
+        let recorded = self
+            .history()
+            .run(move |history| {
+                history.start(&NewInteraction {
+                    id: &id,
+                    created_at: &created,
+                    tool,
+                    door,
+                    source: &source,
+                    media_path: None,
+                    media_type: None,
+                    media_sha256: None,
+                    size_bytes: None,
+                    provider: &provider,
+                    model: &model,
+                    prompt: &prompt,
+                    expectations: &expectations,
+                    cache_key: None,
+                    log_dir: None,
+                    project: project.as_deref(),
+                    expected_path: None,
+                    owner: None,
+                })?;
+                let outcome = Outcome::Failed {
+                    status,
+                    code,
+                    message: &message,
+                    duration_ms,
+                };
+                history.finish(&id, &now_rfc3339(), outcome)
+            })
+            .await;
+        if let Err(e) = recorded {
+            tracing::error!("{e}");
+        }
+    }
+}
+
+impl Record {
+    pub fn log_dir(&self) -> &Path {
+        &self.log_dir
+    }
+
+    /// Records the media's hash and the cache key once known (hashing runs beside the upload).
+    pub async fn set_cache_key(&self, key: String, sha: Option<String>) {
+        let id = self.id.clone();
+        let set = self
+            .history
+            .run(move |history| history.set_cache_key(&id, &key, sha.as_deref()))
+            .await;
+        if let Err(e) = set {
+            tracing::error!("{e}");
+        }
+    }
+
+    /// Writes the answer to `response.json` and closes the row as ok. The answer is already in
+    /// hand: a failure to record it is logged, not returned.
+    pub async fn finish_ok(mut self, result: &AnalysisResult, sent: Sent<'_>) {
+        self.ended = true;
+        let finished_at = now_rfc3339();
+        let response = json!({
+            "interactionId": self.id,
+            "finishedAt": finished_at,
+            "status": "ok",
+            "durationMs": result.duration_ms,
+            "result": result,
+            "sent": sent.sent,
+            "upstreamCalls": sent.calls,
+            "providerResponse": sent.raw,
+        });
+        let (id, log_dir, result) = (self.id.clone(), self.log_dir.clone(), result.clone());
+        let done = self
+            .history
+            .run(move |history| {
+                if let Err(e) = InteractionLog::at(&log_dir).write_response(&response) {
+                    tracing::error!("{e}");
+                }
+                history.finish(&id, &finished_at, Outcome::Ok(&result))
+            })
+            .await;
+        if let Err(e) = done {
+            tracing::error!("{e}");
+        }
+    }
+
+    /// Writes the error to `response.json` and closes the row with its status.
+    pub async fn finish_failed(mut self, failure: &AnalysisFailure) {
+        self.ended = true;
+        let finished_at = now_rfc3339();
+        let status = status_of(&failure.error);
+        let response = json!({
+            "interactionId": self.id,
+            "finishedAt": finished_at,
+            "status": status.as_str(),
+            "durationMs": failure.duration_ms,
+            "error": error_json(&failure.error),
+        });
+        let (code, message) = (failure.error.code().as_str(), failure.error.to_string());
+        let duration_ms = failure.duration_ms;
+        let (id, log_dir) = (self.id.clone(), self.log_dir.clone());
+        let done = self
+            .history
+            .run(move |history| {
+                if let Err(e) = InteractionLog::at(&log_dir).write_response(&response) {
+                    tracing::error!("{e}");
+                }
+                let outcome = Outcome::Failed {
+                    status,
+                    code,
+                    message: &message,
+                    duration_ms,
+                };
+                history.finish(&id, &finished_at, outcome)
+            })
+            .await;
+        if let Err(e) = done {
+            tracing::error!("{e}");
+        }
+    }
+}
+
+impl Drop for Record {
+    /// A call that never reached its end: the client went away (its future was dropped) or a
+    /// bug panicked. Either way the row must not stay `running`.
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let message = if std::thread::panicking() {
+            "Vaider failed inside this call (an internal error) and returned nothing. Run it again; if it happens again, report it with this interaction's folder."
+        } else {
+            "The call was cancelled before it ended: the client disconnected or gave up waiting. Nothing was returned."
+        };
+        recovery::close(&self.history, &self.id, self.log_dir.to_str(), message);
+    }
+}
+
+/// The plain values of the history row, owned so they can move to the blocking thread.
+struct RowValues {
+    path: String,
+    mime: &'static str,
+    size: u64,
+    sha: Option<String>,
+    expected: Option<String>,
+    log_dir: String,
+    project: String,
+    cache_key: Option<String>,
+}
+
+fn request_json(call: &Call, checked: &Checked, shas: &[String]) -> serde_json::Value {
+    let request = &call.request;
+    let media: Vec<serde_json::Value> = checked
+        .media()
+        .enumerate()
+        .map(|(i, (p, m))| json!({
+            "path": p, "type": m.mime_type, "format": m.format, "sizeBytes": m.size_bytes, "sha256": shas.get(i)
+        }))
+        .collect();
+    json!({
+        "interactionId": call.id,
+        "createdAt": call.created_text(),
+        "vaiderVersion": VERSION,
+        "door": request.door,
+        "tool": request.tool,
+        "source": call.source_label,
+        "compareWith": request.compare_with.as_deref().map(crate::source::label),
+        "resolvedPath": checked.subject.0,
+        "media": media,
+        "provider": call.provider,
+        "baseUrl": checked.provider.base_url,
+        "model": call.model,
+        "systemPrompt": call.prompts.system,
+        "prompt": call.prompts.prompt,
+        "options": request.options,
+        "expectations": request.expectations,
+        "timeoutSec": call.timeout.as_secs_f64(),
+        "noCache": request.no_cache,
+    })
+}
+
+pub(super) fn status_of(error: &VaiderError) -> Status {
+    match error.code() {
+        ErrorCode::Timeout => Status::Timeout,
+        ErrorCode::InvalidPath
+        | ErrorCode::InvalidRequest
+        | ErrorCode::NoApiKey
+        | ErrorCode::Paused => Status::Rejected,
+        ErrorCode::UpstreamError | ErrorCode::Internal => Status::Error,
+    }
+}
+
+/// The error as the interaction file keeps it.
+pub fn error_json(error: &VaiderError) -> serde_json::Value {
+    json!({
+        "code": error.code().as_str(),
+        "message": error.to_string(),
+        "upstreamResponse": error.upstream_response().map(|UpstreamResponse { status, body }| json!({"status": status, "body": body})),
+    })
+}
+
+/// The project a file belongs to, for the history's filter: the client's root or working
+/// folder that holds it, else the first one given, else the file's own folder.
+fn project_of(path: &Path, base_dirs: &[PathBuf]) -> String {
+    base_dirs
+        .iter()
+        .find(|dir| path.starts_with(dir))
+        .or(base_dirs.first())
+        .map(PathBuf::as_path)
+        .or(path.parent())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
