@@ -272,7 +272,7 @@ fn history(json: bool, limit: usize) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:<20} {:<9} {:<14} {:<28} {:<22} {:>8} {:>10}",
+        "{:<20} {:<11} {:<14} {:<28} {:<22} {:>8} {:>10}",
         "TIME (UTC)", "STATUS", "TOOL", "SOURCE", "MODEL", "MS", "COST $"
     );
     for row in &rows {
@@ -289,7 +289,7 @@ fn history(json: bool, limit: usize) -> Result<ExitCode> {
             (status, _) => status.as_str().to_string(),
         };
         println!(
-            "{:<20} {:<9} {:<14} {:<28} {:<22} {:>8} {:>10.6}",
+            "{:<20} {:<11} {:<14} {:<28} {:<22} {:>8} {:>10.6}",
             row.created_at
                 .get(..19)
                 .unwrap_or(&row.created_at)
