@@ -85,7 +85,10 @@ async fn a_call_left_running_by_a_killed_server_is_interrupted_at_the_next_start
     assert_eq!(row["status"], "interrupted", "{row}");
     assert_eq!(row["errorCode"], "INTERRUPTED");
     let message = row["errorMessage"].as_str().unwrap();
-    assert!(message.contains("stopped while this call was running"), "{message}");
+    assert!(
+        message.contains("stopped while this call was running"),
+        "{message}"
+    );
     assert!(row["finishedAt"].is_string());
     let log_dir = std::path::PathBuf::from(row["logDir"].as_str().unwrap());
     assert!(log_dir.join("request.json").exists());
@@ -143,15 +146,24 @@ async fn every_log_line_of_a_call_carries_its_interaction_id() {
         .unwrap_or_else(|| panic!("{answer}"))
         .to_string();
     let text = std::fs::read_to_string(&log).unwrap();
-    let started: Vec<&str> = text.lines().filter(|l| l.contains("analysis started")).collect();
-    let done: Vec<&str> = text.lines().filter(|l| l.contains("analysis done")).collect();
+    let started: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("analysis started"))
+        .collect();
+    let done: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("analysis done"))
+        .collect();
     assert_eq!((started.len(), done.len()), (1, 1), "{text}");
     // The upload and the model's call are made deep inside the provider, on the call's behalf:
     // their lines must lead back to the call too.
     let upstream: Vec<&str> = text.lines().filter(|l| l.contains("reqwest")).collect();
     assert!(!upstream.is_empty(), "{text}");
     for line in started.iter().chain(&done).chain(&upstream) {
-        assert!(line.contains(&id), "a line of the call without its id: {line}");
+        assert!(
+            line.contains(&id),
+            "a line of the call without its id: {line}"
+        );
     }
 }
 
