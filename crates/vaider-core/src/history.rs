@@ -99,28 +99,29 @@ pub struct Interaction {
     pub expected_path: Option<String>,
 }
 
-/// What is known when a row is opened, before the provider is called.
-#[derive(Debug, Clone)]
-pub struct NewInteraction<'a> {
-    pub id: &'a str,
-    pub created_at: &'a str,
-    pub tool: &'a str,
-    pub door: &'a str,
-    pub source: &'a str,
-    pub media_path: Option<&'a str>,
-    pub media_type: Option<&'a str>,
-    pub media_sha256: Option<&'a str>,
+/// What is known when a row is opened, before the provider is called. Owned, so a call can
+/// build it once and hand it to a blocking thread.
+#[derive(Debug, Clone, Default)]
+pub struct NewInteraction {
+    pub id: String,
+    pub created_at: String,
+    pub tool: &'static str,
+    pub door: &'static str,
+    pub source: String,
+    pub media_path: Option<String>,
+    pub media_type: Option<&'static str>,
+    pub media_sha256: Option<String>,
     pub size_bytes: Option<u64>,
-    pub provider: &'a str,
-    pub model: &'a str,
-    pub prompt: &'a str,
-    pub expectations: &'a [String],
-    pub cache_key: Option<&'a str>,
-    pub log_dir: Option<&'a str>,
-    pub project: Option<&'a str>,
-    pub expected_path: Option<&'a str>,
+    pub provider: String,
+    pub model: String,
+    pub prompt: String,
+    pub expectations: Vec<String>,
+    pub cache_key: Option<String>,
+    pub log_dir: Option<String>,
+    pub project: Option<String>,
+    pub expected_path: Option<String>,
     /// The lease of the process running the call (see `lease`).
-    pub owner: Option<&'a str>,
+    pub owner: Option<String>,
 }
 
 /// A row started or ended: what the history views listen to, so they update without polling.
@@ -344,8 +345,8 @@ impl History {
         f(&conn).map_err(|e| db_error(what, e))
     }
 
-    pub fn start(&self, row: &NewInteraction<'_>) -> Result<()> {
-        let expectations = serde_json::to_string(row.expectations).unwrap_or_else(|_| "[]".into());
+    pub fn start(&self, row: &NewInteraction) -> Result<()> {
+        let expectations = serde_json::to_string(&row.expectations).unwrap_or_else(|_| "[]".into());
         self.with(
             |c| {
                 c.execute(
@@ -377,7 +378,7 @@ impl History {
             },
             "record the request in history",
         )?;
-        self.announce(row.id, Status::Running, "started");
+        self.announce(&row.id, Status::Running, "started");
         Ok(())
     }
 

@@ -48,60 +48,26 @@ impl Vaider {
         let (path, info) = &checked.subject;
         let log = InteractionLog::create(path, &call.folder_name(), &self.data_dir)?;
         let request_file = request_json(call, checked, shas);
-        let history = self.history().clone();
-        let created = call.created_text();
-        let row_values = RowValues {
-            path: path.display().to_string(),
-            mime: info.mime_type,
-            size: info.size_bytes,
-            sha: shas.last().cloned(),
-            expected: checked
+        let row = NewInteraction {
+            media_path: Some(path.display().to_string()),
+            media_type: Some(info.mime_type),
+            media_sha256: shas.last().cloned(),
+            size_bytes: Some(info.size_bytes),
+            cache_key: cache_key.map(str::to_string),
+            log_dir: Some(log.dir().display().to_string()),
+            project: Some(project_of(path, &call.request.base_dirs)),
+            expected_path: checked
                 .expected
                 .as_ref()
                 .map(|(p, _)| p.display().to_string()),
-            log_dir: log.dir().display().to_string(),
-            project: project_of(path, &call.request.base_dirs),
-            cache_key: cache_key.map(str::to_string),
+            owner: Some(self.owner().to_string()),
+            ..row_of(call)
         };
-        let (id, tool, door) = (
-            call.id.clone(),
-            call.request.tool.as_str(),
-            call.request.door.as_str(),
-        );
-        let (source, provider, model) = (
-            call.source_label.clone(),
-            call.provider.clone(),
-            call.model.clone(),
-        );
-        let (prompt, expectations) = (
-            call.prompts.prompt.clone(),
-            call.request.expectations.clone(),
-        );
-        let owner = self.owner().to_string();
         let log_dir = log.dir().to_path_buf();
-        history
+        self.history()
             .run(move |history| {
                 log.write_request(&request_file)?;
-                history.start(&NewInteraction {
-                    id: &id,
-                    created_at: &created,
-                    tool,
-                    door,
-                    source: &source,
-                    media_path: Some(&row_values.path),
-                    media_type: Some(row_values.mime),
-                    media_sha256: row_values.sha.as_deref(),
-                    size_bytes: Some(row_values.size),
-                    provider: &provider,
-                    model: &model,
-                    prompt: &prompt,
-                    expectations: &expectations,
-                    cache_key: row_values.cache_key.as_deref(),
-                    log_dir: Some(&row_values.log_dir),
-                    project: Some(&row_values.project),
-                    expected_path: row_values.expected.as_deref(),
-                    owner: Some(&owner),
-                })
+                history.start(&row)
             })
             .await?;
         tracing::info!(provider = %call.provider, media = %path.display(), "analysis started");
@@ -116,60 +82,48 @@ impl Vaider {
 
     /// A call refused before it had a folder: one history row, already closed.
     pub(super) async fn record_rejection(&self, call: &Call, error: &VaiderError) {
-        let id = call.id.clone();
-        let created = call.created_text();
-        let (tool, door) = (call.request.tool.as_str(), call.request.door.as_str());
-        let (source, provider, model) = (
-            call.source_label.clone(),
-            call.provider.clone(),
-            call.model.clone(),
-        );
-        let (prompt, expectations) = (
-            call.prompts.prompt.clone(),
-            call.request.expectations.clone(),
-        );
-        let project = call
-            .request
-            .base_dirs
-            .first()
-            .map(|d| d.display().to_string());
+        let row = NewInteraction {
+            project: call
+                .request
+                .base_dirs
+                .first()
+                .map(|d| d.display().to_string()),
+            ..row_of(call)
+        };
         let (status, code, message) = (status_of(error), error.code().as_str(), error.to_string());
         let duration_ms = call.elapsed_ms();
         let recorded = self
             .history()
             .run(move |history| {
-                history.start(&NewInteraction {
-                    id: &id,
-                    created_at: &created,
-                    tool,
-                    door,
-                    source: &source,
-                    media_path: None,
-                    media_type: None,
-                    media_sha256: None,
-                    size_bytes: None,
-                    provider: &provider,
-                    model: &model,
-                    prompt: &prompt,
-                    expectations: &expectations,
-                    cache_key: None,
-                    log_dir: None,
-                    project: project.as_deref(),
-                    expected_path: None,
-                    owner: None,
-                })?;
+                history.start(&row)?;
                 let outcome = Outcome::Failed {
                     status,
                     code,
                     message: &message,
                     duration_ms,
                 };
-                history.finish(&id, &now_rfc3339(), outcome)
+                history.finish(&row.id, &now_rfc3339(), outcome)
             })
             .await;
         if let Err(e) = recorded {
             tracing::error!("{e}");
         }
+    }
+}
+
+/// The row's values that the call alone decides.
+fn row_of(call: &Call) -> NewInteraction {
+    NewInteraction {
+        id: call.id.clone(),
+        created_at: call.created_text(),
+        tool: call.request.tool.as_str(),
+        door: call.request.door.as_str(),
+        source: call.source_label.clone(),
+        provider: call.provider.clone(),
+        model: call.model.clone(),
+        prompt: call.prompts.prompt.clone(),
+        expectations: call.request.expectations.clone(),
+        ..NewInteraction::default()
     }
 }
 
@@ -270,18 +224,6 @@ impl Drop for Record {
         };
         recovery::close(&self.history, &self.id, self.log_dir.to_str(), message);
     }
-}
-
-/// The plain values of the history row, owned so they can move to the blocking thread.
-struct RowValues {
-    path: String,
-    mime: &'static str,
-    size: u64,
-    sha: Option<String>,
-    expected: Option<String>,
-    log_dir: String,
-    project: String,
-    cache_key: Option<String>,
 }
 
 fn request_json(call: &Call, checked: &Checked, shas: &[String]) -> serde_json::Value {
