@@ -82,6 +82,8 @@ fn looks_like_an_image(source: &str) -> bool {
 }
 
 /// Logs go to stderr (stdout is the MCP channel in stdio mode); `VAIDER_LOG` sets the level.
+/// Colour only when stderr is a terminal: a log file or an MCP client's log of a stdio server
+/// would otherwise fill with escape codes.
 fn init_logging(server: bool) {
     let default = if server { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("VAIDER_LOG")
@@ -89,6 +91,7 @@ fn init_logging(server: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 
