@@ -27,8 +27,7 @@ START=$SECONDS
 
 # ---- dependencies ----------------------------------------------------------------------------
 step "dependencies (apt packages, Node, tests/ui npm packages)"
-apt_ensure build-essential pkg-config curl ca-certificates \
-    chromium gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
+apt_ensure "${UI_APT_PACKAGES[@]}"
 [ -x /usr/bin/chromium ] || die "/usr/bin/chromium is missing after installing the chromium package"
 [ -d "$MEDIA_DIR" ] || die "test media not found at $MEDIA_DIR (expected ../shared/media beside the repo, or set MEDIA_DIR)"
 command -v cargo >/dev/null 2>&1 || die "cargo is missing: install Rust first (bash scripts/install.sh does)"
