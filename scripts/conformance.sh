@@ -22,18 +22,13 @@ SCENARIOS=(server-initialize tools-list ping dns-rebinding-protection
     server-sse-polling server-sse-multiple-streams)
 SCENARIO_TIMEOUT_S=120
 
+apt_ensure "${CONFORMANCE_APT_PACKAGES[@]}"
 ensure_venv
 ensure_conformance
 NODE="$(node22_path)"
-command -v curl >/dev/null 2>&1 || apt_ensure curl ca-certificates
 
-step "building vaider and fake-gemini (debug)"
-# Built exactly as `cargo nextest run --workspace` builds them (same feature unification, so
-# after the tests this is a no-op; a plain `cargo build -p vaider-cli` would recompile rmcp,
-# reqwest and the workspace crates with fewer features, ~2.5 min on 2 cores).
-cargo test --workspace --no-run --quiet
-[ -x "$TARGET_DIR/debug/vaider" ] && [ -x "$TARGET_DIR/debug/fake-gemini" ] ||
-    die "cargo did not build target/debug/vaider and target/debug/fake-gemini"
+step "building vaider and fake-gemini (debug, as cargo nextest builds them; not the Tauri shell)"
+build_test_binaries
 
 new_temp_dir WORK
 mkdir -p "$WORK/data" "$WORK/config" "$WORK/results"

@@ -41,42 +41,16 @@ for arg in "$@"; do
 done
 
 MEDIA_DIR="$REPO_ROOT/../shared/media"
-TAURI_DRIVER_DIR="$TOOLS_DIR/tauri-driver"
-TAURI_DRIVER="$TAURI_DRIVER_DIR/bin/tauri-driver"
 ARTIFACTS_DIR="$TARGET_DIR/desktop-test-artifacts"
 START=$SECONDS
 
-# Building Tauri on Linux (webkit2gtk 4.1, the tray's appindicator, rsvg, xdo), running it
-# headless (xvfb, dbus, gnome-keyring), driving it (webkit2gtk-driver), playing WebM video in
-# WebKitGTK (gstreamer plugins), closing windows as a window manager would (python3-xlib),
-# reading and clicking the tray menu as a panel would (python3-gi), and the clipboard (xclip).
-DESKTOP_APT_PACKAGES=(
-    build-essential pkg-config curl ca-certificates file
-    libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
-    xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
-    gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
-    python3 python3-venv python3-xlib python3-gi gir1.2-glib-2.0 libglib2.0-bin xclip
-)
-
+# What it needs from apt is DESKTOP_APT_PACKAGES in lib.sh (test.sh installs it up front).
 install_deps() {
     apt_ensure "${DESKTOP_APT_PACKAGES[@]}"
     ensure_fmt_clippy
-    if ! "$TAURI_DRIVER" --help >/dev/null 2>&1; then
-        step "installing tauri-driver 2 into .tools/tauri-driver (cargo install)"
-        cargo install tauri-driver --version '^2' --locked --root "$TAURI_DRIVER_DIR"
-    fi
+    ensure_tauri_driver
     ensure_venv
-    # The npm bundled with the venv's Node (its bin/npm wrapper does not run from there).
-    local node npm_cli
-    node="$(node22_path)"
-    npm_cli="$(dirname "$node")/../lib/node_modules/npm/bin/npm-cli.js"
-    [ -f "$npm_cli" ] || die "no npm beside $node (remove .tools/venv and rerun)"
-    if ! cmp -s tests/desktop/package-lock.json tests/desktop/node_modules/.installed-lock 2>/dev/null; then
-        step "installing tests/desktop npm packages (npm ci)"
-        PATH="$(dirname "$node"):$PATH" "$node" "$npm_cli" ci --prefix tests/desktop \
-            --no-audit --no-fund --loglevel=error
-        cp tests/desktop/package-lock.json tests/desktop/node_modules/.installed-lock
-    fi
+    ensure_desktop_npm_packages
     [ -d "$MEDIA_DIR" ] || die "shared media not found at $MEDIA_DIR (expected ../shared/media beside the repo)"
 }
 

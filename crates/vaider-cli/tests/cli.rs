@@ -230,7 +230,7 @@ fn doctor_says_what_is_missing_and_how_to_fix_it() {
 }
 
 #[test]
-fn init_writes_the_clients_mcp_config_with_the_token() {
+fn init_inline_token_writes_the_clients_mcp_config_with_the_token() {
     let sandbox = Sandbox::new();
     let mut command = sandbox.vaider();
     command.arg("token");
@@ -242,7 +242,7 @@ fn init_writes_the_clients_mcp_config_with_the_token() {
     ] {
         let mut command = sandbox.vaider();
         command
-            .args(["init", "--client", client])
+            .args(["init", "--client", client, "--inline-token"])
             .env("VAIDER_PORT", "4567");
         let output = run(command);
         assert!(output.status.success(), "{}", stderr(&output));
@@ -251,6 +251,12 @@ fn init_writes_the_clients_mcp_config_with_the_token() {
         let entry = &config[section]["vaider"];
         assert_eq!(entry["url"], "http://127.0.0.1:4567/mcp", "{client}");
         assert_eq!(entry["headers"]["Authorization"], format!("Bearer {token}"));
+        // The sandbox is not a git repository: the user is told to keep the file out.
+        assert!(
+            stdout(&output).contains("not a git repository"),
+            "{}",
+            stdout(&output)
+        );
     }
     let rules = std::fs::read_to_string(sandbox.work().join("VaiderRules.txt")).unwrap();
     assert!(rules.contains("Mismatch retries: at most 5") && rules.contains("analyze_video"));
@@ -260,6 +266,73 @@ fn init_writes_the_clients_mcp_config_with_the_token() {
     let output = run(command);
     assert!(!output.status.success());
     assert!(stderr(&output).contains("cursor, claude or vscode"));
+}
+
+/// `git` in the sandbox's work folder, with no user config or hooks of the machine's.
+fn git(sandbox: &Sandbox, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(sandbox.work())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git")
+}
+
+#[test]
+fn init_in_a_git_repository_leaves_nothing_secret_to_commit() {
+    let sandbox = Sandbox::new();
+    assert!(git(&sandbox, &["init", "-q"]).status.success());
+    let mut command = sandbox.vaider();
+    command.arg("token");
+    let token = stdout(&run(command)).trim().to_string();
+
+    // By default the configs name the token; `git add` would commit no secret.
+    for (client, file, told) in [
+        (
+            "cursor",
+            ".cursor/mcp.json",
+            "export VAIDER_TOKEN=\"$(vaider token)\"",
+        ),
+        (
+            "claude",
+            ".mcp.json",
+            "export VAIDER_TOKEN=\"$(vaider token)\"",
+        ),
+        ("vscode", ".vscode/mcp.json", "VS Code asks for it"),
+    ] {
+        let mut command = sandbox.vaider();
+        command.args(["init", "--client", client]);
+        let output = run(command);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let said = stdout(&output);
+        assert!(said.contains(told), "{client}: {said}");
+        assert!(!said.contains(&token), "{client}: {said}");
+        let text = std::fs::read_to_string(sandbox.work().join(file)).unwrap();
+        assert!(!text.contains(&token), "{client}: {text}");
+        assert!(text.contains("VAIDER_TOKEN") || text.contains("${input:vaider-token}"));
+    }
+    assert!(!sandbox.work().join(".gitignore").exists());
+    let status = stdout(&git(&sandbox, &["status", "--porcelain", "-uall"]));
+    assert!(status.contains(".mcp.json"), "{status}");
+
+    // With --inline-token, the file with the token is ignored by git itself.
+    let mut command = sandbox.vaider();
+    command.args(["init", "--client", "claude", "--inline-token"]);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("was added to") && stdout(&output).contains(".gitignore"),
+        "{}",
+        stdout(&output)
+    );
+    let text = std::fs::read_to_string(sandbox.work().join(".mcp.json")).unwrap();
+    assert!(text.contains(&token));
+    let ignored = git(&sandbox, &["check-ignore", "-q", ".mcp.json"]);
+    assert!(ignored.status.success(), "git does not ignore .mcp.json");
+    let status = stdout(&git(&sandbox, &["status", "--porcelain", "-uall"]));
+    assert!(!status.contains(".mcp.json"), "{status}");
+    assert!(status.contains(".cursor/mcp.json"), "{status}");
 }
 
 #[tokio::test]
