@@ -67,6 +67,9 @@ new_temp_dir() {
 start_bg() {
     local out="$1" err="$2"
     shift 2
+    # Created here, before the background job, so a reader polling them never races it.
+    : >"$out"
+    : >"$err"
     "$@" >"$out" 2>"$err" &
     LAST_BG_PID=$!
     _BG_PIDS+=("$LAST_BG_PID")
@@ -78,7 +81,7 @@ wait_for_line() {
     local var="$1" file="$2" expr="$3" pid="$4" timeout="$5" what="$6" errfile="${7:-}"
     local value="" deadline=$((SECONDS + timeout))
     while :; do
-        value="$(sed -n "$expr" "$file" | head -n 1)"
+        value="$(sed -n "$expr" "$file" 2>/dev/null | head -n 1)" || true
         [ -n "$value" ] && break
         if ! kill -0 "$pid" 2>/dev/null; then
             [ -n "$errfile" ] && sed 's/^/    | /' "$errfile" >&2
