@@ -2,6 +2,7 @@
 //! the history UI with its JSON API, all calling the one analysis pipeline of `vaider-core`.
 //! Binds to loopback only; every request passes the Host, Origin and token checks of [`guard`].
 
+pub mod api_error;
 pub mod embedded;
 pub mod guard;
 pub mod mcp;
