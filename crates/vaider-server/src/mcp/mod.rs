@@ -1,0 +1,52 @@
+//! The MCP door, served over Streamable HTTP at `/mcp` and over stdio: one module of tools per
+//! capability (`analysis`, `status`), each an `impl VaiderMcp` with its own router; this file
+//! joins the routers and answers the protocol. Each tool call is a request for the one pipeline.
+//!
+//! Adding a tool to a capability touches only that capability's file; a new capability is a
+//! new module whose router is added in [`VaiderMcp::new`].
+
+pub mod analysis;
+mod call;
+mod progress;
+mod status;
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool_handler, ServerHandler};
+use vaider_core::Vaider;
+
+pub use call::CommonArgs;
+
+#[derive(Clone)]
+pub struct VaiderMcp {
+    engine: Arc<Vaider>,
+    tool_router: ToolRouter<Self>,
+}
+
+impl VaiderMcp {
+    pub fn new(engine: Arc<Vaider>) -> Self {
+        let tools = Self::analysis_tools() + Self::status_tools();
+        VaiderMcp {
+            engine,
+            tool_router: tools,
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for VaiderMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("vaider", vaider_core::VERSION).with_title("Vaider"),
+            )
+            .with_instructions(
+                "Vaider is your eyes: analyze_video describes a GUI test recording step by step \
+                 (give `expectations` to get verdicts), analyze_image describes a screenshot. \
+                 Limits: 5 mismatch retries, 3 Vaider-error retries, 30 s timeout per call \
+                 (raise timeout_sec for long videos). See VaiderRules.txt.",
+            )
+    }
+}
