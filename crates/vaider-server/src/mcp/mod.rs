@@ -8,6 +8,7 @@
 pub mod analysis;
 mod call;
 mod progress;
+mod schema;
 mod status;
 
 use std::sync::Arc;
@@ -30,7 +31,7 @@ impl VaiderMcp {
         let tools = Self::analysis_tools() + Self::status_tools();
         VaiderMcp {
             engine,
-            tool_router: tools,
+            tool_router: schema::standard_schemas(tools),
         }
     }
 }
