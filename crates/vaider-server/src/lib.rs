@@ -75,6 +75,10 @@ pub fn router_with(doors: Doors<'_>) -> Router {
         LocalSessionManager::default().into(),
         mcp_config,
     );
+    let mcp = tower::Layer::layer(
+        &axum::middleware::from_fn(mcp::session_end_answers_200),
+        mcp,
+    );
     Router::new()
         .route("/v1/analyse", post(rest::analyse))
         .route("/v1/health", get(rest::health))

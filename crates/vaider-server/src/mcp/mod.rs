@@ -13,6 +13,10 @@ mod status;
 
 use std::sync::Arc;
 
+use axum::extract::Request;
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{tool_handler, ServerHandler};
@@ -50,4 +54,16 @@ impl ServerHandler for VaiderMcp {
                  (raise timeout_sec for long videos). See VaiderRules.txt.",
             )
     }
+}
+
+/// Middleware for `/mcp`: a session ended by `DELETE` answers 200 rather than rmcp's 202,
+/// which the official Python SDK logs as "Session termination failed: 202" on every close.
+/// The spec gives no status for this; its reference servers answer 200.
+pub async fn session_end_answers_200(request: Request, next: Next) -> Response {
+    let deleting = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
