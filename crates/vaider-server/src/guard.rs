@@ -8,7 +8,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::rest::ApiError;
+use crate::api_error::ApiError;
 use crate::AppState;
 
 /// Origins a browser or webview may call from: loopback pages and the tray app's webview.

@@ -2,6 +2,7 @@
 //! the history UI with its JSON API, all calling the one analysis pipeline of `vaider-core`.
 //! Binds to loopback only; every request passes the Host, Origin and token checks of [`guard`].
 
+pub mod api_error;
 pub mod embedded;
 pub mod guard;
 pub mod mcp;
@@ -73,6 +74,10 @@ pub fn router_with(doors: Doors<'_>) -> Router {
         move || Ok(VaiderMcp::new(engine.clone())),
         LocalSessionManager::default().into(),
         mcp_config,
+    );
+    let mcp = tower::Layer::layer(
+        &axum::middleware::from_fn(mcp::session_end_answers_200),
+        mcp,
     );
     Router::new()
         .route("/v1/analyse", post(rest::analyse))

@@ -4,21 +4,32 @@
 use serde_json::{json, Value};
 
 pub fn document() -> Value {
-    let error = |description: &str, extra: Value| {
-        let mut properties = json!({
+    // `extra` holds the spec's siblings of `error` (a 408's durationMs, a 500's
+    // upstreamResponse), which are also present inside it; `always` names those every
+    // answer of that status carries.
+    let error = |description: &str, extra: Value, always: &[&str]| {
+        let mut inner = json!({
             "code": {"type": "string"},
             "message": {"type": "string"},
             "interactionId": {"type": "string"}
         });
-        if let (Some(p), Some(e)) = (properties.as_object_mut(), extra.as_object()) {
-            p.extend(e.clone());
+        let mut outer = json!({});
+        let mut required = vec![json!("error")];
+        if let Some(extra) = extra.as_object() {
+            for (name, schema) in extra {
+                inner[name] = schema.clone();
+                outer[name] = schema.clone();
+            }
         }
+        required.extend(always.iter().map(|name| json!(name)));
+        outer["error"] =
+            json!({"type": "object", "required": ["code", "message"], "properties": inner});
         json!({
             "description": description,
             "content": {"application/json": {"schema": {
                 "type": "object",
-                "required": ["error"],
-                "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": properties}}
+                "required": required,
+                "properties": outer
             }}}
         })
     };
@@ -76,13 +87,13 @@ pub fn document() -> Value {
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AnalyseRequest"}}}},
                 "responses": {
                     "200": {"description": "The description", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AnalyseResponse"}}}},
-                    "400": error("INVALID_PATH: the path does not lead to a readable video or image", json!({})),
-                    "401": error("UNAUTHORIZED: missing or wrong token", json!({})),
-                    "403": error("FORBIDDEN_ORIGIN / FORBIDDEN_HOST: not a local client", json!({})),
-                    "408": error("TIMEOUT: the analysis took longer than timeoutSec", json!({"durationMs": {"type": "integer"}})),
-                    "422": error("INVALID_REQUEST: the body is malformed", json!({})),
-                    "500": error("UPSTREAM_ERROR: the model service failed", json!({"upstreamResponse": {"type": "object", "properties": {"status": {"type": "integer"}, "body": {"type": "string"}}}})),
-                    "503": error("NO_API_KEY: no API key is configured; PAUSED: a person paused Vaider from its tray menu or history window", json!({}))
+                    "400": error("INVALID_PATH: the path does not lead to a readable video or image", json!({}), &[]),
+                    "401": error("UNAUTHORIZED: missing or wrong token", json!({}), &[]),
+                    "403": error("FORBIDDEN_ORIGIN / FORBIDDEN_HOST: not a local client", json!({}), &[]),
+                    "408": error("TIMEOUT: the analysis took longer than timeoutSec; durationMs is how long it ran", json!({"durationMs": {"type": "integer", "minimum": 0}}), &["durationMs"]),
+                    "422": error("INVALID_REQUEST: the body is malformed", json!({}), &[]),
+                    "500": error("UPSTREAM_ERROR: the model service failed; upstreamResponse is its answer, when it gave one (INTERNAL: Vaider itself failed)", json!({"upstreamResponse": {"type": "object", "required": ["status", "body"], "properties": {"status": {"type": "integer"}, "body": {"type": "string"}}}}), &[]),
+                    "503": error("NO_API_KEY: no API key is configured; PAUSED: a person paused Vaider from its tray menu or history window", json!({}), &[])
                 }
             }},
             "/v1/health": {"get": {

@@ -1,6 +1,6 @@
 //! The `/v1` REST contract: `POST /v1/analyse`, `GET /v1/health`, `GET /v1/openapi.json`.
 //! Handlers only translate JSON to an [`AnalysisRequest`] and back; everything else is the
-//! pipeline's. Errors become `{"error": {"code", "message"}}` in one place, [`ApiError`].
+//! pipeline's. Errors become the contract's JSON in one place, [`ApiError`].
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,63 +12,16 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use vaider_core::error::ErrorCode;
 use vaider_core::progress::NoProgress;
-use vaider_core::{AnalysisFailure, AnalysisRequest, Door, Tool};
+use vaider_core::{AnalysisRequest, Door, Tool};
 
+/// Kept here too: code written before the error type had its own module imports it from `rest`.
+pub use crate::api_error::ApiError;
 use crate::AppState;
 
-/// An error as the REST contract shows it.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    body: Value,
-}
-
-impl ApiError {
-    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            body: json!({"error": {"code": code, "message": message.into()}}),
-        }
-    }
-
-    fn malformed(message: impl Into<String>) -> Self {
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_REQUEST", message)
-    }
-}
-
-impl From<AnalysisFailure> for ApiError {
-    fn from(failure: AnalysisFailure) -> Self {
-        let code = failure.error.code();
-        let status = match code {
-            ErrorCode::InvalidPath => StatusCode::BAD_REQUEST,
-            ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
-            ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
-            ErrorCode::UpstreamError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::NoApiKey | ErrorCode::Paused => StatusCode::SERVICE_UNAVAILABLE,
-        };
-        let mut error = json!({"code": code.as_str(), "message": failure.error.to_string()});
-        if code == ErrorCode::Timeout {
-            error["durationMs"] = json!(failure.duration_ms);
-        }
-        if let Some(upstream) = failure.error.upstream_response() {
-            error["upstreamResponse"] = json!({"status": upstream.status, "body": upstream.body});
-        }
-        if let Some(id) = failure.interaction_id {
-            error["interactionId"] = json!(id);
-        }
-        ApiError {
-            status,
-            body: json!({"error": error}),
-        }
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        (self.status, Json(self.body)).into_response()
-    }
+/// A body the contract cannot read: 422 `INVALID_REQUEST`.
+fn malformed(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "INVALID_REQUEST", message)
 }
 
 #[derive(Debug, Deserialize)]
@@ -94,12 +47,12 @@ struct AnalyseBody {
 /// malformed body (empty, not JSON, wrong types, no Content-Type) gets the contract's 422.
 pub async fn analyse(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
     if body.is_empty() {
-        return Err(ApiError::malformed(
+        return Err(malformed(
             "The body is empty. Send JSON like {\"videoPath\": \"/abs/path/video.webm\", \"timeoutSec\": 30}.",
         ));
     }
     let body: AnalyseBody = serde_json::from_slice(&body).map_err(|e| {
-        ApiError::malformed(format!(
+        malformed(format!(
             "The body is not valid: {e}. Expected {{\"videoPath\": string, \"timeoutSec\"?: number, \"prompt\"?: string, \"expectations\"?: [string]}}."
         ))
     })?;
@@ -107,7 +60,7 @@ pub async fn analyse(State(state): State<AppState>, body: Bytes) -> Result<Respo
     let timeout = match body.timeout_sec {
         None => None,
         Some(t) => Some(Duration::try_from_secs_f64(t).map_err(|_| {
-            ApiError::malformed(format!(
+            malformed(format!(
                 "timeoutSec must be a positive number of seconds, not {t}."
             ))
         })?),

@@ -59,6 +59,86 @@ async fn tools_are_listed_with_schemas_agents_can_use() {
     client.cancel().await.unwrap();
 }
 
+/// Every `format` value anywhere in a schema, with the path to it.
+fn formats(value: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(object) => {
+            for (key, inner) in object {
+                let path = format!("{at}/{key}");
+                match (key.as_str(), inner) {
+                    ("format", Value::String(format)) => out.push((path, format.clone())),
+                    _ => formats(inner, &path, out),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, inner) in items.iter().enumerate() {
+                formats(inner, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn tool_schemas_are_standard_json_schema() {
+    // Formats JSON Schema 2020-12 defines; clients warn about any other ("unknown format").
+    const STANDARD: &[&str] = &[
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+    ];
+    let server = TestServer::start().await;
+    let client = server.mcp().await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.len() >= 9, "{} tools", tools.len());
+    let mut found = Vec::new();
+    for tool in &tools {
+        let input = serde_json::to_value(&*tool.input_schema).unwrap();
+        formats(&input, &format!("{}/input", tool.name), &mut found);
+        if let Some(output) = tool.output_schema.as_deref() {
+            let output = serde_json::to_value(output).unwrap();
+            formats(&output, &format!("{}/output", tool.name), &mut found);
+        }
+    }
+    let unknown: Vec<_> = found
+        .iter()
+        .filter(|(_, format)| !STANDARD.contains(&format.as_str()))
+        .collect();
+    assert!(unknown.is_empty(), "non-standard formats: {unknown:?}");
+
+    // Unsigned numbers are integers from 0, in the input and in the output.
+    let video = tools.iter().find(|t| t.name == "analyze_video").unwrap();
+    let input = serde_json::to_value(&*video.input_schema).unwrap();
+    let timeout = &input["properties"]["timeout_sec"];
+    assert_eq!(timeout["type"], "integer", "{timeout}");
+    assert_eq!(timeout["minimum"], 0, "{timeout}");
+    let output = serde_json::to_value(video.output_schema.as_deref().unwrap()).unwrap();
+    for field in ["durationMs", "framesAnalysed"] {
+        let schema = &output["properties"][field];
+        assert_eq!(schema["type"], "integer", "{field}: {schema}");
+        assert_eq!(schema["minimum"], 0, "{field}: {schema}");
+    }
+    assert_eq!(output["properties"]["costUsd"]["type"], "number");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn analyses_real_playwright_recordings_and_records_them() {
     let server = TestServer::start().await;

@@ -155,3 +155,37 @@ async fn stateless_2026_07_28_discovers_and_calls_tools() {
         .unwrap();
     assert!(description.contains(&sha256_hex(&path)));
 }
+
+#[tokio::test]
+async fn deleting_a_session_answers_200_and_ends_it() {
+    let server = TestServer::start().await;
+    let version = "2025-06-18";
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, headers, _) = post(&server, &[], init).await;
+    assert_eq!(status, 200);
+    let session = headers["mcp-session-id"].to_str().unwrap().to_string();
+    let session_headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", version),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    // Notifications keep their 202: only the end of a session changes.
+    assert_eq!(post(&server, &session_headers, initialized).await.0, 202);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(post(&server, &session_headers, list.clone()).await.0, 200);
+
+    // The official Python SDK logs "Session termination failed" for anything but 200 or 204.
+    let mut delete = server
+        .http()
+        .delete(format!("{}/mcp", server.url))
+        .bearer_auth(TOKEN);
+    for (name, value) in session_headers {
+        delete = delete.header(name, value);
+    }
+    let status = delete.send().await.unwrap().status().as_u16();
+    assert_eq!(status, 200);
+
+    // The session is gone.
+    assert_eq!(post(&server, &session_headers, list).await.0, 404);
+}

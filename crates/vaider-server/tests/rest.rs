@@ -253,6 +253,80 @@ async fn upstream_failures_are_500_with_the_upstream_response() {
     assert!(!body.to_string().contains("AIzaWRONG"));
 }
 
+/// The keys of a JSON object, sorted, to compare a body's whole shape.
+fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    keys.sort_unstable();
+    keys
+}
+
+#[tokio::test]
+async fn timeout_and_upstream_errors_have_the_specs_shape() {
+    let server = TestServer::start().await;
+    let path = server.media_path("login-flow.webm");
+
+    // 408: `durationMs` beside `error`, as the spec puts it (and inside, as before).
+    server.fake.set_generate_delay(Duration::from_secs(5));
+    let (status, body) = server
+        .post_analyse(json!({"videoPath": path, "timeoutSec": 0.8, "noCache": true}))
+        .await;
+    assert_eq!(status, 408, "{body}");
+    assert_eq!(keys(&body), ["durationMs", "error"], "{body}");
+    assert_eq!(
+        keys(&body["error"]),
+        ["code", "durationMs", "interactionId", "message"],
+        "{body}"
+    );
+    assert_eq!(body["error"]["code"], "TIMEOUT");
+    let duration = body["durationMs"].as_u64().expect("durationMs is a number");
+    assert!(duration >= 800, "{body}");
+    assert_eq!(body["error"]["durationMs"], body["durationMs"]);
+    server.fake.set_generate_delay(Duration::ZERO);
+
+    // 500: `upstreamResponse {status, body}` beside `error`.
+    server
+        .fake
+        .push_fault(Endpoint::Generate, Fault::Status(400));
+    let (status, body) = server
+        .post_analyse(json!({"videoPath": path, "noCache": true}))
+        .await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(keys(&body), ["error", "upstreamResponse"], "{body}");
+    assert_eq!(keys(&body["upstreamResponse"]), ["body", "status"]);
+    assert_eq!(body["upstreamResponse"]["status"], 400);
+    assert!(body["upstreamResponse"]["body"]
+        .as_str()
+        .is_some_and(|b| b.contains("INVALID_ARGUMENT")));
+    assert_eq!(body["error"]["code"], "UPSTREAM_ERROR");
+    assert_eq!(body["error"]["upstreamResponse"], body["upstreamResponse"]);
+
+    // The OpenAPI document says the same.
+    let doc: Value = reqwest::get(format!("{}/v1/openapi.json", server.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schema = |code: &str| {
+        doc["paths"]["/v1/analyse"]["post"]["responses"][code]["content"]["application/json"]
+            ["schema"]
+            .clone()
+    };
+    let timeout = schema("408");
+    assert_eq!(timeout["required"], json!(["error", "durationMs"]));
+    assert_eq!(timeout["properties"]["durationMs"]["type"], "integer");
+    let upstream = schema("500");
+    assert_eq!(upstream["required"], json!(["error"]));
+    assert_eq!(
+        upstream["properties"]["upstreamResponse"]["required"],
+        json!(["status", "body"])
+    );
+    assert!(schema("400")["properties"].get("durationMs").is_none());
+}
+
 #[tokio::test]
 async fn retries_follow_googles_rules() {
     let server = TestServer::start().await;

@@ -1,0 +1,136 @@
+//! The one error type of the HTTP doors (REST, the UI's API, the guard): a status and the
+//! contract's body `{"error": {"code", "message"}}`, plus the spec's siblings of `error` for a
+//! timeout (`durationMs`) and an upstream failure (`upstreamResponse`).
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+use vaider_core::error::{ErrorCode, UpstreamResponse};
+use vaider_core::AnalysisFailure;
+
+/// An error as the HTTP doors show it.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    /// Boxed: handlers return `Result<_, ApiError>`, and the error path is the rare one.
+    body: Box<ErrorBody>,
+}
+
+/// The whole JSON body. The spec puts `durationMs` and `upstreamResponse` beside `error`;
+/// they are inside `error` too, where clients written for earlier versions read them.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorBody {
+    error: ErrorDetail,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upstream_response: Option<UpstreamResponse>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorDetail {
+    code: String,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upstream_response: Option<UpstreamResponse>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interaction_id: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            body: Box::new(ErrorBody {
+                error: ErrorDetail {
+                    code: code.to_string(),
+                    message: message.into(),
+                    duration_ms: None,
+                    upstream_response: None,
+                    interaction_id: None,
+                },
+                duration_ms: None,
+                upstream_response: None,
+            }),
+        }
+    }
+
+    /// 400 `INVALID_REQUEST`: a query or body value the UI's API cannot use.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "INVALID_REQUEST", message)
+    }
+
+    /// 404 `NOT_FOUND`.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "NOT_FOUND", message)
+    }
+
+    /// 500 `INTERNAL`: something on this machine failed (disk, database, a worker thread).
+    pub fn internal(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", message)
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+/// The contract's mapping of the engine's error codes to HTTP statuses, in one place.
+impl From<AnalysisFailure> for ApiError {
+    fn from(failure: AnalysisFailure) -> Self {
+        let code = failure.error.code();
+        let status = match code {
+            ErrorCode::InvalidPath => StatusCode::BAD_REQUEST,
+            ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
+            ErrorCode::UpstreamError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::NoApiKey | ErrorCode::Paused => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        let duration_ms = (code == ErrorCode::Timeout).then_some(failure.duration_ms);
+        let upstream_response = failure.error.upstream_response().cloned();
+        ApiError {
+            status,
+            body: Box::new(ErrorBody {
+                error: ErrorDetail {
+                    code: code.as_str().to_string(),
+                    message: failure.error.to_string(),
+                    duration_ms,
+                    upstream_response: upstream_response.clone(),
+                    interaction_id: failure.interaction_id,
+                },
+                duration_ms,
+                upstream_response,
+            }),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(*self.body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn body_of(error: ApiError) -> Value {
+        serde_json::to_value(&error.body).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_plain_error_is_code_and_message_only() {
+        let body = body_of(ApiError::not_found("No such thing."));
+        assert_eq!(
+            body,
+            json!({"error": {"code": "NOT_FOUND", "message": "No such thing."}})
+        );
+    }
+}

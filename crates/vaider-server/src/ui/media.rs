@@ -1,0 +1,88 @@
+//! `GET /api/interactions/{id}/media`: the files an interaction looked at, with Range
+//! support so the video seeks. Only files the history recorded are served.
+
+use std::path::PathBuf;
+
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, Query, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::Value;
+use vaider_core::Tool;
+
+use super::{find, read_log_file};
+use crate::api_error::ApiError;
+use crate::AppState;
+
+#[derive(Debug, Deserialize)]
+pub(super) struct MediaParams {
+    which: Option<String>,
+}
+
+/// The expected image of a `ui_diff_check`: the first media file of its request.
+pub(super) fn expected_media(request: Option<&Value>, tool: &str) -> Option<PathBuf> {
+    if tool != Tool::UiDiffCheck.as_str() {
+        return None;
+    }
+    match request?.get("media")?.as_array()?.as_slice() {
+        [expected, _actual] => expected.get("path")?.as_str().map(PathBuf::from),
+        _ => None,
+    }
+}
+
+/// Serves only the files the history recorded for this interaction, with Range support so
+/// the video seeks.
+pub(super) async fn media(
+    State(state): State<AppState>,
+    UrlPath(id): UrlPath<String>,
+    Query(params): Query<MediaParams>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    use tower::ServiceExt;
+
+    let row = find(&state, &id).await?;
+    let (path, media_type) = match params.which.as_deref() {
+        None | Some("actual") | Some("") => (row.media_path.map(PathBuf::from), row.media_type),
+        Some("expected") => {
+            let request_json = read_log_file(row.log_dir.as_deref(), "request.json");
+            let path = expected_media(request_json.as_ref(), &row.tool);
+            (path, None)
+        }
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "which={other:?} is not known: use `actual` or `expected`."
+            )))
+        }
+    };
+    let Some(path) = path else {
+        return Err(ApiError::not_found(
+            "This interaction has no such media file (it was refused before a file was read).",
+        ));
+    };
+    if !path.is_file() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "MEDIA_GONE",
+            format!(
+                "{} is no longer there: it was moved or deleted after the analysis.",
+                path.display()
+            ),
+        ));
+    }
+    let mut response = tower_http::services::ServeFile::new(&path)
+        .oneshot(request)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map(Body::new);
+    if response.status().is_success() {
+        // The type the content check found beats a guess from the file name.
+        if let Some(value) = media_type.and_then(|t| HeaderValue::from_str(&t).ok()) {
+            response.headers_mut().insert(header::CONTENT_TYPE, value);
+        }
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    }
+    Ok(response)
+}

@@ -1,0 +1,283 @@
+//! `GET|PUT /api/settings`: the values of `config.toml` with what overrides them, the
+//! keychain's state and every provider; edits are range-checked, saved and applied at once.
+
+use std::path::{Path, PathBuf};
+
+use axum::extract::State;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use vaider_core::config::{Config, DEFAULT_GEMINI_MODEL};
+use vaider_core::secrets::{self, KeychainStatus};
+
+use crate::api_error::ApiError;
+use crate::AppState;
+
+/// Settings fields and the environment variables that override each.
+const ENV_FIELDS: &[(&str, &[&str])] = &[
+    ("provider", &["VAIDER_PROVIDER"]),
+    ("model", &["VAIDER_MODEL", "VAIDER_GEMINI_MODEL"]),
+    ("port", &["VAIDER_PORT"]),
+    ("maxConcurrent", &["VAIDER_MAX_CONCURRENT"]),
+    ("timeoutSec", &["VAIDER_TIMEOUT_SEC"]),
+    ("maxAttempts", &["VAIDER_MAX_ATTEMPTS"]),
+    ("cache", &["VAIDER_CACHE"]),
+    ("dataDir", &["VAIDER_DATA_DIR"]),
+    ("downloadLimitMb", &["VAIDER_DOWNLOAD_LIMIT_MB"]),
+];
+
+/// `GET /api/settings` (the `Settings` of docs/ui-api.md).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Settings {
+    config_path: PathBuf,
+    values: Values,
+    data_dir_in_use: PathBuf,
+    env_overrides: Vec<EnvOverride>,
+    keychain: Keychain,
+    providers: Vec<ProviderSettings>,
+    paused: bool,
+}
+
+/// The editable values, as the form shows them.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Values {
+    provider: String,
+    model: String,
+    port: u16,
+    max_concurrent: usize,
+    timeout_sec: u64,
+    max_attempts: u32,
+    cache: bool,
+    /// Empty for the default folder.
+    data_dir: String,
+    download_limit_mb: u64,
+}
+
+/// A field whose value comes from an environment variable rather than the file.
+#[derive(Debug, Serialize)]
+struct EnvOverride {
+    field: &'static str,
+    variable: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct Keychain {
+    available: bool,
+    message: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProviderSettings {
+    name: String,
+    model: String,
+    adapter: String,
+    needs_key: bool,
+    key_set: bool,
+    /// Where the key comes from, never the key.
+    key_source: Option<String>,
+    ready: bool,
+    env_names: Vec<String>,
+}
+
+/// `PUT /api/settings`: the new settings and the fields that apply only after a restart.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SavedSettings {
+    #[serde(flatten)]
+    settings: Settings,
+    restart_needed: Vec<&'static str>,
+}
+
+fn env_overrides() -> Vec<EnvOverride> {
+    ENV_FIELDS
+        .iter()
+        .filter_map(|(field, vars)| {
+            let variable = vars
+                .iter()
+                .find(|v| std::env::var(v).is_ok_and(|value| !value.is_empty()))?;
+            Some(EnvOverride { field, variable })
+        })
+        .collect()
+}
+
+async fn current(state: &AppState) -> Settings {
+    let config = state.engine.config();
+    let status = state.engine.status().await;
+    let keychain = tokio::task::spawn_blocking(secrets::keychain_status)
+        .await
+        .unwrap_or(KeychainStatus::Unavailable(
+            "the keychain check failed".into(),
+        ));
+    let keychain = match keychain {
+        KeychainStatus::Available => Keychain {
+            available: true,
+            message: "Keys are kept in the OS keychain.".into(),
+        },
+        KeychainStatus::Unavailable(why) => Keychain {
+            available: false,
+            message: format!(
+                "No OS keychain is available here: {why}. Vaider reads keys from the environment instead: set GEMINI_API_KEY (or <PROVIDER>_API_KEY) where Vaider starts, or put it in a .env file in {}.",
+                Config::dir().display()
+            ),
+        },
+    };
+    let providers = status
+        .providers
+        .iter()
+        .map(|p| ProviderSettings {
+            name: p.name.clone(),
+            model: p.model.clone(),
+            adapter: p.adapter.clone(),
+            needs_key: config
+                .provider(&p.name)
+                .map(|c| c.needs_key)
+                .unwrap_or(true),
+            key_set: p.key_source.is_some(),
+            key_source: p.key_source.clone(),
+            ready: p.ready,
+            env_names: secrets::env_names(&p.name),
+        })
+        .collect();
+    Settings {
+        config_path: Config::file_path(),
+        values: Values {
+            provider: config.provider.clone(),
+            model: status.model,
+            port: config.port,
+            max_concurrent: config.max_concurrent,
+            timeout_sec: config.timeout_sec,
+            max_attempts: config.max_attempts,
+            cache: config.cache,
+            data_dir: config
+                .data_dir
+                .as_ref()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+            download_limit_mb: config.download_limit_mb,
+        },
+        data_dir_in_use: state.engine.data_dir().to_path_buf(),
+        env_overrides: env_overrides(),
+        keychain,
+        providers,
+        paused: state.engine.is_paused(),
+    }
+}
+
+pub(super) async fn settings(State(state): State<AppState>) -> Json<Settings> {
+    Json(current(&state).await)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct SettingsBody {
+    provider: Option<String>,
+    model: Option<String>,
+    port: Option<u16>,
+    max_concurrent: Option<usize>,
+    timeout_sec: Option<u64>,
+    max_attempts: Option<u32>,
+    cache: Option<bool>,
+    data_dir: Option<String>,
+    download_limit_mb: Option<u64>,
+}
+
+/// Puts the edited values into the config file's settings, refusing any that is out of range.
+fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
+    fn within<T: PartialOrd + std::fmt::Display + Copy>(
+        field: &str,
+        value: T,
+        low: T,
+        high: T,
+    ) -> Result<T, ApiError> {
+        if value < low || value > high {
+            return Err(ApiError::bad_request(format!(
+                "{field} must be between {low} and {high}, not {value}."
+            )));
+        }
+        Ok(value)
+    }
+    if let Some(provider) = body.provider {
+        let provider = provider.trim().to_ascii_lowercase();
+        if !config.provider_names().contains(&provider) {
+            return Err(ApiError::bad_request(format!(
+                "provider {provider:?} is not known: use one of {}.",
+                config.provider_names().join(", ")
+            )));
+        }
+        if provider != config.provider && body.model.is_none() {
+            // A new provider starts on its own default model, not the old one's.
+            config.model = DEFAULT_GEMINI_MODEL.to_string();
+            config.provider = provider.clone();
+            if let Ok(resolved) = config.provider(&provider) {
+                config.model = resolved.model;
+            }
+        }
+        config.provider = provider;
+    }
+    if let Some(model) = body.model {
+        let model = model.trim().to_string();
+        if model.is_empty() || model.contains(char::is_whitespace) {
+            return Err(ApiError::bad_request(format!(
+                "model must be a model name like {DEFAULT_GEMINI_MODEL}, not {model:?}."
+            )));
+        }
+        config.model = model;
+    }
+    if let Some(port) = body.port {
+        config.port = within("port", port, 1, u16::MAX)?;
+    }
+    if let Some(n) = body.max_concurrent {
+        config.max_concurrent = within("maxConcurrent", n, 1, 64)?;
+    }
+    if let Some(t) = body.timeout_sec {
+        let max = vaider_core::pipeline::MAX_TIMEOUT.as_secs();
+        config.timeout_sec = within("timeoutSec", t, 1, max)?;
+    }
+    if let Some(n) = body.max_attempts {
+        config.max_attempts = within("maxAttempts", n, 1, 10)?;
+    }
+    if let Some(cache) = body.cache {
+        config.cache = cache;
+    }
+    if let Some(mb) = body.download_limit_mb {
+        config.download_limit_mb = within("downloadLimitMb", mb, 1, 2048)?;
+    }
+    if let Some(dir) = body.data_dir {
+        let dir = dir.trim();
+        config.data_dir = if dir.is_empty() {
+            None
+        } else if Path::new(dir).is_absolute() {
+            Some(PathBuf::from(dir))
+        } else {
+            return Err(ApiError::bad_request(format!(
+                "dataDir must be an absolute folder path (or empty for the default), not {dir:?}."
+            )));
+        };
+    }
+    Ok(())
+}
+
+pub(super) async fn save_settings(
+    State(state): State<AppState>,
+    body: axum::body::Bytes,
+) -> Result<Json<SavedSettings>, ApiError> {
+    let body: SettingsBody = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("The settings are not valid: {e}.")))?;
+    let path = Config::file_path();
+    // Only the file's own values are edited and saved: environment overrides stay out of it.
+    let mut file = Config::load_file(&path).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    edit(&mut file, body)?;
+    file.save(&path)
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let mut effective = file;
+    effective
+        .apply_env(|name| std::env::var(name).ok())
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let restart_needed = state.engine.apply_config(effective);
+    Ok(Json(SavedSettings {
+        settings: current(&state).await,
+        restart_needed,
+    }))
+}
