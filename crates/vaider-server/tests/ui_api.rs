@@ -651,3 +651,47 @@ async fn without_a_keychain_the_settings_explain_the_environment_fallback() {
         .await;
     assert_eq!(status, 200);
 }
+
+#[tokio::test]
+async fn a_diffs_expected_image_is_served_from_the_history_not_from_request_json() {
+    let server = TestServer::start().await;
+    let client = server.mcp().await;
+    let expected = server.media_path("login-error.png");
+    let actual = server.media_path("login.png");
+    let result = call(
+        &client,
+        "ui_diff_check",
+        json!({"expected_image_source": expected, "actual_image_source": actual}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true), "{}", text_of(&result));
+    let s = result.structured_content.unwrap();
+    let id = s["interactionId"].as_str().unwrap();
+    // request.json lives in the project's folder, where anything may rewrite it: a path put
+    // there must not decide what the media route serves.
+    let request_file = std::path::Path::new(s["logDir"].as_str().unwrap()).join("request.json");
+    let mut request: Value =
+        serde_json::from_slice(&std::fs::read(&request_file).unwrap()).unwrap();
+    let secret = server.write_media("private.png", b"not for the page");
+    request["media"][0]["path"] = json!(secret);
+    std::fs::write(&request_file, serde_json::to_vec(&request).unwrap()).unwrap();
+
+    let (status, detail) = get(&server, &format!("/api/interactions/{id}")).await;
+    assert_eq!(status, 200);
+    let url = detail["expectedMediaUrl"].as_str().unwrap().to_string();
+    let served = server
+        .http()
+        .get(format!("{}{url}", server.url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status().as_u16(), 200);
+    assert_eq!(
+        served.bytes().await.unwrap().as_ref(),
+        std::fs::read(&expected).unwrap().as_slice()
+    );
+    let row = server.engine.history().get(id).unwrap().unwrap();
+    assert_eq!(row.expected_path.as_deref(), expected.to_str());
+    client.cancel().await.unwrap();
+}

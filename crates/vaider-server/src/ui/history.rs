@@ -11,7 +11,7 @@ use serde_json::Value;
 use vaider_core::analysis::ExpectationVerdict;
 use vaider_core::history::{self, Facets, Interaction, Status};
 
-use super::{blocking, find, media, read_log_file};
+use super::{blocking, find, read_log_file};
 use crate::api_error::ApiError;
 use crate::AppState;
 
@@ -189,7 +189,6 @@ pub(super) async fn detail(
     })
     .await
     .map_err(|e| ApiError::internal(e.to_string()))?;
-    let expected = media::expected_media(request_json.as_ref(), &row.tool);
     Ok(Json(Detail {
         summary: Summary::of(&row),
         prompt: row.prompt,
@@ -216,7 +215,9 @@ pub(super) async fn detail(
             .as_ref()
             .map(|_| format!("/api/interactions/{id}/media")),
         media_path: row.media_path,
-        expected_media_url: expected
+        expected_media_url: row
+            .expected_path
+            .as_ref()
             .map(|_| format!("/api/interactions/{id}/media?which=expected")),
         request_json,
         response_json,

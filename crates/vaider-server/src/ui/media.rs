@@ -8,27 +8,14 @@ use axum::extract::{Path as UrlPath, Query, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
-use serde_json::Value;
-use vaider_core::Tool;
 
-use super::{find, read_log_file};
+use super::find;
 use crate::api_error::ApiError;
 use crate::AppState;
 
 #[derive(Debug, Deserialize)]
 pub(super) struct MediaParams {
     which: Option<String>,
-}
-
-/// The expected image of a `ui_diff_check`: the first media file of its request.
-pub(super) fn expected_media(request: Option<&Value>, tool: &str) -> Option<PathBuf> {
-    if tool != Tool::UiDiffCheck.as_str() {
-        return None;
-    }
-    match request?.get("media")?.as_array()?.as_slice() {
-        [expected, _actual] => expected.get("path")?.as_str().map(PathBuf::from),
-        _ => None,
-    }
 }
 
 /// Serves only the files the history recorded for this interaction, with Range support so
@@ -44,11 +31,9 @@ pub(super) async fn media(
     let row = find(&state, &id).await?;
     let (path, media_type) = match params.which.as_deref() {
         None | Some("actual") | Some("") => (row.media_path.map(PathBuf::from), row.media_type),
-        Some("expected") => {
-            let request_json = read_log_file(row.log_dir.as_deref(), "request.json");
-            let path = expected_media(request_json.as_ref(), &row.tool);
-            (path, None)
-        }
+        // Kept in the history by the pipeline: no path to serve is ever read from a file in
+        // the project's folder, which anyone who can write there could change.
+        Some("expected") => (row.expected_path.map(PathBuf::from), None),
         Some(other) => {
             return Err(ApiError::bad_request(format!(
                 "which={other:?} is not known: use `actual` or `expected`."

@@ -11,7 +11,7 @@ use serde_json::Value;
 use vaider_core::progress::NoProgress;
 use vaider_core::{AnalysisRequest, Door, Tool};
 
-use super::{find, media, read_log_file};
+use super::{find, read_log_file};
 use crate::api_error::ApiError;
 use crate::AppState;
 
@@ -45,8 +45,7 @@ pub(super) async fn run_again(
         )
     })?;
     let mut request = AnalysisRequest::new(tool, Door::Ui, source);
-    request.compare_with =
-        media::expected_media(request_json.as_ref(), &row.tool).map(|p| p.display().to_string());
+    request.compare_with = row.expected_path.clone();
     request.prompt = Some(body.prompt.unwrap_or(row.prompt));
     request.expectations = body.expectations.unwrap_or(row.expectations);
     request.provider = Some(row.provider);

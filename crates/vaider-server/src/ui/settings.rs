@@ -183,21 +183,9 @@ pub(super) struct SettingsBody {
     download_limit_mb: Option<u64>,
 }
 
-/// Puts the edited values into the config file's settings, refusing any that is out of range.
+/// Puts the edited values into the config file's settings, refusing any that is out of range
+/// (by `Config::validate`, as every door does).
 fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
-    fn within<T: PartialOrd + std::fmt::Display + Copy>(
-        field: &str,
-        value: T,
-        low: T,
-        high: T,
-    ) -> Result<T, ApiError> {
-        if value < low || value > high {
-            return Err(ApiError::bad_request(format!(
-                "{field} must be between {low} and {high}, not {value}."
-            )));
-        }
-        Ok(value)
-    }
     if let Some(provider) = body.provider {
         let provider = provider.trim().to_ascii_lowercase();
         if !config.provider_names().contains(&provider) {
@@ -226,23 +214,27 @@ fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
         config.model = model;
     }
     if let Some(port) = body.port {
-        config.port = within("port", port, 1, u16::MAX)?;
+        if port == 0 {
+            return Err(ApiError::bad_request(
+                "port must be between 1 and 65535, not 0.",
+            ));
+        }
+        config.port = port;
     }
     if let Some(n) = body.max_concurrent {
-        config.max_concurrent = within("maxConcurrent", n, 1, 64)?;
+        config.max_concurrent = n;
     }
     if let Some(t) = body.timeout_sec {
-        let max = vaider_core::pipeline::MAX_TIMEOUT.as_secs();
-        config.timeout_sec = within("timeoutSec", t, 1, max)?;
+        config.timeout_sec = t;
     }
     if let Some(n) = body.max_attempts {
-        config.max_attempts = within("maxAttempts", n, 1, 10)?;
+        config.max_attempts = n;
     }
     if let Some(cache) = body.cache {
         config.cache = cache;
     }
     if let Some(mb) = body.download_limit_mb {
-        config.download_limit_mb = within("downloadLimitMb", mb, 1, 2048)?;
+        config.download_limit_mb = mb;
     }
     if let Some(dir) = body.data_dir {
         let dir = dir.trim();
@@ -256,7 +248,10 @@ fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
             )));
         };
     }
-    Ok(())
+    // The ranges are the core's, the same for the file, the environment and this form.
+    config
+        .validate()
+        .map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 pub(super) async fn save_settings(
