@@ -1,8 +1,8 @@
 //! The checks in front of every route: the Host must be a loopback name (DNS rebinding), a
 //! present Origin must be a loopback or app origin (403 otherwise), and the bearer token must
 //! match on every route but health, the OpenAPI document and the UI's static pages (401
-//! otherwise). The UI's session cookie stands in for the token only on requests from the
-//! server's own pages, and never on `/mcp`.
+//! otherwise). The UI's session cookie stands in for the token only on the UI's API and only
+//! on requests from the server's own pages, so never on `/mcp`.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -63,7 +63,7 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
         || (cookie_counts && session_cookie_matches(headers, &state.token));
     if !open && !authorised {
         let message = if !cookie_counts && session_cookie_matches(headers, &state.token) {
-            "The UI's session cookie counts only on requests from Vaider's own pages, and never on /mcp. \
+            "The UI's session cookie counts only on /api/ requests from Vaider's own pages (never on /mcp or /v1). \
              Send `Authorization: Bearer <token>`; `vaider token` prints it."
         } else {
             "Missing or wrong token. Send `Authorization: Bearer <token>`; `vaider token` prints it."
@@ -129,6 +129,11 @@ pub fn origin_allowed(origin: &str) -> bool {
     is_loopback_name(strip_port(rest))
 }
 
+/// The UI's JSON API, the only routes where its session cookie can count.
+const UI_API_PREFIX: &str = "/api/";
+/// Fetch metadata: where the browser says the request comes from.
+const SEC_FETCH_SITE: &str = "sec-fetch-site";
+
 /// Whether the UI's cookie may stand in for the token on this request. Cookies are not
 /// port-scoped and `SameSite=Strict` counts every loopback port as the same site, so the
 /// browser also attaches the cookie to what another local page (the app under test on
@@ -136,9 +141,10 @@ pub fn origin_allowed(origin: &str) -> bool {
 /// own pages may use it: a present `Origin` must be the server's own, and where the browser
 /// says where a request comes from (`Sec-Fetch-Site`), it must be `same-origin` or `none` (the
 /// user typed the address). `<video>` and `EventSource` loads of the page send no `Origin`.
-/// Never on `/mcp`: agents always have the token, and no page of the UI calls it.
+/// Only on the UI's JSON API (`/api/…`), so never on `/mcp` or `/v1`: agents always have the
+/// token, and no page of the UI calls them.
 fn cookie_may_count(headers: &HeaderMap, path: &str) -> bool {
-    if path == "/mcp" || path.starts_with("/mcp/") {
+    if !path.starts_with(UI_API_PREFIX) {
         return false;
     }
     let origin_is_own = match headers.get(header::ORIGIN) {
@@ -153,9 +159,6 @@ fn cookie_may_count(headers: &HeaderMap, path: &str) -> bool {
     };
     origin_is_own && site_is_own
 }
-
-/// Fetch metadata: where the browser says the request comes from.
-const SEC_FETCH_SITE: &str = "sec-fetch-site";
 
 /// Whether `origin` is the server's own: `http://` and the authority the request was sent to
 /// (its Host header), so `http://127.0.0.1:3456` for a page loaded from there.
@@ -343,8 +346,11 @@ mod tests {
         ] {
             assert!(!cookie_may_count(&refused, "/api/history"), "{refused:?}");
         }
-        for mcp in ["/mcp", "/mcp/"] {
-            assert!(!cookie_may_count(&headers(&own), mcp), "{mcp}");
+        for not_the_ui in ["/mcp", "/mcp/", "/MCP", "//mcp", "/v1/analyse"] {
+            assert!(
+                !cookie_may_count(&headers(&own), not_the_ui),
+                "{not_the_ui}"
+            );
         }
     }
 
