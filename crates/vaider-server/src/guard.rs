@@ -1,7 +1,8 @@
 //! The checks in front of every route: the Host must be a loopback name (DNS rebinding), a
-//! present Origin must be a loopback or app origin (403 otherwise), and the bearer token (or
-//! the UI's session cookie) must match on every route but health, the OpenAPI document and
-//! the UI's static pages (401 otherwise).
+//! present Origin must be a loopback or app origin (403 otherwise), and the bearer token must
+//! match on every route but health, the OpenAPI document and the UI's static pages (401
+//! otherwise). The UI's session cookie stands in for the token only on the UI's API and only
+//! on requests from the server's own pages, so never on `/mcp`.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -21,6 +22,13 @@ pub const ALLOWED_ORIGINS: &[&str] = &[
     "tauri://localhost:*",
     "http://tauri.localhost:*",
     "https://tauri.localhost:*",
+];
+
+/// The tray app's webview, whose pages may call with credentials.
+const APP_WEBVIEW_ORIGINS: &[&str] = &[
+    "tauri://localhost",
+    "http://tauri.localhost",
+    "https://tauri.localhost",
 ];
 
 /// Routes any local process may call without the token: they hold no data.
@@ -50,13 +58,18 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
     }
     let path = request.uri().path();
     let open = OPEN_PATHS.contains(&path) || path.starts_with(OPEN_PREFIX);
-    if !open && !token_matches(headers, &state.token) {
-        let mut response = ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "UNAUTHORIZED",
-            "Missing or wrong token. Send `Authorization: Bearer <token>`; `vaider token` prints it.",
-        )
-        .into_response();
+    let cookie_counts = cookie_may_count(headers, path);
+    let authorised = bearer_matches(headers, &state.token)
+        || (cookie_counts && session_cookie_matches(headers, &state.token));
+    if !open && !authorised {
+        let message = if !cookie_counts && session_cookie_matches(headers, &state.token) {
+            "The UI's session cookie counts only on /api/ requests from Vaider's own pages (never on /mcp or /v1). \
+             Send `Authorization: Bearer <token>`; `vaider token` prints it."
+        } else {
+            "Missing or wrong token. Send `Authorization: Bearer <token>`; `vaider token` prints it."
+        };
+        let mut response =
+            ApiError::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message).into_response();
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
             header::HeaderValue::from_static("Bearer"),
@@ -100,9 +113,8 @@ fn is_loopback_name(host: &str) -> bool {
 
 pub fn origin_allowed(origin: &str) -> bool {
     let origin = origin.trim().to_ascii_lowercase();
-    match origin.as_str() {
-        "tauri://localhost" | "http://tauri.localhost" | "https://tauri.localhost" => return true,
-        _ => {}
+    if APP_WEBVIEW_ORIGINS.contains(&origin.as_str()) {
+        return true;
     }
     let Some(rest) = origin
         .strip_prefix("http://")
@@ -117,10 +129,69 @@ pub fn origin_allowed(origin: &str) -> bool {
     is_loopback_name(strip_port(rest))
 }
 
+/// The UI's JSON API, the only routes where its session cookie can count.
+const UI_API_PREFIX: &str = "/api/";
+/// Fetch metadata: where the browser says the request comes from.
+const SEC_FETCH_SITE: &str = "sec-fetch-site";
+
+/// Whether the UI's cookie may stand in for the token on this request. Cookies are not
+/// port-scoped and `SameSite=Strict` counts every loopback port as the same site, so the
+/// browser also attaches the cookie to what another local page (the app under test on
+/// `http://127.0.0.1:5173`, say) sends here: a fetch, a form, an `<img>`. Only the server's
+/// own pages may use it: a present `Origin` must be the server's own, and where the browser
+/// says where a request comes from (`Sec-Fetch-Site`), it must be `same-origin` or `none` (the
+/// user typed the address). `<video>` and `EventSource` loads of the page send no `Origin`.
+/// Only on the UI's JSON API (`/api/…`), so never on `/mcp` or `/v1`: agents always have the
+/// token, and no page of the UI calls them.
+fn cookie_may_count(headers: &HeaderMap, path: &str) -> bool {
+    if !path.starts_with(UI_API_PREFIX) {
+        return false;
+    }
+    let origin_is_own = match headers.get(header::ORIGIN) {
+        None => true,
+        Some(origin) => origin
+            .to_str()
+            .is_ok_and(|origin| is_own_origin(origin, headers)),
+    };
+    let site_is_own = match headers.get(SEC_FETCH_SITE) {
+        None => true,
+        Some(site) => matches!(site.to_str(), Ok("same-origin" | "none")),
+    };
+    origin_is_own && site_is_own
+}
+
+/// Whether `origin` is the server's own: `http://` and the authority the request was sent to
+/// (its Host header), so `http://127.0.0.1:3456` for a page loaded from there.
+fn is_own_origin(origin: &str, headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    let Some(authority) = origin.trim().strip_prefix("http://") else {
+        return false;
+    };
+    let normalise = |authority: &str| {
+        let authority = authority.trim().to_ascii_lowercase();
+        // A browser leaves the default port out of an Origin; a client may write it in Host.
+        match authority.strip_suffix(":80") {
+            Some(bare) => bare.to_string(),
+            None => authority,
+        }
+    };
+    normalise(authority) == normalise(host)
+}
+
+/// Credentialed CORS only for the server's own origin and the tray app's webview: any other
+/// loopback page may call with the bearer token, but its requests carry no cookie that counts.
+fn credentials_allowed(origin: &str, headers: &HeaderMap) -> bool {
+    APP_WEBVIEW_ORIGINS.contains(&origin.trim().to_ascii_lowercase().as_str())
+        || is_own_origin(origin, headers)
+}
+
 /// CORS for the app's own origins only (the same list the Origin check allows); any other
-/// origin gets no CORS headers, and the guard refuses it.
+/// origin gets no CORS headers, and the guard refuses it. Credentials only as
+/// [`credentials_allowed`] says.
 pub fn cors() -> tower_http::cors::CorsLayer {
-    use tower_http::cors::{AllowOrigin, CorsLayer};
+    use tower_http::cors::{AllowCredentials, AllowOrigin, CorsLayer};
     CorsLayer::new()
         .allow_origin(AllowOrigin::predicate(|origin, _| {
             origin.to_str().is_ok_and(origin_allowed)
@@ -145,14 +216,15 @@ pub fn cors() -> tower_http::cors::CorsLayer {
             header::CONTENT_LENGTH,
             header::HeaderName::from_static("mcp-session-id"),
         ])
-        .allow_credentials(true)
+        .allow_credentials(AllowCredentials::predicate(|origin, parts| {
+            origin
+                .to_str()
+                .is_ok_and(|origin| credentials_allowed(origin, &parts.headers))
+        }))
 }
 
-fn token_matches(headers: &HeaderMap, token: &str) -> bool {
-    bearer_matches(headers, token) || session_cookie_matches(headers, token)
-}
-
-/// The UI's cookie (set by `POST /api/session`), for `<video>` and `EventSource`.
+/// The UI's cookie (set by `POST /api/session`), for `<video>` and `EventSource`; it counts
+/// only where [`cookie_may_count`] says so.
 fn session_cookie_matches(headers: &HeaderMap, token: &str) -> bool {
     headers
         .get_all(header::COOKIE)
@@ -222,6 +294,84 @@ mod tests {
         assert_eq!(strip_port("localhost"), "localhost");
         assert!(is_loopback_name("127.0.0.2"));
         assert!(!is_loopback_name("evil.example"));
+    }
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, header::HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn the_cookie_counts_only_on_the_servers_own_pages() {
+        let own = [("host", "127.0.0.1:3456")];
+        // The page's <video>, <img> and EventSource loads: no Origin, same-origin or no metadata.
+        for ok in [
+            headers(&own),
+            headers(&[own[0], ("sec-fetch-site", "same-origin")]),
+            headers(&[own[0], ("sec-fetch-site", "none")]),
+            headers(&[own[0], ("origin", "http://127.0.0.1:3456")]),
+            headers(&[
+                own[0],
+                ("origin", "http://127.0.0.1:3456"),
+                ("sec-fetch-site", "same-origin"),
+            ]),
+            headers(&[("host", "[::1]:3456"), ("origin", "http://[::1]:3456")]),
+            headers(&[
+                ("host", "LocalHost:3456"),
+                ("origin", "http://localhost:3456"),
+            ]),
+            headers(&[("host", "localhost:80"), ("origin", "http://localhost")]),
+        ] {
+            assert!(cookie_may_count(&ok, "/api/history"), "{ok:?}");
+        }
+        for refused in [
+            // Another loopback port: a fetch, a form POST, an <img> or a no-cors fetch.
+            headers(&[own[0], ("origin", "http://127.0.0.1:5173")]),
+            headers(&[own[0], ("origin", "http://localhost:3456")]),
+            headers(&[own[0], ("origin", "https://127.0.0.1:3456")]),
+            headers(&[own[0], ("origin", "tauri://localhost")]),
+            headers(&[own[0], ("origin", "null")]),
+            headers(&[own[0], ("sec-fetch-site", "same-site")]),
+            headers(&[own[0], ("sec-fetch-site", "cross-site")]),
+            headers(&[
+                own[0],
+                ("origin", "http://127.0.0.1:3456"),
+                ("sec-fetch-site", "same-site"),
+            ]),
+            // No Host: no own origin to compare with.
+            headers(&[("origin", "http://127.0.0.1:3456")]),
+        ] {
+            assert!(!cookie_may_count(&refused, "/api/history"), "{refused:?}");
+        }
+        for not_the_ui in ["/mcp", "/mcp/", "/MCP", "//mcp", "/v1/analyse"] {
+            assert!(
+                !cookie_may_count(&headers(&own), not_the_ui),
+                "{not_the_ui}"
+            );
+        }
+    }
+
+    #[test]
+    fn credentials_go_to_the_own_origin_and_the_app_only() {
+        let own = headers(&[("host", "127.0.0.1:3456")]);
+        for ok in [
+            "http://127.0.0.1:3456",
+            "tauri://localhost",
+            "http://tauri.localhost",
+            "https://tauri.localhost",
+        ] {
+            assert!(credentials_allowed(ok, &own), "{ok}");
+        }
+        for refused in [
+            "http://127.0.0.1:5173",
+            "http://localhost:3456",
+            "http://[::1]:3456",
+        ] {
+            assert!(!credentials_allowed(refused, &own), "{refused}");
+        }
     }
 
     #[test]

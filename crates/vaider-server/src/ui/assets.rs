@@ -18,6 +18,61 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../../../ui/app.js"),
     ),
     (
+        "api.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/api.js"),
+    ),
+    (
+        "detail.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/detail.js"),
+    ),
+    (
+        "dom.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/dom.js"),
+    ),
+    (
+        "format.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/format.js"),
+    ),
+    (
+        "history.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/history.js"),
+    ),
+    (
+        "richtext.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/richtext.js"),
+    ),
+    (
+        "router.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/router.js"),
+    ),
+    (
+        "server.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/server.js"),
+    ),
+    (
+        "settings.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/settings.js"),
+    ),
+    (
+        "shell.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/shell.js"),
+    ),
+    (
+        "state.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/state.js"),
+    ),
+    (
         "style.css",
         "text/css; charset=utf-8",
         include_str!("../../../../ui/style.css"),

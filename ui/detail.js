@@ -1,0 +1,331 @@
+// The detail view of one analysis: its video or images, the description with timestamps that
+// seek, the expectations, the facts, the interaction files, and "Run again" with an edited prompt.
+
+import { h, $, copyText } from './dom.js';
+import { basename, fmtBytes, fmtCost, fmtDuration, fmtFullTime, fmtInt, fmtTime, relTime, statusBadge, VERDICT_LABEL } from './format.js';
+import { api } from './api.js';
+import { app, on } from './state.js';
+import { errorState } from './shell.js';
+import { detailsBlock, prettyJson, richText } from './richtext.js';
+
+const ERROR_HELP = {
+  NO_API_KEY: () => ['Add a key for this provider in ', h('a', { href: '#/settings' }, 'Settings'),
+    ', or set its environment variable (for example GEMINI_API_KEY) where the server runs, then run it again.'],
+  INVALID_PATH: () => ['Check that the file exists, is readable by the server and is a video or an image '
+    + '(WebM, MP4, MOV, AVI, PNG, JPEG, WebP or GIF), not empty or truncated. Relative paths are resolved against the agent’s workspace.'],
+  INVALID_REQUEST: () => ['The request was malformed. Fix the arguments the agent sent (see the request JSON below).'],
+  TIMEOUT: () => ['The analysis took longer than its time limit. Raise the timeout in ',
+    h('a', { href: '#/settings' }, 'Settings'), ' or send a shorter clip, then run it again.'],
+  UPSTREAM_ERROR: () => ['The model service failed. The response JSON below has its answer; check the key, the quota and the '
+    + 'provider’s status, then run it again (rate limits are retried automatically up to the retry limit).'],
+  PAUSED: () => ['Vaider was paused when this arrived. Resume it (banner above or Settings) and run it again.'],
+  INTERNAL: () => ['Something failed inside Vaider. The server log (VAIDER_LOG=debug) says more; run it again, and report it if it repeats.'],
+};
+
+function errorHelp(code) {
+  const f = ERROR_HELP[code];
+  return f ? f() : ['See the response JSON below for what came back, then run it again.'];
+}
+
+/** Sets a media element's src once the session cookie is there (the media route needs it). */
+function withSrc(el, url) {
+  Promise.resolve(app.sessionReady).catch(() => {}).then(() => { el.src = url; });
+  return el;
+}
+
+export function detailView(root, r) {
+  const id = r.id;
+  let d = null;
+  let destroyed = false;
+  let attempts = 0;
+  let retryTimer = null;
+  let mediaKey = null;
+  let video = null;
+  let pendingSeek = r.params.get('t') ? Number(r.params.get('t')) : null;
+  document.title = 'Vaider: analysis';
+
+  const back = h('a', { href: '#/', class: 'back' }, '← History');
+  const head = h('div', { class: 'detail-head' });
+  const mediaPane = h('section', { class: 'media-pane', 'aria-label': 'Media' });
+  const infoPane = h('section', { class: 'info-pane', 'aria-label': 'Analysis' });
+  const runAgain = h('section', { class: 'run-again-wrap' });
+  const layout = h('div', { class: 'detail-layout', hidden: true }, mediaPane, h('div', { class: 'info-col' }, infoPane, runAgain));
+  const status = h('div', { class: 'detail-status' }, h('p', { class: 'loading' }, 'Loading the analysis…'));
+  root.append(h('div', { class: 'detail' }, back, head, status, layout));
+
+  const ctx = {
+    get seekable() { return Boolean(video); },
+    hrefFor: (secs) => `#/i/${encodeURIComponent(id)}?t=${secs}`,
+  };
+
+  root.addEventListener('click', (e) => {
+    const a = e.target.closest('a.ts');
+    if (!a || !video) return;
+    e.preventDefault();
+    seek(Number(a.dataset.t));
+  });
+
+  function seek(t) {
+    if (!video || !Number.isFinite(t)) return;
+    video.currentTime = t;
+    const p = video.play();
+    if (p && p.catch) p.catch(() => { /* autoplay refused: the frame still shows */ });
+    const rect = video.getBoundingClientRect();
+    if (rect.bottom < 0 || rect.top > window.innerHeight) video.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  }
+
+  async function load() {
+    try {
+      const data = await api(`/api/interactions/${encodeURIComponent(id)}`);
+      if (destroyed) return;
+      d = data;
+      app.pending.delete(id);
+      render();
+    } catch (e) {
+      if (destroyed) return;
+      if (e.status === 404 && app.pending.has(id) && attempts < 30) {
+        attempts += 1;
+        status.replaceChildren(h('p', { class: 'loading' }, 'Starting the new analysis…'));
+        clearTimeout(retryTimer);
+        retryTimer = setTimeout(load, 500);
+        return;
+      }
+      if (d) return; // keep showing what we have
+      if (e.status === 404) {
+        status.replaceChildren(h('div', { class: 'state-card', id: 'detail-not-found' },
+          h('h1', null, 'Not in the history'),
+          h('p', null, 'There is no analysis with the id ', h('code', null, id), '. It may come from another data folder. ',
+            h('a', { href: '#/' }, 'Back to the history'), '.')));
+      } else {
+        status.replaceChildren(errorState('Could not load this analysis', e, load));
+      }
+    }
+  }
+
+  function render() {
+    status.replaceChildren();
+    layout.hidden = false;
+    document.title = `Vaider: ${d.fileName || basename(d.source) || 'analysis'}`;
+    renderHead();
+    const key = `${d.mediaUrl}|${d.expectedMediaUrl}|${d.mediaType}`;
+    if (key !== mediaKey) { mediaKey = key; renderMedia(); }
+    renderInfo();
+    if (!runAgain.firstChild) renderRunAgain();
+  }
+
+  function renderHead() {
+    head.replaceChildren(
+      h('h1', { class: 'detail-title', title: d.source || '' }, d.fileName || basename(d.source) || '(no file)'),
+      h('div', { class: 'detail-meta' },
+        statusBadge(d.status),
+        d.cached ? h('span', { class: 'badge badge-cached' }, 'cached') : null,
+        h('span', { class: 'tool' }, d.tool),
+        h('span', { class: 'muted' }, `${d.provider} · ${d.model}`),
+        h('time', { datetime: d.createdAt, title: fmtFullTime(d.createdAt), class: 'muted' }, `${fmtTime(d.createdAt)} (${relTime(d.createdAt)})`)));
+  }
+
+  function renderMedia() {
+    video = null;
+    const parts = [];
+    const isVideo = (d.mediaType || '').startsWith('video/');
+    const isImage = (d.mediaType || '').startsWith('image/');
+    if (d.mediaUrl && isVideo) {
+      video = h('video', {
+        id: 'media-video', controls: true, preload: 'auto', playsinline: true,
+        'aria-label': `Video: ${d.fileName || ''}`,
+      });
+      const el = video;
+      // The media route takes the session cookie: set the source once the cookie is there.
+      Promise.resolve(app.sessionReady).catch(() => {}).then(() => { if (el === video) el.src = d.mediaUrl; });
+      video.addEventListener('error', () => {
+        const note = $('.media-error', mediaPane) || h('p', { class: 'media-error notice' });
+        note.textContent = 'The video could not be played here. The file may have moved since the analysis; its path is '
+          + `${d.source}.`;
+        mediaPane.append(note);
+      });
+      if (pendingSeek !== null && Number.isFinite(pendingSeek)) {
+        const t = pendingSeek;
+        pendingSeek = null;
+        video.addEventListener('loadedmetadata', () => { video.currentTime = t; }, { once: true });
+      }
+      parts.push(h('figure', { class: 'media' }, video));
+    } else if (d.mediaUrl && (isImage || d.expectedMediaUrl)) {
+      if (d.expectedMediaUrl) {
+        parts.push(h('figure', { class: 'media' },
+          withSrc(h('img', { alt: 'Expected screenshot', id: 'media-expected' }), d.expectedMediaUrl),
+          h('figcaption', null, 'Expected')));
+        parts.push(h('figure', { class: 'media' },
+          withSrc(h('img', { alt: 'Actual screenshot', id: 'media-image' }), d.mediaUrl),
+          h('figcaption', null, 'Actual')));
+      } else {
+        parts.push(h('figure', { class: 'media' },
+          withSrc(h('img', { alt: `Screenshot: ${d.fileName || ''}`, id: 'media-image' }), d.mediaUrl)));
+      }
+    } else {
+      // Nothing playable: a refused file (a text file, a key) is never linked from here.
+      parts.push(h('div', { class: 'media-missing', id: 'media-missing' },
+        h('p', null, d.status === 'rejected'
+          ? 'The request was refused before the file was read, so there is no media to show.'
+          : 'No video or image was recorded for this analysis.')));
+    }
+    parts.push(h('p', { class: 'media-source muted', title: d.source || '' }, d.source || ''));
+    mediaPane.replaceChildren(...parts);
+  }
+
+  function fact(label, ...value) {
+    return [h('dt', null, label), h('dd', null, ...value)];
+  }
+
+  function renderInfo() {
+    const sections = [];
+    if (d.status === 'running') {
+      sections.push(h('div', { class: 'running-note', id: 'running-note' },
+        h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+        `Analysing… started ${relTime(d.createdAt)}. This page updates when it finishes.`));
+    }
+    if (d.errorCode || ['error', 'timeout', 'rejected', 'interrupted'].includes(d.status)) {
+      sections.push(h('div', { class: `error-box status-${d.status}`, id: 'error-box', role: 'alert' },
+        h('div', { class: 'error-title' },
+          h('code', { class: 'code', id: 'error-code' }, d.errorCode || d.status.toUpperCase()),
+          h('span', null, d.status === 'rejected' ? ' The request was refused.' : d.status === 'timeout' ? ' The analysis timed out.' : d.status === 'interrupted' ? ' The analysis was interrupted.' : ' The analysis failed.')),
+        h('p', { class: 'error-message', id: 'error-message' }, d.errorMessage || 'No message was recorded.'),
+        h('p', { class: 'error-help' }, h('strong', null, 'What to do: '), ...errorHelp(d.errorCode))));
+    }
+    if (d.description) {
+      sections.push(h('div', { class: 'card' },
+        h('h2', null, 'Description'),
+        h('div', { class: 'prose description', id: 'description' }, richText(d.description, ctx))));
+    } else if (d.status === 'ok') {
+      sections.push(h('div', { class: 'card' }, h('h2', null, 'Description'), h('p', { class: 'muted' }, 'The model gave no description.')));
+    }
+    const verdicts = Array.isArray(d.verdicts) ? d.verdicts : [];
+    if (verdicts.length || (d.expectations && d.expectations.length)) {
+      const list = verdicts.length ? verdicts : d.expectations.map((e) => ({ expectation: e, verdict: null }));
+      sections.push(h('div', { class: 'card', id: 'expectations' },
+        h('h2', null, 'Expectations',
+          d.allExpectationsMet === true ? h('span', { class: 'badge verdict-met' }, 'all met') : null,
+          d.allExpectationsMet === false ? h('span', { class: 'badge verdict-not_met' }, 'not all met') : null),
+        h('ul', { class: 'verdicts' }, list.map((v) => h('li', { class: 'verdict' },
+          h('div', { class: 'verdict-head' },
+            v.verdict ? h('span', { class: `badge verdict-${v.verdict}` }, VERDICT_LABEL[v.verdict] || v.verdict)
+              : h('span', { class: 'badge' }, 'pending'),
+            h('span', { class: 'expectation' }, v.expectation)),
+          v.evidence ? h('div', { class: 'evidence prose' }, richText(v.evidence, ctx)) : null)))));
+    }
+    if (d.details && !(typeof d.details === 'object' && !Array.isArray(d.details) && Object.keys(d.details).length === 0)) {
+      sections.push(h('div', { class: 'card', id: 'details' }, h('h2', null, 'Details'), detailsBlock(d.details, ctx)));
+    }
+    const usage = d.usage || {};
+    const facts = h('dl', { class: 'facts', id: 'facts' },
+      fact('Provider', d.provider || '—'),
+      fact('Model', d.model || '—'),
+      fact('Tool', h('span', { class: 'tool' }, d.tool), d.door ? h('span', { class: 'muted' }, ` via ${d.door}`) : null),
+      fact('Started', h('time', { datetime: d.createdAt, title: relTime(d.createdAt) }, fmtFullTime(d.createdAt))),
+      fact('Duration', fmtDuration(d.durationMs)),
+      fact('Cost', fmtCost(d.costUsd), d.cached ? h('span', { class: 'muted' }, ' (answered from the cache)') : null),
+      fact('Tokens', `${fmtInt(usage.inputTokens)} in · ${fmtInt(usage.outputTokens)} out`),
+      fact('Cached', d.cached ? 'yes' : 'no'),
+      d.framesAnalysed ? fact('Frames analysed', String(d.framesAnalysed)) : null,
+      fact('Media', `${d.mediaType || '—'}${d.sizeBytes ? `, ${fmtBytes(d.sizeBytes)}` : ''}`),
+      d.project ? fact('Project', h('span', { class: 'path' }, d.project)) : null,
+      d.prompt ? fact('Prompt', h('span', { class: 'prompt-text' }, d.prompt)) : null,
+      Array.isArray(d.adaptations) && d.adaptations.length
+        ? fact('Adaptations', h('ul', { class: 'plain' }, d.adaptations.map((a) => h('li', null, a)))) : null);
+    sections.push(h('div', { class: 'card' }, h('h2', null, 'Facts'), facts));
+
+    if (d.logDir) {
+      const note = h('span', { class: 'action-note', role: 'status' });
+      sections.push(h('div', { class: 'card', id: 'log-folder' },
+        h('h2', null, 'Log folder'),
+        h('p', null, h('code', { class: 'path', id: 'log-dir' }, d.logDir)),
+        h('div', { class: 'actions' },
+          h('button', {
+            type: 'button', class: 'btn', id: 'copy-log-dir',
+            onclick: async () => { note.textContent = (await copyText(d.logDir)) ? 'Path copied.' : 'Could not copy: select the path above.'; },
+          }, 'Copy path'),
+          h('button', {
+            type: 'button', class: 'btn', id: 'open-folder',
+            onclick: async (e) => {
+              const btn = e.currentTarget;
+              btn.disabled = true;
+              note.textContent = 'Opening…';
+              try {
+                await api(`/api/interactions/${encodeURIComponent(id)}/open-folder`, { method: 'POST' });
+                note.textContent = 'Opened in the file manager.';
+              } catch (err) {
+                note.textContent = `Could not open it: ${err.message}`;
+              } finally { btn.disabled = false; }
+            },
+          }, 'Open folder'),
+          note)));
+    }
+    sections.push(h('div', { class: 'card raw' },
+      h('h2', null, 'What was sent and what came back'),
+      rawBlock('Request JSON', d.requestJson, 'request-json'),
+      rawBlock('Response JSON', d.responseJson, 'response-json')));
+    infoPane.replaceChildren(...sections);
+  }
+
+  function rawBlock(label, value, idName) {
+    const open = document.getElementById(idName)?.open || false;
+    return h('details', { id: idName, open },
+      h('summary', null, label),
+      value === null || value === undefined
+        ? h('p', { class: 'muted' }, 'Not written (the request was refused before it, or the file is gone).')
+        : h('pre', { class: 'json' }, h('code', null, prettyJson(value))));
+  }
+
+  function renderRunAgain() {
+    const prompt = h('textarea', { id: 'run-prompt', rows: 4, spellcheck: 'false' });
+    prompt.value = d.prompt || '';
+    const expectations = h('textarea', { id: 'run-expectations', rows: 3, spellcheck: 'false', placeholder: 'One expectation per line' });
+    expectations.value = (d.expectations || []).join('\n');
+    const note = h('p', { class: 'action-note', role: 'status', id: 'run-again-note' });
+    const button = h('button', { type: 'submit', class: 'btn btn-primary', id: 'run-again' }, 'Run again');
+    const form = h('form', {
+      class: 'card run-again',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        button.disabled = true;
+        note.textContent = 'Starting…';
+        const body = {
+          prompt: prompt.value,
+          expectations: expectations.value.split('\n').map((s) => s.trim()).filter(Boolean),
+        };
+        try {
+          const res = await api(`/api/interactions/${encodeURIComponent(id)}/run-again`, { method: 'POST', body });
+          app.pending.add(res.id);
+          location.hash = `#/i/${encodeURIComponent(res.id)}`;
+        } catch (err) {
+          note.textContent = `${err.code && err.code !== 'UNREACHABLE' ? `${err.code}: ` : ''}${err.message}`;
+          note.classList.add('error-text');
+          button.disabled = false;
+        }
+      },
+    },
+    h('h2', null, 'Run again'),
+    h('p', { class: 'muted' }, 'The same media through the same pipeline, with the cache off. Edit the prompt or the expectations first if you like.'),
+    h('label', { for: 'run-prompt' }, 'Prompt'), prompt,
+    h('label', { for: 'run-expectations' }, 'Expectations (one per line)'), expectations,
+    h('div', { class: 'actions' }, button, note));
+    runAgain.replaceChildren(form);
+  }
+
+  const offs = [
+    on('interaction', (ev) => { if (ev && ev.id === id) load(); }),
+    on('reconnect', () => load()),
+  ];
+  // A running analysis whose "finished" event was missed still updates.
+  const poll = setInterval(() => { if (d && d.status === 'running' && !document.hidden) load(); }, 5000);
+  load();
+
+  return {
+    destroy() {
+      destroyed = true;
+      clearTimeout(retryTimer);
+      clearInterval(poll);
+      offs.forEach((off) => off());
+      if (video) { video.pause(); video.removeAttribute('src'); video.load(); }
+    },
+  };
+}
