@@ -60,9 +60,9 @@ function baseEnv() {
 }
 
 /** Starts the fake Gemini binary; resolves to {url, stop()} once it prints its URL. */
-export async function startFakeGemini({ logFile } = {}) {
+export async function startFakeGemini({ logFile, args = [] } = {}) {
   need(FAKE_GEMINI_BIN, 'the fake-gemini binary');
-  const child = spawn(FAKE_GEMINI_BIN, [], { env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(FAKE_GEMINI_BIN, args, { env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const log = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : null;
   if (log) child.stderr.pipe(log);
   else child.stderr.resume();
@@ -95,9 +95,10 @@ export class VaiderServer {
    * @param {boolean} [o.portInConfig=false] the port goes into config.toml, not VAIDER_PORT.
    * @param {object} [o.env] more environment variables.
    * @param {string} [o.name] a label for the temp folder.
+   * @param {string[]} [o.fakeArgs] arguments for the fake Gemini (e.g. --generate-delay-ms).
    */
-  constructor({ keychain = true, geminiKeyInEnv = true, portInConfig = false, env = {}, name = 'ui' } = {}) {
-    this.opts = { keychain, geminiKeyInEnv, portInConfig, env, name };
+  constructor({ keychain = true, geminiKeyInEnv = true, portInConfig = false, env = {}, name = 'ui', fakeArgs = [] } = {}) {
+    this.opts = { keychain, geminiKeyInEnv, portInConfig, env, name, fakeArgs };
     this.child = null;
     this.fake = null;
     this.port = null;
@@ -153,7 +154,7 @@ export class VaiderServer {
         await fsp.mkdir(d, { recursive: true, mode: 0o700 });
       }
       this.port = await freePort();
-      this.fake = await startFakeGemini({ logFile: path.join(this.dir, 'fake-gemini.log') });
+      this.fake = await startFakeGemini({ logFile: path.join(this.dir, 'fake-gemini.log'), args: this.opts.fakeArgs });
       if (this.opts.portInConfig) await fsp.writeFile(this.configFile, `port = ${this.port}\n`);
     }
     await this.spawnServer();
@@ -202,6 +203,14 @@ export class VaiderServer {
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  /** Kills the server as a crash would (SIGKILL: no chance to clean up). */
+  async kill() {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await this.exited;
   }
 
   /** Stops the server process and starts a new one on the same port, folders and token. */
