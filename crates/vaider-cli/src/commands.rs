@@ -113,6 +113,7 @@ async fn start_server(
     port: Option<u16>,
     host: Option<std::net::IpAddr>,
 ) -> Result<vaider_server::embedded::RunningServer> {
+    vaider_server::panics::install_quiet_hook();
     let running = vaider_server::embedded::start(vaider_server::embedded::StartOptions {
         port,
         host,
@@ -184,7 +185,8 @@ async fn stop_on_signal(shutdown: CancellationToken) {
 
 async fn stdio() -> Result<ExitCode> {
     let engine = Vaider::open(Config::load()?)?;
-    let service = vaider_server::VaiderMcp::new(engine)
+    vaider_server::panics::install_quiet_hook();
+    let service = vaider_server::panics::AnswersPanics(vaider_server::VaiderMcp::new(engine))
         .serve(rmcp::transport::stdio())
         .await
         .context("the MCP client did not complete the handshake")?;

@@ -34,8 +34,7 @@ pub async fn resolve(
         return save_data_url(source, download_dir, limit_bytes);
     }
     if let Some(rest) = source.strip_prefix("file://") {
-        let path = percent_decode(rest);
-        return Ok(PathBuf::from(path));
+        return file_url_path(rest);
     }
     if let Some((scheme, _)) = source.split_once("://") {
         return Err(VaiderError::InvalidPath {
@@ -78,23 +77,61 @@ fn expand_home(source: &str) -> PathBuf {
     PathBuf::from(source)
 }
 
-/// `file:///a%20b/c.webm` → `/a b/c.webm`.
+/// The path of a `file://` URL without its scheme: `/a%20b/c.webm` → `/a b/c.webm`. Escapes
+/// are decoded as bytes, since a file name is bytes on Unix and an escape may stand for one
+/// byte of a multibyte character (`%C3%A9` is `é`).
+pub fn file_url_path(rest: &str) -> Result<PathBuf> {
+    let bytes = percent_decode_bytes(rest);
+    #[cfg(unix)]
+    {
+        // Unix file names are any bytes but NUL, so a name that is not UTF-8 is still a name.
+        use std::os::unix::ffi::OsStringExt;
+        Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+    }
+    #[cfg(not(unix))]
+    {
+        String::from_utf8(bytes)
+            .map(PathBuf::from)
+            .map_err(|_| VaiderError::InvalidPath {
+                message: format!(
+                    "file://{rest} names a file whose escaped name is not UTF-8 text. Pass the path itself instead of a file:// URL."
+                ),
+            })
+    }
+}
+
+/// `a%20b` → `a b`, as text; an escape that decodes to bytes that are not UTF-8 becomes U+FFFD.
 pub fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
+    String::from_utf8_lossy(&percent_decode_bytes(text)).into_owned()
+}
+
+/// Decodes `%XX` escapes to the bytes they stand for. A `%` not followed by two hex digits is
+/// kept as it is, as browsers do, so `100%` and `%aé` stay readable.
+pub fn percent_decode_bytes(text: &str) -> Vec<u8> {
+    fn hex(digit: u8) -> Option<u8> {
+        match digit {
+            b'0'..=b'9' => Some(digit - b'0'),
+            b'a'..=b'f' => Some(digit - b'a' + 10),
+            b'A'..=b'F' => Some(digit - b'A' + 10),
+            _ => None,
+        }
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut bytes = text.bytes();
+    while let Some(byte) = bytes.next() {
+        if byte == b'%' {
+            let mut ahead = bytes.clone();
+            if let (Some(high), Some(low)) =
+                (ahead.next().and_then(hex), ahead.next().and_then(hex))
+            {
+                out.push(high << 4 | low);
+                bytes = ahead;
                 continue;
             }
         }
-        out.push(bytes[i]);
-        i += 1;
+        out.push(byte);
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 /// Whether resolving `source` makes a new file in the download folder (a URL or `data:`).
@@ -337,5 +374,69 @@ mod tests {
         .await
         .unwrap_err();
         assert!(err.to_string().contains("base64"));
+    }
+
+    /// `file:///%aé` used to panic (a slice inside `é`); each of these must resolve or fail
+    /// with a message, and escapes decode byte by byte.
+    #[tokio::test]
+    async fn file_urls_with_odd_escapes_and_multibyte_text_resolve_without_panicking() {
+        let http = reqwest::Client::new();
+        let dir = tempfile::tempdir().unwrap();
+        let resolve_file_url = |url: &'static str| {
+            let http = http.clone();
+            let dir = dir.path().to_path_buf();
+            async move { resolve(url, &[], &http, &dir, u64::MAX, soon()).await }
+        };
+        // Not an escape: kept as written, as a browser would.
+        assert_eq!(
+            resolve_file_url("file:///%aé").await.unwrap(),
+            PathBuf::from("/%aé")
+        );
+        for (url, path) in [
+            ("file:///tmp/%", "/tmp/%"),
+            ("file:///tmp/%é", "/tmp/%é"),
+            ("file:///tmp/é%", "/tmp/é%"),
+            ("file:///tmp/%2", "/tmp/%2"),
+            ("file:///tmp/%zz", "/tmp/%zz"),
+            ("file:///tmp/100%.png", "/tmp/100%.png"),
+            // Two escapes that together are one character.
+            ("file:///tmp/caf%C3%A9.webm", "/tmp/café.webm"),
+            ("file:///tmp/%e2%9c%93", "/tmp/✓"),
+        ] {
+            assert_eq!(
+                resolve_file_url(url).await.unwrap(),
+                PathBuf::from(path),
+                "{url}"
+            );
+        }
+        // Half a character: on Unix the name is those bytes, which no file has here.
+        let half = resolve_file_url("file:///tmp/%C3.webm").await;
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            assert_eq!(half.unwrap().as_os_str().as_bytes(), b"/tmp/\xC3.webm");
+        }
+        #[cfg(not(unix))]
+        assert_eq!(
+            half.unwrap_err().code(),
+            crate::error::ErrorCode::InvalidPath
+        );
+        assert_eq!(percent_decode("a%20b%C3"), "a b\u{FFFD}");
+    }
+
+    #[tokio::test]
+    async fn a_data_url_larger_than_the_download_limit_is_refused_before_decoding() {
+        let http = reqwest::Client::new();
+        let dir = tempfile::tempdir().unwrap();
+        let source = format!("data:image/png;base64,{}", "AAAA".repeat(1000));
+        let err = resolve(&source, &[], &http, dir.path(), 2999, soon())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("download_limit_mb"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let saved = resolve(&source, &[], &http, dir.path(), 3000, soon())
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(saved).unwrap().len(), 3000);
     }
 }

@@ -7,6 +7,7 @@ pub mod embedded;
 pub mod guard;
 pub mod mcp;
 pub mod openapi;
+pub mod panics;
 pub mod rest;
 pub mod ui;
 
@@ -71,7 +72,7 @@ pub fn router_with(doors: Doors<'_>) -> Router {
         .with_allowed_origins(guard::ALLOWED_ORIGINS.iter().copied())
         .with_cancellation_token(shutdown.child_token());
     let mcp = StreamableHttpService::new(
-        move || Ok(VaiderMcp::new(engine.clone())),
+        move || Ok(panics::AnswersPanics(VaiderMcp::new(engine.clone()))),
         LocalSessionManager::default().into(),
         mcp_config,
     );
@@ -89,6 +90,11 @@ pub fn router_with(doors: Doors<'_>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guard::check,
+        ))
+        // A panic anywhere inside (guard included) is answered in the contract's shape; MCP
+        // tool calls run in their own tasks and are answered by `AnswersPanics` instead.
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            panics::http_answer,
         ))
         // Outside the guard, so a preflight from an allowed origin is answered without a token.
         .layer(guard::cors())
