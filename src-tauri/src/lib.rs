@@ -14,6 +14,8 @@ use vaider_core::Config;
 
 pub fn run() {
     init_logging();
+    // One line per panic, no backtrace (which grows the process by some 200 MB).
+    vaider_server::panics::install_quiet_hook();
     // The login entry starts the app in the tray only.
     let open_window = !std::env::args().any(|arg| arg == autostart::HIDDEN_ARG);
     let app = tauri::Builder::default()
