@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Measure Vaider's performance targets (peak memory on large videos, loopback overhead, idle
-# memory) against the fake Gemini, and print a markdown table (also written to
+# memory, upload speed against curl, which must be installed) against the fake Gemini, and print a markdown table (also written to
 # target/bench-report.md). A report, not a test: nothing fails on a missed target.
 #
 # Usage: bash scripts/bench.sh [--sizes 100M,1G] [--runs 20] [--vaider PATH] [--tmp DIR]
 #   --sizes  large test videos to analyse (K/M/G = KiB/MiB/GiB), default 100M,1G
 #   --runs   timed analyses of the small recording for the overhead numbers, default 20
 #   --tmp    where the test videos are written (needs the sum of --sizes free, on disk)
+#   --upload-only  only the upload comparison with curl (see --help for its options)
 # Takes about a minute on 2 cores once built; the first release build takes longer.
 set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -315,34 +315,6 @@ pub(crate) async fn handle(
     }
 }
 
-/// What the OpenAI-compatible layer needs from a native request.
-pub(crate) struct PlainAnswer {
-    /// None when the output budget was used up by thinking.
-    pub text: Option<String>,
-    /// "STOP" or "MAX_TOKENS".
-    pub finish: &'static str,
-    pub prompt_tokens: u64,
-    pub text_tokens: u64,
-    pub thought_tokens: u64,
-}
-
-/// Validate a native GenerateContentRequest and answer it (no faults, no delay).
-pub(crate) fn answer_native(
-    inner: &mut Inner,
-    request: &Value,
-    model: &str,
-) -> Result<PlainAnswer, ApiError> {
-    let prompt = parse_request(inner, request, model, "GenerateContentRequest")?;
-    let a = build_answer(&prompt, inner.reply_text.clone(), model);
-    Ok(PlainAnswer {
-        text: a.text,
-        finish: a.finish,
-        prompt_tokens: prompt.prompt_tokens(),
-        text_tokens: a.text_tokens,
-        thought_tokens: a.thought_tokens,
-    })
-}
-
 /// `models/{model}:countTokens` with `contents` or a whole `generateContentRequest`.
 pub(crate) fn count_tokens(shared: &Shared, version: &str, model: &str, body: &[u8]) -> Response {
     if !model_known(model) {

@@ -22,7 +22,6 @@ mod errors;
 mod files;
 mod generate;
 pub mod media;
-mod openai;
 mod router;
 pub mod schema;
 mod state;
@@ -42,8 +41,9 @@ pub enum Endpoint {
     UploadChunk,
     /// `GET /{v}/files/{id}`.
     GetFile,
-    /// `:generateContent` and `:streamGenerateContent` (and the OpenAI-compatible
-    /// `/v1beta/openai/chat/completions`).
+    /// `:generateContent` and `:streamGenerateContent`. (Gemini's OpenAI-compatible
+    /// `/v1beta/openai/chat/completions` is faked by `fake-vision`, with the other
+    /// chat-completions servers.)
     Generate,
     /// `DELETE /{v}/files/{id}`.
     DeleteFile,
@@ -114,6 +114,24 @@ pub struct FileRecord {
     pub deleted: bool,
     /// Number of upload requests that carried bytes or finalized the upload.
     pub chunks: u32,
+}
+
+/// Google's error body, `{"error": {"code", "message", "status"}}`, with the canonical status
+/// name for `code` (400 INVALID_ARGUMENT, 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED, ...), for
+/// other fakes that answer as Google does.
+pub fn google_error(code: u16, message: &str) -> serde_json::Value {
+    errors::ApiError::new(code, message).body()
+}
+
+/// Google's answer to a wrong API key: 400 INVALID_ARGUMENT with an `ErrorInfo` detail whose
+/// reason is `API_KEY_INVALID`.
+pub fn google_bad_key_error() -> serde_json::Value {
+    errors::ApiError::bad_key().body()
+}
+
+/// Google's answer to a request with no API key at all: 403 PERMISSION_DENIED.
+pub fn google_missing_key_error() -> serde_json::Value {
+    errors::ApiError::missing_key().body()
 }
 
 /// A running fake Gemini server. Clones share the server; it stops when the last clone drops.

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::errors::{html_not_found, json_ok, ApiError};
 use crate::state::Shared;
-use crate::{files, generate, openai, upload, Endpoint, Fault, RecordedRequest};
+use crate::{files, generate, upload, Endpoint, Fault, RecordedRequest};
 
 /// Largest request body Google accepts on the JSON endpoints (inline data included).
 pub(crate) const MAX_REQUEST_BYTES: u64 = 20 * 1024 * 1024;
@@ -54,7 +54,6 @@ enum Route {
         model: String,
     },
     ListModels,
-    OpenAiChat,
     Unknown,
 }
 
@@ -81,9 +80,6 @@ impl Route {
                 _ => Route::Unknown,
             },
             [v, "models"] if is_version(v) && *method == Method::GET => Route::ListModels,
-            ["v1beta", "openai", "chat", "completions"] if *method == Method::POST => {
-                Route::OpenAiChat
-            }
             [v, "models", rest] if is_version(v) => {
                 let rest = rest.replace("%3A", ":").replace("%3a", ":");
                 match rest.rsplit_once(':') {
@@ -121,7 +117,7 @@ impl Route {
             Route::UploadSession { .. } => Some(Endpoint::UploadChunk),
             Route::GetFile { .. } => Some(Endpoint::GetFile),
             Route::DeleteFile { .. } => Some(Endpoint::DeleteFile),
-            Route::Generate { .. } | Route::OpenAiChat => Some(Endpoint::Generate),
+            Route::Generate { .. } => Some(Endpoint::Generate),
             _ => None,
         }
     }
@@ -200,11 +196,7 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         };
         if let Some(e) = error {
             set_len(upload::drain(body).await);
-            return if route == Route::OpenAiChat {
-                openai::error_response(e)
-            } else {
-                e.into_response()
-            };
+            return e.into_response();
         }
     }
 
@@ -213,13 +205,9 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return upload::session_request(shared.clone(), upload_id, parts.headers, body, record)
             .await;
     }
-    if let Err(e) = check_key(&shared, &parts.headers, &query, route == Route::OpenAiChat) {
+    if let Err(e) = check_key(&shared, &parts.headers, &query) {
         set_len(upload::drain(body).await);
-        return if route == Route::OpenAiChat {
-            openai::error_response(e)
-        } else {
-            e.into_response()
-        };
+        return e.into_response();
     }
 
     let body = match read_body(body).await {
@@ -274,29 +262,19 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             .into_response(),
         },
         Route::ListModels => json_ok(&generate::models_list()),
-        Route::OpenAiChat => openai::chat(&shared, &body),
         Route::UploadSession { .. } | Route::Unknown => html_not_found(&path),
     }
 }
 
-/// `x-goog-api-key` header or `?key=` (plus `Authorization: Bearer` on the OpenAI-compatible
-/// endpoint): a wrong key is 400 API_KEY_INVALID, none at all is 403.
+/// `x-goog-api-key` header or `?key=`: a wrong key is 400 API_KEY_INVALID, none at all is 403.
 fn check_key(
     shared: &Shared,
     headers: &HeaderMap,
     query: &[(String, String)],
-    bearer: bool,
 ) -> Result<(), ApiError> {
     let expected = shared.lock().api_key.clone();
-    let bearer_key = header_str(headers, "authorization")
-        .filter(|_| bearer)
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        });
     let given: Vec<&str> = header_str(headers, "x-goog-api-key")
         .into_iter()
-        .chain(bearer_key)
         .chain(query_get(query, "key"))
         .map(str::trim)
         .filter(|k| !k.is_empty())

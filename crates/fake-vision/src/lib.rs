@@ -1,5 +1,6 @@
 //! `fake-vision`: local stand-ins for OpenAI-compatible chat completions (OpenAI, z.ai, vLLM,
-//! Ollama, LM Studio) and the Anthropic messages API. The real services are out of reach, so
+//! Ollama, LM Studio, Gemini's OpenAI-compatible endpoint) and the Anthropic messages API.
+//! This is the workspace's one fake of the chat-completions protocol. The real services are out of reach, so
 //! Vaider's provider adapters are tested against fakes that check what the real ones check.
 //!
 //! Start one with [`FakeOpenAi::start`] / [`FakeAnthropic::start`], point a client at
@@ -13,7 +14,9 @@
 //!   gif, webp; a `video_url` part is refused; `json_object` needs the word "json" in the
 //!   messages; `json_schema` with `strict: true` needs `additionalProperties: false` and every
 //!   property required; o-series / gpt-5 models refuse `max_tokens` and a non-default
-//!   `temperature`.
+//!   `temperature`; `stream: true` answers server-sent events ending in `data: [DONE]`.
+//! - Gemini's OpenAI-compatible layer: images only, and Google's error body inside a
+//!   one-element array.
 //! - Anthropic: `x-api-key` and `anthropic-version` headers; `max_tokens` required;
 //!   `media_type` must be one of four and match the bytes; the 5 MB image limit counts the
 //!   *base64* text; 8000 px a side (2000 when over 20 images); 100 images; 32 MB a request
@@ -88,6 +91,14 @@ pub struct OpenAiOptions {
     /// (every object `additionalProperties: false`, every property required). Other servers
     /// ignore `strict`.
     pub strict_schemas: bool,
+    /// Errors as Gemini's OpenAI-compatible layer sends them: Google's
+    /// `{"error": {"code", "message", "status", "details"}}` inside a one-element array, a
+    /// wrong key as 400 `API_KEY_INVALID`. False: OpenAI's `{"error": {"message", "type",
+    /// "param", "code"}}`.
+    pub google_errors: bool,
+    /// The path [`FakeOpenAi::base_url`] ends with ("/v1"; Gemini's "/v1beta/openai"). Every
+    /// server's chat path is answered whatever this is.
+    pub base_path: &'static str,
 }
 
 const ALL_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
@@ -110,6 +121,8 @@ impl OpenAiOptions {
             max_image_side: 0,
             video_formats: Vec::new(),
             strict_schemas: true,
+            google_errors: false,
+            base_path: "/v1",
         }
     }
 
@@ -124,6 +137,8 @@ impl OpenAiOptions {
             max_image_side: 0,
             video_formats: vec!["video/mp4", "video/x-matroska", "video/quicktime"],
             strict_schemas: false,
+            google_errors: false,
+            base_path: "/v1",
         }
     }
 
@@ -143,6 +158,8 @@ impl OpenAiOptions {
                 "video/quicktime",
             ],
             strict_schemas: false,
+            google_errors: false,
+            base_path: "/v1",
         }
     }
 
@@ -156,12 +173,30 @@ impl OpenAiOptions {
             max_image_side: 0,
             video_formats: Vec::new(),
             strict_schemas: false,
+            google_errors: false,
+            base_path: "/v1",
         }
     }
 
     /// LM Studio's OpenAI-compatible server: no key, images only.
     pub fn lm_studio() -> Self {
         Self::ollama()
+    }
+
+    /// Gemini's OpenAI-compatible endpoint (`/v1beta/openai/chat/completions`): Bearer key,
+    /// images (png, jpeg, webp, gif) only, video refused, Google's errors in an array.
+    pub fn gemini() -> Self {
+        OpenAiOptions {
+            require_key: true,
+            accept_video: false,
+            image_formats: ALL_IMAGES.to_vec(),
+            max_image_bytes: 20 * MIB,
+            max_image_side: 0,
+            video_formats: Vec::new(),
+            strict_schemas: false,
+            google_errors: true,
+            base_path: "/v1beta/openai",
+        }
     }
 }
 
@@ -225,13 +260,16 @@ impl FakeOpenAi {
 
     /// Another OpenAI-compatible server's behaviour (see the [`OpenAiOptions`] presets).
     pub async fn start_with(options: OpenAiOptions) -> FakeOpenAi {
+        let base_path = options.base_path;
         FakeOpenAi {
-            handle: Handle::start(Provider::OpenAi(options), "/v1").await,
+            handle: Handle::start(Provider::OpenAi(options), base_path).await,
         }
     }
 
-    /// "http://127.0.0.1:PORT/v1": clients POST `{base_url}/chat/completions`. The same
-    /// endpoint also answers at `/api/paas/v4/chat/completions` (z.ai's path).
+    /// "http://127.0.0.1:PORT/v1" (or the options' `base_path`): clients POST
+    /// `{base_url}/chat/completions`. The same endpoint also answers at
+    /// `/api/paas/v4/chat/completions` (z.ai's path) and `/v1beta/openai/chat/completions`
+    /// (Gemini's).
     pub fn base_url(&self) -> String {
         self.handle.shared.base_url.clone()
     }

@@ -1,9 +1,10 @@
 //! OpenAI-compatible chat completions (`POST /v1/chat/completions`, also z.ai's
-//! `/api/paas/v4/chat/completions`): checks the key, the body, every image and video part
-//! against the server's options, and answers with the proof of what arrived.
+//! `/api/paas/v4/chat/completions` and Gemini's `/v1beta/openai/chat/completions`): checks the
+//! key, the body, every image and video part against the server's options, and answers with
+//! the proof of what arrived, whole or as server-sent events.
 
 use axum::http::{HeaderMap, Method};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde_json::{json, Map, Value};
 
 use crate::media::{self, MediaFacts};
@@ -149,7 +150,10 @@ impl OpenAiError {
         self
     }
 
-    fn into_response(self, request_id: &str) -> Response {
+    fn into_response(self, options: &OpenAiOptions, request_id: &str) -> Response {
+        if options.google_errors {
+            return self.into_google_response();
+        }
         let body = json!({"error": {
             "message": self.message,
             "type": self.kind,
@@ -159,6 +163,17 @@ impl OpenAiError {
         let mut headers = self.headers;
         headers.push(("x-request-id", request_id.to_string()));
         json_response(self.status, &body, &headers)
+    }
+
+    /// Gemini's OpenAI-compatible layer: Google's error body in a one-element array, a wrong
+    /// key as 400 API_KEY_INVALID and a missing one as 403, and no `Retry-After`, ever.
+    fn into_google_response(self) -> Response {
+        let (status, body) = match (self.status, self.code) {
+            (401, Some("invalid_api_key")) => (400, fake_gemini::google_bad_key_error()),
+            (401, _) => (403, fake_gemini::google_missing_key_error()),
+            (status, _) => (status, fake_gemini::google_error(status, &self.message)),
+        };
+        json_response(status, &json!([body]), &[])
     }
 }
 
@@ -201,20 +216,25 @@ pub(crate) async fn handle(shared: &Shared, options: &OpenAiOptions, req: Incomi
     let path = req.path.trim_end_matches('/');
     let chat = matches!(
         path,
-        "/v1/chat/completions" | "/api/paas/v4/chat/completions"
+        "/v1/chat/completions"
+            | "/api/paas/v4/chat/completions"
+            | "/v1beta/openai/chat/completions"
     );
-    let models = matches!(path, "/v1/models" | "/api/paas/v4/models");
+    let models = matches!(
+        path,
+        "/v1/models" | "/api/paas/v4/models" | "/v1beta/openai/models"
+    );
     if chat && req.method == Method::POST {
         chat_completions(shared, options, req, &request_id).await
     } else if models && req.method == Method::GET {
         match check_key(options, &req.headers) {
             Ok(()) => json_response(200, &models_list(), &[("x-request-id", request_id)]),
-            Err(e) => e.into_response(&request_id),
+            Err(e) => e.into_response(options, &request_id),
         }
     } else {
         OpenAiError::invalid(format!("Invalid URL ({} {})", req.method, req.path))
             .with_status(404)
-            .into_response(&request_id)
+            .into_response(options, &request_id)
     }
 }
 
@@ -272,7 +292,7 @@ async fn chat_completions(
                 OpenAiError::rate_limited(&model, Some(retry_after_secs))
             }
         };
-        return e.into_response(request_id);
+        return e.into_response(options, request_id);
     }
     if let ReadBody::TooLarge(n) = req.body {
         return OpenAiError::invalid(format!(
@@ -281,10 +301,10 @@ async fn chat_completions(
         ))
         .with_status(413)
         .code("request_too_large")
-        .into_response(request_id);
+        .into_response(options, request_id);
     }
     if let Err(e) = check_key(options, &req.headers) {
-        return e.into_response(request_id);
+        return e.into_response(options, request_id);
     }
     let Some(body) = parsed else {
         return OpenAiError::invalid(
@@ -293,16 +313,86 @@ async fn chat_completions(
              what was sent was not valid JSON. If you have trouble figuring out how to fix this, \
              please contact us through our help center at help.openai.com.)",
         )
-        .into_response(request_id);
+        .into_response(options, request_id);
     };
     let reply = shared.lock().reply_text.clone();
     match answer(options, &body, reply) {
         Ok(mut answer) => {
             answer["id"] = json!(format!("chatcmpl-{}", shared.lock().new_id(29, ALNUM)));
+            if body.get("stream") == Some(&Value::Bool(true)) {
+                let usage = body
+                    .get("stream_options")
+                    .and_then(|o| o.get("include_usage"))
+                    == Some(&Value::Bool(true));
+                return stream_response(&answer, usage, request_id);
+            }
             json_response(200, &answer, &[("x-request-id", request_id.to_string())])
         }
-        Err(e) => e.into_response(request_id),
+        Err(e) => e.into_response(options, request_id),
     }
+}
+
+/// `stream: true`: the answer as `chat.completion.chunk` events (the role, then the content in
+/// pieces of a few words, then the finish reason, then the usage when `include_usage` asked for
+/// it), each a `data:` line, ending with `data: [DONE]`.
+fn stream_response(answer: &Value, include_usage: bool, request_id: &str) -> Response {
+    let chunk = |delta: Value, finish: Value| {
+        json!({
+            "id": answer["id"], "object": "chat.completion.chunk", "created": answer["created"],
+            "model": answer["model"], "system_fingerprint": answer["system_fingerprint"],
+            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+        })
+    };
+    let choice = &answer["choices"][0];
+    let content = choice["message"]["content"].as_str().unwrap_or("");
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": "", "refusal": null}),
+        Value::Null,
+    )];
+    for piece in pieces(content) {
+        events.push(chunk(json!({"content": piece}), Value::Null));
+    }
+    events.push(chunk(json!({}), choice["finish_reason"].clone()));
+    if include_usage {
+        let mut last = chunk(json!({}), Value::Null);
+        last["choices"] = json!([]);
+        last["usage"] = answer["usage"].clone();
+        events.push(last);
+    }
+    let mut text: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    text.push_str("data: [DONE]\n\n");
+    let mut response = (axum::http::StatusCode::OK, text).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("text/event-stream"),
+    );
+    if let Ok(id) = axum::http::HeaderValue::from_str(request_id) {
+        headers.insert("x-request-id", id);
+    }
+    response
+}
+
+/// The content in pieces of about four words, each keeping its trailing space, so that the
+/// pieces joined give the content back exactly.
+fn pieces(content: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut piece = String::new();
+    let mut words = 0;
+    for c in content.chars() {
+        piece.push(c);
+        if c == ' ' || c == '\n' {
+            words += 1;
+            if words == 4 {
+                out.push(std::mem::take(&mut piece));
+                words = 0;
+            }
+        }
+    }
+    if !piece.is_empty() {
+        out.push(piece);
+    }
+    out
 }
 
 /// What the request asked the answer to look like.
@@ -334,13 +424,6 @@ fn answer(
         _ => return Err(OpenAiError::invalid("you must provide a model parameter")),
     };
     let reasoning = is_reasoning_model(&model);
-    if req.get("stream") == Some(&Value::Bool(true)) {
-        return Err(OpenAiError::invalid(
-            "stream=true is not supported by fake-vision: send stream=false.",
-        )
-        .param("stream")
-        .code("unsupported_parameter"));
-    }
     let messages =
         match req.get("messages") {
             None | Some(Value::Null) => return Err(OpenAiError::missing("messages")),
@@ -1020,6 +1103,15 @@ mod tests {
         assert_eq!(image_tokens(1024, 1024, "high"), 85 + 170 * 4);
         assert_eq!(image_tokens(4096, 8192, "high"), 85 + 170 * 6);
         assert_eq!(image_tokens(4096, 8192, "low"), 85);
+    }
+
+    #[test]
+    fn streamed_pieces_join_to_the_content() {
+        let content = "image 1: image/png, 4x4 px\nprompt: say a few words more than four";
+        let split = pieces(content);
+        assert!(split.len() > 2, "{split:?}");
+        assert_eq!(split.concat(), content);
+        assert!(pieces("").is_empty());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Pieces shared by the benchmark binaries: starting a release `vaider serve`, reading its
-//! memory from /proc, building large test videos, and printing the report.
+//! memory from /proc, building large test videos, timing curl's uploads, and printing the
+//! report.
 
+pub mod curl;
 pub mod report;
 pub mod server;
 pub mod video;

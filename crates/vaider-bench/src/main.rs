@@ -14,10 +14,16 @@
 //!    the cache key) and off, so the cost of hashing is visible.
 //! 3. Idle memory (VmRSS) of `vaider serve` after start and one /v1/health call, and after 5 s
 //!    idle. Target < 20 MB.
+//! 4. Upload speed against curl, on one generated ~800 MB video and the same fake: curl doing
+//!    the four Gemini calls (start, the whole file in one streamed `upload, finalize`, GET,
+//!    generateContent), and a whole analysis through `vaider serve` with the cache on (a new
+//!    file on a fresh server, so it is hashed beside the upload) and off; medians of
+//!    `--upload-runs` interleaved rounds, with the CPU time each side spent. Target: Vaider
+//!    within 1.1x of curl.
 //!
 //! Run it with `scripts/bench.sh` (builds both binaries in release first).
 
-use vaider_bench::{report, server, video};
+use vaider_bench::{curl, report, server, video};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -30,7 +36,8 @@ use server::{ProcStatus, RssSampler, Server};
 
 const USAGE: &str = "\
 usage: vaider-bench [--sizes 100M,1G] [--runs 20] [--mem-runs 3] [--vaider PATH] [--media DIR]
-                    [--tmp DIR] [--out FILE] [--chunk-mib N]
+                    [--tmp DIR] [--out FILE] [--chunk-mib N] [--upload-size 754M]
+                    [--upload-runs 5] [--upload-only]
 
   --sizes      sizes of the large test videos (K/M/G = KiB/MiB/GiB), default 100M,1G
   --runs       analyses of the small recording for the overhead numbers, default 20
@@ -41,7 +48,11 @@ usage: vaider-bench [--sizes 100M,1G] [--runs 20] [--mem-runs 3] [--vaider PATH]
   --tmp        folder for the test videos (on disk, not tmpfs), default the system temp folder
   --out        report file, default <target>/bench-report.md
   --chunk-mib  upload chunk size given to Vaider (VAIDER_GEMINI_UPLOAD_CHUNK_MIB),
-               default Vaider's own (8)";
+               default Vaider's own (8)
+  --upload-size  the video for the upload-speed comparison with curl, default 754M
+               (791 MB); 0 skips the comparison
+  --upload-runs  interleaved rounds (curl, Vaider cache on, Vaider cache off), default 5
+  --upload-only  run the comparison with curl alone";
 
 /// Analyses before the timed ones: the first pays for connection set-up and cold caches.
 const WARM_UP_RUNS: usize = 2;
@@ -64,6 +75,10 @@ struct Options {
     chunk_mib: Option<u32>,
     /// noCache analyses per large video, each on a fresh server.
     mem_runs: usize,
+    /// The video compared with curl; 0 = no comparison.
+    upload_size: u64,
+    upload_runs: usize,
+    upload_only: bool,
 }
 
 impl Options {
@@ -78,12 +93,19 @@ impl Options {
             out: default_report_path(),
             chunk_mib: None,
             mem_runs: 3,
+            upload_size: 754 << 20,
+            upload_runs: 5,
+            upload_only: false,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             if arg == "-h" || arg == "--help" {
                 println!("{USAGE}");
                 std::process::exit(0);
+            }
+            if arg == "--upload-only" {
+                options.upload_only = true;
+                continue;
             }
             let (name, inline) = match arg.split_once('=') {
                 Some((n, v)) => (n.to_string(), Some(v.to_string())),
@@ -121,6 +143,13 @@ impl Options {
                         v.parse().ok().filter(|n| *n > 0).with_context(|| {
                             format!("--mem-runs wants a positive count, not {v:?}")
                         })?
+                }
+                "--upload-size" => options.upload_size = video::parse_size(&value()?)?,
+                "--upload-runs" => {
+                    let v = value()?;
+                    options.upload_runs = v.parse().ok().filter(|n| *n > 0).with_context(|| {
+                        format!("--upload-runs wants a positive count, not {v:?}")
+                    })?
                 }
                 "--chunk-mib" => {
                     let v = value()?;
@@ -194,7 +223,12 @@ async fn run(options: &Options) -> Result<String> {
     std::fs::copy(&webm_src, &webm).with_context(|| format!("copy {}", webm_src.display()))?;
 
     let mut videos = Vec::new();
-    for &size in &options.sizes {
+    let sizes: &[u64] = if options.upload_only {
+        &[]
+    } else {
+        &options.sizes
+    };
+    for &size in sizes {
         let path = work.path().join(format!(
             "bench-{}.mp4",
             video::size_label(size).replace(' ', "")
@@ -221,6 +255,21 @@ async fn run(options: &Options) -> Result<String> {
         .timeout(Duration::from_secs(900))
         .build()
         .context("build the HTTP client")?;
+
+    // 4. Upload speed against curl, first: the other sections leave nothing running behind it.
+    let upload = if options.upload_size > 0 {
+        Some(upload_vs_curl(&fake, &client, options, work.path(), &mp4_src).await?)
+    } else {
+        None
+    };
+    if options.upload_only {
+        let mut out = String::from("## Vaider benchmark: upload speed against curl\n\n");
+        if let Some(u) = &upload {
+            out.push_str(&machine_line(options, &u.version, &tmp_fs, work.path()));
+            out.push_str(&render_upload(u));
+        }
+        return Ok(out);
+    }
 
     // 3. Idle memory, on a fresh server; the same server then serves the overhead runs.
     eprintln!("idle memory ...");
@@ -288,6 +337,7 @@ async fn run(options: &Options) -> Result<String> {
         first_run: first_run.as_ref(),
         runs: &runs,
         sized: &sized,
+        upload: upload.as_ref(),
     }))
 }
 
@@ -491,28 +541,14 @@ struct Rendered<'a> {
     first_run: Option<&'a Timeline>,
     runs: &'a [Timeline],
     sized: &'a [SizeRun],
+    upload: Option<&'a UploadComparison>,
 }
 
 fn render(r: &Rendered) -> String {
     let mut out = String::new();
     let label = |s: &SizeRun| video::size_label(s.size);
     out.push_str("## Vaider benchmark\n\n");
-    let chunk = match r.options.chunk_mib {
-        Some(n) => format!("{n} MiB (--chunk-mib)"),
-        None => "Vaider's default".to_string(),
-    };
-    out.push_str(&format!(
-        "Machine: {} × {}, {} RAM, Linux {}. vaider {} (release, `{}`), fake Gemini in-process on \
-         127.0.0.1; test videos in {} ({}); upload chunk size {chunk}.\n\n",
-        nproc(),
-        cpu_model(),
-        mem_total(),
-        read_trimmed("/proc/sys/kernel/osrelease"),
-        r.version,
-        r.options.vaider.display(),
-        r.work.display(),
-        r.tmp_fs,
-    ));
+    out.push_str(&machine_line(r.options, r.version, r.tmp_fs, r.work));
 
     let spread = |f: Step| Spread::of(&r.runs.iter().map(f).collect::<Vec<_>>());
     let n = r.runs.len();
@@ -736,7 +772,227 @@ fn render(r: &Rendered) -> String {
            keeps its connection alive between runs. The test videos were just written, so they \
            are read from the page cache, not the disk.\n",
     );
+    if let Some(u) = r.upload {
+        out.push_str(&render_upload(u));
+    }
     out
+}
+
+/// One timed pass of the ~800 MB video, by curl or by Vaider.
+struct UploadSample {
+    /// Whole: curl's four calls, or Vaider's REST request sent → response received.
+    total: Duration,
+    /// The upload alone: curl's `upload, finalize` request, or Vaider's first chunk request
+    /// at the fake → its generateContent request at the fake.
+    upload: Duration,
+    /// Upload requests on the session URL.
+    chunks: usize,
+    /// CPU time (user + system) of `vaider serve` during the run (none for curl).
+    vaider_cpu: Option<Duration>,
+    /// CPU time of this process (the fake, which hashes every upload) during the run.
+    fake_cpu: Duration,
+}
+
+struct UploadComparison {
+    size: u64,
+    version: String,
+    curl: Vec<UploadSample>,
+    cache_on: Vec<UploadSample>,
+    cache_off: Vec<UploadSample>,
+}
+
+/// Section 4: curl and Vaider, alternately, on one generated video and the same fake. Each
+/// Vaider run has a fresh server (a new data folder), so with the cache on the file is new to
+/// it and is hashed beside the upload, as a user's new recording is.
+async fn upload_vs_curl(
+    fake: &FakeGemini,
+    client: &reqwest::Client,
+    options: &Options,
+    scratch: &Path,
+    template: &Path,
+) -> Result<UploadComparison> {
+    let size = options.upload_size;
+    let video = scratch.join(format!(
+        "upload-{}.mp4",
+        video::size_label(size).replace(' ', "")
+    ));
+    eprintln!("upload speed: writing {} ...", video.display());
+    video::make_mp4(template, &video, size)?;
+    let mut version = String::new();
+    let vaider = |no_cache: bool| {
+        let video = video.clone();
+        async move {
+            let server = Server::start(
+                &options.vaider,
+                &fake.base_url(),
+                scratch,
+                options.chunk_mib,
+            )
+            .await?;
+            let cpu_before = server.cpu()?;
+            let fake_before = server::ProcCpu::own()?;
+            let timeline = timed_analysis(fake, client, &server, &video, no_cache).await?;
+            let sample = UploadSample {
+                total: timeline.total,
+                upload: timeline.upload,
+                chunks: timeline.chunks,
+                vaider_cpu: Some(server.cpu()?.since(cpu_before)),
+                fake_cpu: server::ProcCpu::own()?.since(fake_before),
+            };
+            let version = server.version.clone();
+            server.stop().await?;
+            Ok::<_, anyhow::Error>((sample, version))
+        }
+    };
+    let curl = || async {
+        let fake_before = server::ProcCpu::own()?;
+        let run =
+            curl::four_calls(&fake.base_url(), FakeGemini::API_KEY, &video, "video/mp4").await?;
+        let fake_cpu = server::ProcCpu::own()?.since(fake_before);
+        // Outside the timing: the fake's project quota (20 GB) must not fill up over the runs.
+        client
+            .delete(format!("{}/v1beta/{}", fake.base_url(), run.file_name))
+            .header("x-goog-api-key", FakeGemini::API_KEY)
+            .send()
+            .await
+            .context("DELETE the curl upload")?;
+        Ok::<_, anyhow::Error>(UploadSample {
+            total: run.total,
+            upload: run.upload,
+            chunks: 1,
+            vaider_cpu: None,
+            fake_cpu,
+        })
+    };
+    let mut comparison = UploadComparison {
+        size,
+        version: String::new(),
+        curl: Vec::new(),
+        cache_on: Vec::new(),
+        cache_off: Vec::new(),
+    };
+    // One untimed round first: the first curl and the first server pay for cold caches.
+    for round in 0..=options.upload_runs {
+        eprintln!(
+            "upload speed: round {round} of {} ({})",
+            options.upload_runs,
+            if round == 0 { "warm-up" } else { "timed" }
+        );
+        let c = curl().await?;
+        let (on, v) = vaider(false).await?;
+        let (off, _) = vaider(true).await?;
+        version = v;
+        if round > 0 {
+            comparison.curl.push(c);
+            comparison.cache_on.push(on);
+            comparison.cache_off.push(off);
+        }
+    }
+    comparison.version = version;
+    // The file is large; the other sections do not need it.
+    let _ = std::fs::remove_file(&video);
+    Ok(comparison)
+}
+
+fn render_upload(u: &UploadComparison) -> String {
+    let mut out = format!(
+        "\n### Upload speed against curl ({:.0} MB video, the same fake, medians of {} interleaved rounds after a warm-up)\n\n",
+        u.size as f64 / 1e6,
+        u.curl.len()
+    );
+    let median = |samples: &[UploadSample], f: fn(&UploadSample) -> Duration| {
+        Spread::of(&samples.iter().map(f).collect::<Vec<_>>())
+    };
+    let curl_total = median(&u.curl, |s| s.total).median;
+    let mut t = Table::new(&[
+        "Who",
+        "Whole (median, min–max)",
+        "× curl",
+        "Upload alone (median)",
+        "Upload requests",
+        "CPU of vaider serve",
+        "CPU of the fake",
+        "Target",
+        "Result",
+    ]);
+    let rows: [(&str, &[UploadSample]); 3] = [
+        (
+            "curl: start, upload+finalize streamed, GET, generate",
+            &u.curl,
+        ),
+        (
+            "Vaider, cache on (new file hashed beside the upload)",
+            &u.cache_on,
+        ),
+        ("Vaider, cache off (noCache)", &u.cache_off),
+    ];
+    for (who, samples) in rows {
+        let total = median(samples, |s| s.total);
+        let ratio = total.median.as_secs_f64() / curl_total.as_secs_f64().max(1e-9);
+        let is_curl = samples.first().is_some_and(|s| s.vaider_cpu.is_none());
+        let cpu = |f: fn(&UploadSample) -> Duration| secs(median(samples, f).median);
+        t.row(&[
+            who,
+            &format!(
+                "{} ({}–{})",
+                secs(total.median),
+                secs(total.min),
+                secs(total.max)
+            ),
+            &format!("{ratio:.2}"),
+            &secs(median(samples, |s| s.upload).median),
+            &samples
+                .first()
+                .map(|s| s.chunks.to_string())
+                .unwrap_or_default(),
+            &if is_curl {
+                String::new()
+            } else {
+                cpu(|s| s.vaider_cpu.unwrap_or_default())
+            },
+            &cpu(|s| s.fake_cpu),
+            if is_curl { "" } else { "≤ 1.1 × curl" },
+            if is_curl { "" } else { verdict(ratio <= 1.1) },
+        ]);
+    }
+    out.push_str(&t.finish());
+    let on = median(&u.cache_on, |s| s.total).median;
+    let off = median(&u.cache_off, |s| s.total).median;
+    let cpu_on = median(&u.cache_on, |s| s.vaider_cpu.unwrap_or_default()).median;
+    let cpu_off = median(&u.cache_off, |s| s.vaider_cpu.unwrap_or_default()).median;
+    out.push_str(&format!(
+        "\nThe cache's share (hashing the new file for its key, beside the upload): {} of the \
+         whole and {} of Vaider's CPU (medians, cache on − cache off).\n",
+        ms(on.saturating_sub(off)),
+        ms(cpu_on.saturating_sub(cpu_off)),
+    ));
+    out.push_str(
+        "\nEach Vaider run is a whole analysis (REST request sent → response received) on a fresh \
+         `vaider serve`, so the file is new to it; it also deletes the upload before answering, \
+         which curl does not. The fake hashes every upload (sha256) in this process: its CPU \
+         is the same work for both.\n",
+    );
+    out
+}
+
+/// The machine, the binary and the settings the figures were taken with.
+fn machine_line(options: &Options, version: &str, tmp_fs: &str, work: &Path) -> String {
+    let chunk = match options.chunk_mib {
+        Some(n) => format!("{n} MiB (--chunk-mib)"),
+        None => "Vaider's default".to_string(),
+    };
+    format!(
+        "Machine: {} × {}, {} RAM, Linux {}. vaider {} (release, `{}`), fake Gemini in-process on \
+         127.0.0.1; test videos in {} ({}); upload chunk size {chunk}.\n\n",
+        nproc(),
+        cpu_model(),
+        mem_total(),
+        read_trimmed("/proc/sys/kernel/osrelease"),
+        version,
+        options.vaider.display(),
+        work.display(),
+        tmp_fs,
+    )
 }
 
 fn nproc() -> usize {

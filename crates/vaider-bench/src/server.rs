@@ -136,6 +136,10 @@ impl Server {
         ProcStatus::read(self.pid)
     }
 
+    pub fn cpu(&self) -> Result<ProcCpu> {
+        ProcCpu::read(&format!("/proc/{}/stat", self.pid))
+    }
+
     pub async fn stop(mut self) -> Result<()> {
         self.child.kill().await.context("stop the vaider child")
     }
@@ -170,6 +174,49 @@ impl ProcStatus {
             vm_rss_kib: field("VmRSS:")?,
             vm_hwm_kib: field("VmHWM:")?,
         })
+    }
+}
+
+/// CPU time a process has used so far (user + system), from `/proc/<pid>/stat`.
+#[derive(Debug, Clone, Copy)]
+pub struct ProcCpu {
+    ticks: u64,
+}
+
+impl ProcCpu {
+    /// Linux reports CPU time in clock ticks of 1/100 s (USER_HZ) on every platform it runs on.
+    const TICKS_PER_SECOND: u64 = 100;
+
+    /// This process.
+    pub fn own() -> Result<ProcCpu> {
+        Self::read("/proc/self/stat")
+    }
+
+    fn read(path: &str) -> Result<ProcCpu> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("read {path}"))?;
+        // The command name (field 2) may hold spaces; the fields after its ')' do not.
+        let after = text
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .with_context(|| format!("no ')' in {path}"))?;
+        // utime and stime are fields 14 and 15: the 12th and 13th after the name.
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let field = |i: usize| -> Result<u64> {
+            fields
+                .get(i)
+                .and_then(|v| v.parse().ok())
+                .with_context(|| format!("no CPU time in {path}"))
+        };
+        Ok(ProcCpu {
+            ticks: field(11)? + field(12)?,
+        })
+    }
+
+    /// CPU time used between `earlier` and this reading.
+    pub fn since(self, earlier: ProcCpu) -> Duration {
+        Duration::from_millis(
+            self.ticks.saturating_sub(earlier.ticks) * 1000 / Self::TICKS_PER_SECOND,
+        )
     }
 }
 
@@ -293,5 +340,18 @@ mod tests {
             Some(("0.1.0".into(), "http://127.0.0.1:40123".into()))
         );
         assert_eq!(parse_listening("something else"), None);
+    }
+
+    #[test]
+    fn cpu_time_of_this_process_grows_while_it_works() {
+        let before = ProcCpu::own().unwrap();
+        let started = Instant::now();
+        let mut x = 0u64;
+        while started.elapsed() < Duration::from_millis(100) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let used = ProcCpu::own().unwrap().since(before);
+        assert!(used >= Duration::from_millis(50), "{used:?}");
+        assert!(used <= Duration::from_secs(2), "{used:?}");
     }
 }

@@ -1,26 +1,17 @@
-//! The OpenAI-compatible endpoint: images yes, video no, errors as a one-element array.
+//! Gemini's OpenAI-compatible endpoint (`/v1beta/openai/chat/completions`, the
+//! [`OpenAiOptions::gemini`] preset): images yes, video no, errors as a one-element array of
+//! Google error bodies, and streamed answers that end with `data: [DONE]`.
 
 mod common;
 
-use base64::Engine;
 use common::*;
-use fake_gemini::FakeGemini;
+use fake_vision::{FakeOpenAi, OpenAiOptions};
 use reqwest::Client;
 use serde_json::{json, Value};
 
-fn data_url(mime: &str, bytes: &[u8]) -> String {
-    format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
-}
-
-async fn chat(fake: &FakeGemini, client: &Client, key: &str, body: &Value) -> reqwest::Response {
+async fn chat(fake: &FakeOpenAi, client: &Client, key: &str, body: &Value) -> reqwest::Response {
     client
-        .post(format!(
-            "{}/v1beta/openai/chat/completions",
-            fake.base_url()
-        ))
+        .post(format!("{}/chat/completions", fake.base_url()))
         .bearer_auth(key)
         .json(body)
         .send()
@@ -30,9 +21,14 @@ async fn chat(fake: &FakeGemini, client: &Client, key: &str, body: &Value) -> re
 
 #[tokio::test]
 async fn images_are_answered_and_video_is_refused() {
-    let fake = FakeGemini::start().await;
+    let fake = FakeOpenAi::start_with(OpenAiOptions::gemini()).await;
+    assert!(
+        fake.base_url().ends_with("/v1beta/openai"),
+        "{}",
+        fake.base_url()
+    );
     let client = Client::new();
-    let image = data(500);
+    let image = png(64, 48, 500);
     let body = json!({
         "model": "gemini-2.5-flash",
         "messages": [
@@ -43,7 +39,7 @@ async fn images_are_answered_and_video_is_refused() {
             ]}
         ]
     });
-    let r = chat(&fake, &client, KEY, &body).await;
+    let r = chat(&fake, &client, FakeOpenAi::API_KEY, &body).await;
     assert_eq!(r.status(), 200);
     let resp: Value = r.json().await.expect("json");
     let text = resp["choices"][0]["message"]["content"]
@@ -62,30 +58,37 @@ async fn images_are_answered_and_video_is_refused() {
     let video = json!({
         "model": "gemini-2.5-flash",
         "messages": [{"role": "user", "content": [
-            {"type": "image_url", "image_url": {"url": data_url("video/webm", &data(100))}}
+            {"type": "image_url", "image_url": {"url": data_url("video/webm", &media("login-flow.webm"))}}
         ]}]
     });
-    let r = chat(&fake, &client, KEY, &video).await;
+    let r = chat(&fake, &client, FakeOpenAi::API_KEY, &video).await;
     assert_eq!(r.status(), 400);
     let err: Value = r.json().await.expect("json");
     assert_eq!(err[0]["error"]["status"], "INVALID_ARGUMENT", "{err}");
+    assert_eq!(err[0]["error"]["code"], 400, "{err}");
 
     let video_url = json!({
         "model": "gemini-2.5-flash",
         "messages": [{"role": "user", "content": [
-            {"type": "video_url", "video_url": {"url": data_url("video/mp4", &data(100))}}
+            {"type": "video_url", "video_url": {"url": data_url("video/mp4", &media("login-flow.mp4"))}}
         ]}]
     });
-    assert_eq!(chat(&fake, &client, KEY, &video_url).await.status(), 400);
+    assert_eq!(
+        chat(&fake, &client, FakeOpenAi::API_KEY, &video_url)
+            .await
+            .status(),
+        400
+    );
 
     let r = chat(&fake, &client, "wrong", &body).await;
+    assert_eq!(r.status(), 400);
     let err: Value = r.json().await.expect("json");
     assert_eq!(err[0]["error"]["details"][0]["reason"], "API_KEY_INVALID");
 }
 
 #[tokio::test]
 async fn streaming_ends_with_done() {
-    let fake = FakeGemini::start().await;
+    let fake = FakeOpenAi::start_with(OpenAiOptions::gemini()).await;
     let client = Client::new();
     let body = json!({
         "model": "gemini-2.5-flash-lite",
@@ -93,11 +96,14 @@ async fn streaming_ends_with_done() {
         "stream_options": {"include_usage": true},
         "messages": [{"role": "user", "content": "Say something long enough to be split into pieces."}]
     });
-    let raw = chat(&fake, &client, KEY, &body)
-        .await
-        .text()
-        .await
-        .expect("text");
+    let r = chat(&fake, &client, FakeOpenAi::API_KEY, &body).await;
+    assert_eq!(
+        r.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let raw = r.text().await.expect("text");
     let data: Vec<&str> = raw
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
