@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
@@ -34,7 +34,7 @@ pub struct Vaider {
     /// Keys found so far, by provider.
     keys: Mutex<HashMap<String, (ApiKey, KeySource)>>,
     /// (path, size, mtime) → sha256, so a file seen before is not read twice for the cache key.
-    pub(crate) fingerprints: Mutex<HashMap<(PathBuf, u64, SystemTime), String>>,
+    pub(crate) fingerprints: crate::pipeline::Fingerprints,
     /// Marks the history rows this process runs as its own while it lives, so a restart can
     /// tell the calls a dead process left `running` from those of another live Vaider.
     lease: Lease,
@@ -79,7 +79,7 @@ impl Vaider {
             data_dir,
             dotenv_dirs,
             keys: Mutex::new(HashMap::new()),
-            fingerprints: Mutex::new(HashMap::new()),
+            fingerprints: Default::default(),
             lease,
         }))
     }

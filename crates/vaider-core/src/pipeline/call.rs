@@ -111,14 +111,17 @@ impl Call {
 
     /// The cache key: the media's bytes, the question and who answers it.
     pub fn cache_key(&self, shas: &[String]) -> String {
-        cache::key(&[
-            &shas.join("+"),
-            self.request.tool.as_str(),
-            &self.provider,
-            &self.model,
-            &self.prompts.system,
-            &self.prompts.user(None),
-        ])
+        self.key_parts().key(shas)
+    }
+
+    pub fn key_parts(&self) -> cache::KeyParts {
+        cache::KeyParts {
+            tool: self.request.tool.as_str(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            system: self.prompts.system.clone(),
+            user: self.prompts.user(None),
+        }
     }
 
     pub fn created_text(&self) -> String {

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::json;
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::analysis::{AnalysisRequest, AnalysisResult};
@@ -24,7 +25,7 @@ use crate::provider::{ProviderAnswer, ProviderJob};
 
 pub use crate::engine::{EngineChange, Vaider};
 pub use crate::status::{ProviderStatus, StatusReport};
-pub use cache::sha256_file;
+pub use cache::{sha256_file, Fingerprints};
 pub use record::error_json;
 
 use call::Call;
@@ -165,8 +166,9 @@ impl Vaider {
     ) -> std::result::Result<Asked, VaiderError> {
         let asking = async {
             if !hash_beside_upload {
+                let wanted = CancellationToken::new();
                 return self
-                    .ask(call, checked, record, progress)
+                    .ask(call, checked, record, progress, &wanted)
                     .await
                     .map(Asked::Fresh);
             }
@@ -179,7 +181,7 @@ impl Vaider {
     }
 
     /// Asks the provider while a new file is hashed. If its bytes were answered before, the
-    /// upload is dropped (its guard deletes what was sent) and the stored answer returned.
+    /// provider is told to stop (it deletes what it uploaded) and the stored answer returned.
     async fn ask_while_hashing(
         &self,
         call: &Call,
@@ -188,13 +190,8 @@ impl Vaider {
         progress: &dyn ProgressSink,
         hashed_late: &Mutex<Vec<String>>,
     ) -> std::result::Result<Asked, VaiderError> {
-        let hashing = async {
-            let mut shas = Vec::new();
-            for (file, _) in checked.media() {
-                shas.push(self.media_sha256(file).await?);
-            }
-            Ok::<_, VaiderError>(shas)
-        };
+        let files = checked.media().map(|(file, _)| file.clone()).collect();
+        let mut hashing = self.hash_in_background(files);
         let remember = |shas: Vec<String>| async move {
             let key = call.cache_key(&shas);
             record
@@ -205,25 +202,32 @@ impl Vaider {
             }
             key
         };
-        let upstream = self.ask(call, checked, record, progress);
+        let stop = CancellationToken::new();
+        let upstream = self.ask(call, checked, record, progress, &stop);
         tokio::pin!(upstream);
-        tokio::pin!(hashing);
-        tokio::select! {
-            answer = &mut upstream => {
-                if let Ok(shas) = hashing.await {
-                    remember(shas).await;
-                }
+        let first = tokio::select! {
+            answer = &mut upstream => First::Answer(Box::new(answer)),
+            shas = &mut hashing => First::Hashed(shas.ok().and_then(|s| s.ok())),
+        };
+        match first {
+            First::Answer(answer) => {
+                // The answer does not wait for the hash: it is recorded once done, for the
+                // next call with the same bytes.
+                record.set_cache_key_when_hashed(hashing, call.key_parts());
                 answer.map(Asked::Fresh)
             }
-            shas = &mut hashing => {
-                if let Ok(shas) = shas {
-                    let key = remember(shas).await;
-                    if let Some(cached) = self.cached(call, record, &key).await {
-                        return Ok(Asked::Cached(cached));
-                    }
+            First::Hashed(Some(shas)) => {
+                let key = remember(shas).await;
+                if let Some(cached) = self.cached(call, record, &key).await {
+                    // Not dropped: a request that creates a file upstream is let finish, so
+                    // the provider knows what to delete.
+                    stop.cancel();
+                    let _ = upstream.await;
+                    return Ok(Asked::Cached(cached));
                 }
                 upstream.await.map(Asked::Fresh)
             }
+            First::Hashed(None) => upstream.await.map(Asked::Fresh),
         }
     }
 
@@ -235,6 +239,7 @@ impl Vaider {
         checked: &Checked,
         record: &Record,
         progress: &dyn ProgressSink,
+        stop: &CancellationToken,
     ) -> std::result::Result<Fresh, VaiderError> {
         let slots = self.upstream_slots();
         let _permit = match slots.clone().try_acquire_owned() {
@@ -272,6 +277,7 @@ impl Vaider {
                 progress,
                 deadline: call.deadline,
                 interaction_id: &call.id,
+                stop,
             })
             .await?;
         Ok(Fresh {
@@ -324,6 +330,12 @@ impl Vaider {
         );
         result
     }
+}
+
+/// What ended first when a new file is hashed beside its upload.
+enum First {
+    Answer(Box<std::result::Result<Fresh, VaiderError>>),
+    Hashed(Option<Vec<String>>),
 }
 
 /// How the ask stage ended: the provider's answer, or the history's for the same bytes.

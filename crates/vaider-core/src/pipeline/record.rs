@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::cache::KeyParts;
 use super::call::Call;
 use super::check::Checked;
 use super::{now_rfc3339, AnalysisFailure, VERSION};
@@ -142,6 +143,28 @@ impl Record {
         if let Err(e) = set {
             tracing::error!("{e}");
         }
+    }
+
+    /// Records the cache key once the hashing that outlived the answer is done.
+    pub fn set_cache_key_when_hashed(
+        &self,
+        hashing: tokio::sync::oneshot::Receiver<Result<Vec<String>>>,
+        parts: KeyParts,
+    ) {
+        let (history, id) = (self.history.clone(), self.id.clone());
+        tokio::spawn(async move {
+            let Ok(Ok(shas)) = hashing.await else {
+                return;
+            };
+            let key = parts.key(&shas);
+            let sha = shas.last().cloned();
+            let set = history
+                .run(move |history| history.set_cache_key(&id, &key, sha.as_deref()))
+                .await;
+            if let Err(e) = set {
+                tracing::error!("{e}");
+            }
+        });
     }
 
     /// Writes the answer to `response.json` and closes the row as ok. The answer is already in

@@ -122,6 +122,7 @@ impl GeminiProvider {
                     job.progress.report(Progress::Uploading { sent, total });
                 }
                 MediaPart::File { path, media } => {
+                    job.ensure_wanted()?;
                     let mime = gemini_mime(media);
                     let file = self
                         .upload(job, path, media, mime, sent, total, calls)
@@ -131,6 +132,7 @@ impl GeminiProvider {
                     let file = uploads
                         .last_mut()
                         .ok_or_else(|| VaiderError::internal("upload", "lost the file"))?;
+                    job.ensure_wanted()?;
                     self.wait_until_active(file, job, calls).await?;
                     parts.push(json!({"fileData": {"fileUri": file.uri, "mimeType": mime}}));
                 }
@@ -153,23 +155,26 @@ impl GeminiProvider {
             self.upstream.base_url, job.model
         );
         let endpoint = format!("/v1beta/models/{}:generateContent", job.model);
-        let response = self
-            .upstream
-            .send(
-                || {
-                    self.upstream
-                        .http
-                        .post(&url)
-                        .header("x-goog-api-key", self.key.expose())
-                        .json(&body)
-                },
-                "POST",
-                &endpoint,
-                job.deadline,
-                calls,
-                &GoogleRules,
-            )
-            .await?;
+        job.ensure_wanted()?;
+        // Nothing is created by generateContent, so it may be dropped when no longer wanted.
+        let generate = self.upstream.send(
+            || {
+                self.upstream
+                    .http
+                    .post(&url)
+                    .header("x-goog-api-key", self.key.expose())
+                    .json(&body)
+            },
+            "POST",
+            &endpoint,
+            job.deadline,
+            calls,
+            &GoogleRules,
+        );
+        let response = tokio::select! {
+            response = generate => response?,
+            _ = job.stop.cancelled() => return Err(super::stopped()),
+        };
         super::read_json(response, "Gemini").await
     }
 }
@@ -258,6 +263,8 @@ impl GeminiProvider {
             total: all,
         });
         loop {
+            // Stopping between chunks leaves nothing: an unfinished session creates no file.
+            job.ensure_wanted()?;
             let len = (self.chunk_bytes as u64).min(total - offset);
             let last = offset + len >= total;
             let command = if last { "upload, finalize" } else { "upload" };
@@ -342,11 +349,15 @@ impl GeminiProvider {
             }
             polls += 1;
             job.progress.report(Progress::Processing { polls });
-            tokio::time::sleep(
+            let pause = tokio::time::sleep(
                 self.poll_interval
                     .min(job.deadline.saturating_duration_since(Instant::now())),
-            )
-            .await;
+            );
+            tokio::select! {
+                _ = pause => {}
+                // The file is already in the call's uploads, which are deleted on the way out.
+                _ = job.stop.cancelled() => return Err(super::stopped()),
+            }
             let response = self
                 .upstream
                 .send(

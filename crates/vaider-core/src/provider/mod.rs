@@ -69,6 +69,29 @@ pub struct ProviderJob<'a> {
     pub deadline: Instant,
     /// A short id to name uploads by, so an upload can be traced to its interaction.
     pub interaction_id: &'a str,
+    /// Cancelled when the answer is no longer wanted (the same bytes were answered from the
+    /// cache meanwhile). A provider stops at the next point where stopping leaves nothing
+    /// behind, and cleans up what it uploaded; it is never dropped half-way through a request
+    /// that creates something upstream.
+    pub stop: &'a tokio_util::sync::CancellationToken,
+}
+
+impl ProviderJob<'_> {
+    /// An error once the answer is no longer wanted: checked between the steps of a call.
+    pub fn ensure_wanted(&self) -> Result<(), VaiderError> {
+        if self.stop.is_cancelled() {
+            return Err(stopped());
+        }
+        Ok(())
+    }
+}
+
+/// What a provider returns when it stopped because the answer was no longer wanted.
+pub fn stopped() -> VaiderError {
+    VaiderError::internal(
+        "ask the model",
+        "stopped: the same media was answered from the cache",
+    )
 }
 
 /// What a provider answers.
