@@ -17,7 +17,7 @@
 //! 4. Upload speed against curl, on one generated ~800 MB video and the same fake: curl doing
 //!    the four Gemini calls (start, the whole file in one streamed `upload, finalize`, GET,
 //!    generateContent), and a whole analysis through `vaider serve` with the cache on (a new
-//!    file on a fresh server, so it is hashed beside the upload) and off; medians of
+//!    file on a fresh server, so it is hashed for the cache) and off; medians of
 //!    `--upload-runs` interleaved rounds, with the CPU time each side spent. Target: Vaider
 //!    within 1.1x of curl.
 //!
@@ -803,7 +803,7 @@ struct UploadComparison {
 
 /// Section 4: curl and Vaider, alternately, on one generated video and the same fake. Each
 /// Vaider run has a fresh server (a new data folder), so with the cache on the file is new to
-/// it and is hashed beside the upload, as a user's new recording is.
+/// it and is hashed for the cache, as a user's new recording is.
 async fn upload_vs_curl(
     fake: &FakeGemini,
     client: &reqwest::Client,
@@ -921,7 +921,7 @@ fn render_upload(u: &UploadComparison) -> String {
             &u.curl,
         ),
         (
-            "Vaider, cache on (new file hashed beside the upload)",
+            "Vaider, cache on (a new file: hashed after its upload, while the model works)",
             &u.cache_on,
         ),
         ("Vaider, cache off (noCache)", &u.cache_off),
@@ -961,7 +961,7 @@ fn render_upload(u: &UploadComparison) -> String {
     let cpu_on = median(&u.cache_on, |s| s.vaider_cpu.unwrap_or_default()).median;
     let cpu_off = median(&u.cache_off, |s| s.vaider_cpu.unwrap_or_default()).median;
     out.push_str(&format!(
-        "\nThe cache's share (hashing the new file for its key, beside the upload): {} of the \
+        "\nThe cache's share (hashing the new file for its key, after its upload): {} of the \
          whole and {} of Vaider's CPU (medians, cache on − cache off).\n",
         ms(on.saturating_sub(off)),
         ms(cpu_on.saturating_sub(cpu_off)),

@@ -133,3 +133,58 @@ async fn a_whole_video_reports_the_frames_gemini_samples() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["framesAnalysed"], 6, "{body}");
 }
+
+/// A PNG of noise, too large to hash before sending (over 16 MiB) and to send inline to
+/// Gemini (over 14 MiB), so it goes through the Files API like a large video.
+fn large_png(path: &std::path::Path) {
+    let (w, h) = (2600u32, 2600u32);
+    let mut state = 0x2545_f491_u32;
+    let pixels: Vec<u8> = (0..w * h * 3)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state as u8
+        })
+        .collect();
+    image::RgbImage::from_raw(w, h, pixels)
+        .unwrap()
+        .save(path)
+        .unwrap();
+    assert!(std::fs::metadata(path).unwrap().len() > 16 * 1024 * 1024);
+}
+
+#[tokio::test]
+async fn a_large_copy_of_answered_bytes_stops_the_model_and_is_answered_from_the_cache() {
+    let server = TestServer::start().await;
+    let original = server.media_path("noise.png");
+    large_png(&original);
+    let client = server.mcp().await;
+    let first = call(&client, "analyze_image", json!({"image_source": original}))
+        .await
+        .structured_content
+        .unwrap();
+    assert_eq!(first["cached"], false);
+    // The hash of a large new file is taken after its upload and may outlive the answer.
+    let id = first["interactionId"].as_str().unwrap().to_string();
+    let history = server.engine.history().clone();
+    assert!(eventually(|| history.get(&id).unwrap().unwrap().media_sha256.is_some()).await);
+
+    // The same bytes under another name, while the model takes long to answer: the hash taken
+    // after the upload finds the first answer, the model's call is stopped and the upload
+    // deleted.
+    let copy = server.media_path("copy-of-noise.png");
+    std::fs::copy(&original, &copy).unwrap();
+    server.fake.set_generate_delay(Duration::from_secs(30));
+    let started = std::time::Instant::now();
+    let second = call(&client, "analyze_image", json!({"image_source": copy}))
+        .await
+        .structured_content
+        .unwrap();
+    assert_eq!(second["cached"], true, "{second}");
+    assert_eq!(second["description"], first["description"]);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(server.fake.files().len(), 2, "the copy was uploaded");
+    assert!(eventually(|| server.fake.files().iter().all(|f| f.deleted)).await);
+    client.cancel().await.unwrap();
+}

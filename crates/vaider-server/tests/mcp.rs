@@ -281,8 +281,8 @@ async fn a_repeated_request_is_answered_from_the_cache_at_no_cost() {
         "a cached answer uploads nothing"
     );
 
-    // The same bytes under another name are unknown by fingerprint: they are hashed beside the
-    // upload, found in the cache, and the upload is dropped and deleted.
+    // The same bytes under another name are unknown by fingerprint: a small file is hashed
+    // before anything is sent, found in the cache, and nothing is uploaded.
     let copy = server.media_path("copy-of-login-flow.webm");
     std::fs::copy(server.media_path("login-flow.webm"), &copy).unwrap();
     let mut same_bytes = args.clone();

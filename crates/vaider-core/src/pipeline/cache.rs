@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use crate::engine::Vaider;
 use crate::error::{Result, VaiderError};
+use crate::media::MediaInfo;
 use crate::prompts;
 
 /// The sha256 of files seen before, by path, size and modification time; shared with the
@@ -25,26 +26,66 @@ impl Vaider {
         self.fingerprints.lock().ok()?.get(&fingerprint).cloned()
     }
 
-    /// Hashes new files on a thread of their own at the lowest CPU priority. The hash only
-    /// serves the cache: on a small machine it must not slow the upload it runs beside (on two
-    /// cores it made a 791 MB upload 1.3x slower at normal priority).
-    pub(super) fn hash_in_background(
+    /// The media's hashes when they cost next to nothing: files seen before, and new files
+    /// small enough to hash in a few milliseconds (so a known file is never sent). None when
+    /// a large new file must be hashed later ([`Vaider::hash_after`]).
+    pub(super) async fn hashes_now(
         &self,
+        media: impl Iterator<Item = &(PathBuf, MediaInfo)>,
+    ) -> Option<Vec<String>> {
+        let mut shas = Vec::new();
+        for (path, info) in media {
+            match self.known_sha256(path) {
+                Some(sha) => shas.push(sha),
+                None if info.size_bytes <= HASH_AT_ONCE_BYTES => {
+                    let hashed = hash_on_own_thread(vec![path.clone()], self.fingerprints.clone());
+                    shas.push(hashed.await.ok()?.ok()?.pop()?);
+                }
+                None => return None,
+            }
+        }
+        Some(shas)
+    }
+
+    /// Hashes the files once `start` is notified (their upload is done), on a thread of their
+    /// own at the lowest CPU priority. The hash only serves the cache: run beside a large
+    /// upload on two cores it made the upload 1.3x slower, so it waits for the upload and
+    /// then runs while the model works.
+    pub(super) fn hash_after(
+        &self,
+        start: Arc<tokio::sync::Notify>,
         files: Vec<PathBuf>,
     ) -> tokio::sync::oneshot::Receiver<Result<Vec<String>>> {
         let (answer, hashed) = tokio::sync::oneshot::channel();
         let memo = self.fingerprints.clone();
-        let started = std::thread::Builder::new()
-            .name("vaider-cache-hash".into())
-            .spawn(move || {
-                lower_this_threads_priority();
-                let _ = answer.send(files.iter().map(|f| remembered_sha256(f, &memo)).collect());
-            });
-        if let Err(e) = started {
-            tracing::warn!("could not start the hashing thread: {e}");
-        }
+        tokio::spawn(async move {
+            start.notified().await;
+            if let Ok(shas) = hash_on_own_thread(files, memo).await {
+                let _ = answer.send(shas);
+            }
+        });
         hashed
     }
+}
+
+/// New files smaller than this are hashed before anything is sent (16 MiB: about 10 ms).
+const HASH_AT_ONCE_BYTES: u64 = 16 * 1024 * 1024;
+
+fn hash_on_own_thread(
+    files: Vec<PathBuf>,
+    memo: Fingerprints,
+) -> tokio::sync::oneshot::Receiver<Result<Vec<String>>> {
+    let (answer, hashed) = tokio::sync::oneshot::channel();
+    let started = std::thread::Builder::new()
+        .name("vaider-cache-hash".into())
+        .spawn(move || {
+            lower_this_threads_priority();
+            let _ = answer.send(files.iter().map(|f| remembered_sha256(f, &memo)).collect());
+        });
+    if let Err(e) = started {
+        tracing::warn!("could not start the hashing thread: {e}");
+    }
+    hashed
 }
 
 fn remembered_sha256(path: &Path, memo: &Fingerprints) -> Result<String> {

@@ -11,10 +11,11 @@ mod check;
 mod prepare;
 mod record;
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -80,13 +81,11 @@ impl Vaider {
                 return Err(call.failure(error, None));
             }
         };
-        // A file seen before is known by its fingerprint at once; a new one is hashed beside
-        // the upload, so the first upload byte never waits for a whole-file hash.
-        let known: Option<Vec<String>> = if call.use_cache() {
-            checked
-                .media()
-                .map(|(file, _)| self.known_sha256(file))
-                .collect()
+        // A file seen before is known by its fingerprint, and a small new one is hashed at once;
+        // a large new one is hashed after its upload, so the upload never waits for the hash
+        // nor shares the CPU with it.
+        let known = if call.use_cache() {
+            self.hashes_now(checked.media()).await
         } else {
             None
         };
@@ -180,8 +179,10 @@ impl Vaider {
             .unwrap_or_else(|_| Err(call.timed_out()))
     }
 
-    /// Asks the provider while a new file is hashed. If its bytes were answered before, the
-    /// provider is told to stop (it deletes what it uploaded) and the stored answer returned.
+    /// Asks the provider and hashes a large new file once its upload is done, while the model
+    /// works. The answer never waits for the hash; if the hash comes first and the same bytes
+    /// were answered before, the provider is told to stop (it deletes what it uploaded) and
+    /// the stored answer returned.
     async fn ask_while_hashing(
         &self,
         call: &Call,
@@ -190,8 +191,13 @@ impl Vaider {
         progress: &dyn ProgressSink,
         hashed_late: &Mutex<Vec<String>>,
     ) -> std::result::Result<Asked, VaiderError> {
+        let uploaded = Arc::new(Notify::new());
         let files = checked.media().map(|(file, _)| file.clone()).collect();
-        let mut hashing = self.hash_in_background(files);
+        let mut hashing = self.hash_after(uploaded.clone(), files);
+        let watch = UploadWatch {
+            inner: progress,
+            uploaded: &uploaded,
+        };
         let remember = |shas: Vec<String>| async move {
             let key = call.cache_key(&shas);
             record
@@ -203,7 +209,7 @@ impl Vaider {
             key
         };
         let stop = CancellationToken::new();
-        let upstream = self.ask(call, checked, record, progress, &stop);
+        let upstream = self.ask(call, checked, record, &watch, &stop);
         tokio::pin!(upstream);
         let first = tokio::select! {
             answer = &mut upstream => First::Answer(Box::new(answer)),
@@ -213,6 +219,7 @@ impl Vaider {
             First::Answer(answer) => {
                 // The answer does not wait for the hash: it is recorded once done, for the
                 // next call with the same bytes.
+                uploaded.notify_one();
                 record.set_cache_key_when_hashed(hashing, call.key_parts());
                 answer.map(Asked::Fresh)
             }
@@ -329,6 +336,27 @@ impl Vaider {
             "analysis done"
         );
         result
+    }
+}
+
+/// Passes progress on, and notes when the media has been sent: the upload's last bytes, or
+/// the provider processing or answering.
+struct UploadWatch<'a> {
+    inner: &'a dyn ProgressSink,
+    uploaded: &'a Notify,
+}
+
+impl ProgressSink for UploadWatch<'_> {
+    fn report(&self, progress: Progress) {
+        let sent = match &progress {
+            Progress::Uploading { sent, total } => sent >= total,
+            Progress::Processing { .. } | Progress::Generating => true,
+            Progress::Queued => false,
+        };
+        if sent {
+            self.uploaded.notify_one();
+        }
+        self.inner.report(progress);
     }
 }
 
