@@ -4,7 +4,7 @@
 #   bash scripts/install.sh [serve options, e.g. --port 3456]
 #
 # Installs only what is missing (build tools via apt, Rust via rustup when cargo is missing or
-# older than 1.88) and builds the release binary. Then, on a graphical session (DISPLAY or
+# older than 1.89) and builds the release binary. Then, on a graphical session (DISPLAY or
 # WAYLAND_DISPLAY), it installs the tray app's system packages, builds the app, starts it in
 # the background and returns; elsewhere, or with serve options, or when the app cannot be
 # built, it runs `vaider serve` in the foreground with the given arguments. VAIDER_DESKTOP=0
@@ -13,7 +13,7 @@
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-MIN_RUST="1.88"
+MIN_RUST="1.89"
 APT_PACKAGES=(build-essential pkg-config curl ca-certificates)
 
 step() { printf '==> %s\n' "$*"; }
