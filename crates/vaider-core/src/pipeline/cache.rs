@@ -38,8 +38,11 @@ impl Vaider {
             match self.known_sha256(path) {
                 Some(sha) => shas.push(sha),
                 None if info.size_bytes <= HASH_AT_ONCE_BYTES => {
-                    let hashed = hash_on_own_thread(vec![path.clone()], self.fingerprints.clone());
-                    shas.push(hashed.await.ok()?.ok()?.pop()?);
+                    // At normal priority: the call waits for this one.
+                    let (path, memo) = (path.clone(), self.fingerprints.clone());
+                    let hashed =
+                        tokio::task::spawn_blocking(move || remembered_sha256(&path, &memo));
+                    shas.push(hashed.await.ok()?.ok()?);
                 }
                 None => return None,
             }
