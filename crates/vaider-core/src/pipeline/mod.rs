@@ -89,7 +89,7 @@ impl Vaider {
         } else {
             None
         };
-        let hash_beside_upload = call.use_cache() && known.is_none();
+        let hash_later = call.use_cache() && known.is_none();
         let shas = known.unwrap_or_default();
         let cache_key = (!shas.is_empty()).then(|| call.cache_key(&shas));
         let record = self
@@ -103,14 +103,7 @@ impl Vaider {
         }
         let hashed_late = Mutex::new(Vec::new());
         let asked = self
-            .ask_within_deadline(
-                call,
-                &checked,
-                &record,
-                progress,
-                hash_beside_upload,
-                &hashed_late,
-            )
+            .ask_within_deadline(call, &checked, &record, progress, hash_later, &hashed_late)
             .await;
         match asked {
             Ok(Asked::Cached(cached)) => Ok(finish_cached(record, cached).await),
@@ -160,18 +153,18 @@ impl Vaider {
         checked: &Checked,
         record: &Record,
         progress: &dyn ProgressSink,
-        hash_beside_upload: bool,
+        hash_later: bool,
         hashed_late: &Mutex<Vec<String>>,
     ) -> std::result::Result<Asked, VaiderError> {
         let asking = async {
-            if !hash_beside_upload {
+            if !hash_later {
                 let wanted = CancellationToken::new();
                 return self
                     .ask(call, checked, record, progress, &wanted)
                     .await
                     .map(Asked::Fresh);
             }
-            self.ask_while_hashing(call, checked, record, progress, hashed_late)
+            self.ask_then_hash(call, checked, record, progress, hashed_late)
                 .await
         };
         tokio::time::timeout_at(call.deadline.into(), asking)
@@ -183,7 +176,7 @@ impl Vaider {
     /// works. The answer never waits for the hash; if the hash comes first and the same bytes
     /// were answered before, the provider is told to stop (it deletes what it uploaded) and
     /// the stored answer returned.
-    async fn ask_while_hashing(
+    async fn ask_then_hash(
         &self,
         call: &Call,
         checked: &Checked,

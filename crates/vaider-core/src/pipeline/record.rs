@@ -135,14 +135,7 @@ impl Record {
 
     /// Records the media's hash and the cache key once known (hashing runs beside the upload).
     pub async fn set_cache_key(&self, key: String, sha: Option<String>) {
-        let id = self.id.clone();
-        let set = self
-            .history
-            .run(move |history| history.set_cache_key(&id, &key, sha.as_deref()))
-            .await;
-        if let Err(e) = set {
-            tracing::error!("{e}");
-        }
+        record_cache_key(self.history.clone(), self.id.clone(), key, sha).await;
     }
 
     /// Records the cache key once the hashing that outlived the answer is done.
@@ -153,16 +146,9 @@ impl Record {
     ) {
         let (history, id) = (self.history.clone(), self.id.clone());
         tokio::spawn(async move {
-            let Ok(Ok(shas)) = hashing.await else {
-                return;
-            };
-            let key = parts.key(&shas);
-            let sha = shas.last().cloned();
-            let set = history
-                .run(move |history| history.set_cache_key(&id, &key, sha.as_deref()))
-                .await;
-            if let Err(e) = set {
-                tracing::error!("{e}");
+            if let Ok(Ok(shas)) = hashing.await {
+                let sha = shas.last().cloned();
+                record_cache_key(history, id, parts.key(&shas), sha).await;
             }
         });
     }
@@ -298,6 +284,17 @@ pub fn error_json(error: &VaiderError) -> serde_json::Value {
         "message": error.to_string(),
         "upstreamResponse": error.upstream_response().map(|UpstreamResponse { status, body }| json!({"status": status, "body": body})),
     })
+}
+
+/// Writes a call's cache key and media hash into its row; a failure only costs a later cache
+/// hit, so it is logged.
+async fn record_cache_key(history: History, id: String, key: String, sha: Option<String>) {
+    let set = history
+        .run(move |history| history.set_cache_key(&id, &key, sha.as_deref()))
+        .await;
+    if let Err(e) = set {
+        tracing::error!("{e}");
+    }
 }
 
 /// The project a file belongs to, for the history's filter: the client's root or working
