@@ -545,6 +545,9 @@ fn parse_request(
                 } else {
                     None
                 };
+                let head = &bytes[..bytes.len().min(media::HEAD_BYTES)];
+                let has_audio = modality == Modality::Audio
+                    || (modality == Modality::Video && media::sniff_audio(head));
                 let tokens = media::media_cost(
                     mime,
                     bytes.len() as u64,
@@ -552,6 +555,7 @@ fn parse_request(
                     clip,
                     fps,
                     prompt.config.low_res,
+                    has_audio,
                 );
                 prompt.media.push(MediaPart {
                     mime: mime.to_string(),
@@ -597,6 +601,7 @@ fn parse_request(
                     clip,
                     fps,
                     prompt.config.low_res,
+                    file.has_audio,
                 );
                 prompt.media.push(MediaPart {
                     mime: file.mime_type.clone(),

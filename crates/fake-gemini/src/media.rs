@@ -168,6 +168,26 @@ fn mp4_duration(head: &[u8]) -> Option<f64> {
     (timescale > 0).then(|| duration as f64 / timescale as f64)
 }
 
+/// Whether a video's first bytes declare a sound track: a Matroska/WebM track whose CodecID
+/// (element 0x86) is an audio codec ("A_OPUS", "A_VORBIS", ...), or an MP4/MOV handler of
+/// type "soun". Gemini bills audio only for videos that have it.
+pub fn sniff_audio(head: &[u8]) -> bool {
+    if head.starts_with(&[0x1A, 0x45, 0xDF, 0xA3]) {
+        head.windows(4)
+            .any(|w| w[0] == 0x86 && w[1] & 0x80 != 0 && &w[2..4] == b"A_")
+    } else {
+        let mut from = 0;
+        while let Some(rel) = find(&head[from..], b"hdlr") {
+            let i = from + rel;
+            if head.get(i + 12..i + 16) == Some(b"soun") {
+                return true;
+            }
+            from = i + 4;
+        }
+        false
+    }
+}
+
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
@@ -197,8 +217,8 @@ pub(crate) fn parse_duration(s: &str) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// Deterministic token cost of a media part: frames at `fps` of the clip plus 32/s of audio
-/// for video, 258 (66 at low resolution) per image, 32/s for audio, 258 per PDF page
+/// Deterministic token cost of a media part: frames at `fps` of the clip (258 each, 66 at
+/// low resolution) plus 32/s of audio when the video has a sound track; 258 (66) per image, 32/s for audio, 258 per PDF page
 /// (one page assumed), a quarter token per byte for text.
 pub(crate) fn media_cost(
     mime: &str,
@@ -207,6 +227,7 @@ pub(crate) fn media_cost(
     clip: Option<(f64, f64)>,
     fps: f64,
     low_res: bool,
+    has_audio: bool,
 ) -> u64 {
     let per_frame = if low_res {
         TOKENS_PER_FRAME_LOW
@@ -217,7 +238,12 @@ pub(crate) fn media_cost(
         Modality::Video => {
             let secs = clip_secs(duration_secs.unwrap_or(DEFAULT_VIDEO_SECS), clip);
             let frames = ((secs * fps).ceil() as u64).max(1);
-            frames * per_frame + (secs.ceil() as u64) * TOKENS_PER_AUDIO_SECOND
+            let audio = if has_audio {
+                (secs.ceil() as u64) * TOKENS_PER_AUDIO_SECOND
+            } else {
+                0
+            };
+            frames * per_frame + audio
         }
         Modality::Audio => {
             let secs = clip_secs(duration_secs.unwrap_or(DEFAULT_VIDEO_SECS), clip);
@@ -269,6 +295,22 @@ mod tests {
     }
 
     #[test]
+    fn sound_tracks_are_found_in_webm_and_mp4_heads() {
+        let mut webm = vec![0x1A, 0x45, 0xDF, 0xA3, 0, 0];
+        webm.extend_from_slice(&[0x86, 0x85]);
+        webm.extend_from_slice(b"V_VP8");
+        assert!(!sniff_audio(&webm));
+        webm.extend_from_slice(&[0x86, 0x86]);
+        webm.extend_from_slice(b"A_OPUS");
+        assert!(sniff_audio(&webm));
+        let mut mp4 = b"\0\0\0\x18ftypisom".to_vec();
+        mp4.extend_from_slice(b"hdlr\0\0\0\0\0\0\0\0vide");
+        assert!(!sniff_audio(&mp4));
+        mp4.extend_from_slice(b"hdlr\0\0\0\0\0\0\0\0soun");
+        assert!(sniff_audio(&mp4));
+    }
+
+    #[test]
     fn durations_parse() {
         assert_eq!(parse_duration("1250s"), Some(1250.0));
         assert_eq!(parse_duration("2.5s"), Some(2.5));
@@ -279,9 +321,32 @@ mod tests {
 
     #[test]
     fn costs_are_plausible() {
-        let c = media_cost("video/webm", 1, None, None, 1.0, false);
+        let c = media_cost("video/webm", 1, None, None, 1.0, false, true);
         assert_eq!(c, 6 * 258 + 6 * 32);
-        let c = media_cost("image/png", 1, None, None, 1.0, true);
+        let c = media_cost("video/webm", 1, None, None, 1.0, false, false);
+        assert_eq!(c, 6 * 258);
+        // A clip: frames at its fps between its offsets.
+        let c = media_cost(
+            "video/webm",
+            1,
+            Some(60.0),
+            Some((4.0, 11.0)),
+            0.1427,
+            false,
+            false,
+        );
+        assert_eq!(c, 258);
+        let c = media_cost(
+            "video/webm",
+            1,
+            Some(60.0),
+            Some((5.0, 5.5625)),
+            8.0,
+            true,
+            false,
+        );
+        assert_eq!(c, 5 * 66);
+        let c = media_cost("image/png", 1, None, None, 1.0, true, false);
         assert_eq!(c, 66);
         assert!(modality_of("application/x-foo").is_none());
     }

@@ -138,6 +138,8 @@ pub(crate) struct StoredFile {
     pub expiration_time: DateTime<Utc>,
     /// Duration found in the container header, if any (video and audio only).
     pub duration_secs: Option<f64>,
+    /// A sound track was declared in the container header.
+    pub has_audio: bool,
 }
 
 impl StoredFile {

@@ -612,6 +612,8 @@ impl ChunkGuard {
         let display_name = session.display_name.clone();
         let mime_type = session.mime_type.clone();
         let chunks = session.chunks;
+        let has_audio = media::modality_of(&mime_type) == Some(media::Modality::Audio)
+            || (media::is_video(&mime_type) && media::sniff_audio(&session.head));
         let duration_secs = if media::is_timed(&mime_type) {
             media::sniff_duration(&session.head)
         } else {
@@ -649,6 +651,7 @@ impl ChunkGuard {
             update_time: now,
             expiration_time: now + chrono::Duration::hours(48),
             duration_secs,
+            has_audio,
         };
         if polls == 0 {
             file.finish_processing();

@@ -59,7 +59,8 @@ async fn default_answer_proves_the_bytes_arrived() {
     assert_eq!(resp["modelVersion"], "gemini-2.5-flash");
     assert!(resp["responseId"].as_str().is_some_and(|s| !s.is_empty()));
 
-    // Usage: 6 s of video at 1 fps (258/frame + 32/s), one image, text chars / 4.
+    // Usage: 6 s of video at 1 fps (258/frame; no sound track, so no audio tokens), one
+    // image, text chars / 4.
     let u = &resp["usageMetadata"];
     let p = u["promptTokenCount"].as_u64().expect("prompt");
     let c = u["candidatesTokenCount"].as_u64().expect("candidates");
@@ -73,12 +74,12 @@ async fn default_answer_proves_the_bytes_arrived() {
             .find(|d| d["modality"] == m)
             .and_then(|d| d["tokenCount"].as_u64())
     };
-    assert_eq!(count("VIDEO"), Some(6 * 258 + 6 * 32));
+    assert_eq!(count("VIDEO"), Some(6 * 258));
     assert_eq!(count("IMAGE"), Some(258));
     let text_tokens =
         ("You are a QA engineer.".len() as u64).div_ceil(4) + (prompt.len() as u64).div_ceil(4);
     assert_eq!(count("TEXT"), Some(text_tokens));
-    assert_eq!(p, 6 * 258 + 6 * 32 + 258 + text_tokens);
+    assert_eq!(p, 6 * 258 + 258 + text_tokens);
 
     assert_eq!(fake.generate_requests(), vec![body]);
 }
@@ -159,7 +160,7 @@ async fn snake_case_request_and_url_safe_base64() {
         .iter()
         .find(|d| d["modality"] == "VIDEO")
         .and_then(|d| d["tokenCount"].as_u64());
-    assert_eq!(video_tokens, Some(6 * 258 + 3 * 32));
+    assert_eq!(video_tokens, Some(6 * 258));
     assert!(resp["usageMetadata"].get("thoughtsTokenCount").is_none());
 }
 

@@ -36,6 +36,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             provider,
             timeout,
             no_cache,
+            sampling,
             image,
             json,
         } => {
@@ -52,6 +53,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             request.model = model;
             request.timeout = timeout.map(Duration::from_secs);
             request.no_cache = no_cache;
+            request.sampling = sampling;
             request.base_dirs = std::env::current_dir().into_iter().collect();
             analyse(request, json).await
         }

@@ -61,6 +61,11 @@ enum Command {
         /// Ask the model even if the same request was answered before.
         #[arg(long)]
         no_cache: bool,
+        /// How a video goes to a model that takes video: auto (the moments where the screen
+        /// changes, when cheaper), full (the whole video) or keyframes (default: the config's
+        /// video_sampling).
+        #[arg(long, value_parser = parse_sampling)]
+        sampling: Option<vaider_core::sampling::VideoSampling>,
         /// Treat the source as an image (analyze_image). Local images are recognised anyway.
         #[arg(long)]
         image: bool,
@@ -139,4 +144,13 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+fn parse_sampling(text: &str) -> Result<vaider_core::sampling::VideoSampling, String> {
+    vaider_core::sampling::VideoSampling::parse(text).ok_or_else(|| {
+        format!(
+            "{text:?} is not a sampling: use {}",
+            vaider_core::sampling::VideoSampling::NAMES
+        )
+    })
 }

@@ -112,6 +112,8 @@ pub struct AnalysisRequest {
     pub compare_with: Option<String>,
     pub options: TaskOptions,
     pub timeout: Option<Duration>,
+    /// How a video goes to a model that takes video; None: the config's `video_sampling`.
+    pub sampling: Option<crate::sampling::VideoSampling>,
     pub no_cache: bool,
     /// Folders a relative path may be relative to, in order: the client's MCP roots, then its
     /// explicit `cwd`. The server's own working directory is tried last.
@@ -134,6 +136,7 @@ impl AnalysisRequest {
             compare_with: None,
             options: TaskOptions::default(),
             timeout: None,
+            sampling: None,
             no_cache: false,
             base_dirs: Vec::new(),
             id: None,
@@ -196,4 +199,8 @@ pub struct AnalysisResult {
     /// What was done to fit the media to the provider (keyframes, downscaling, conversion).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adaptations: Vec<String>,
+    /// How a video went to a model that takes video: the moments sent, and the input tokens
+    /// Gemini's default sampling would have used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<crate::sampling::SamplingReport>,
 }

@@ -67,6 +67,10 @@ pub struct Config {
     pub data_dir: Option<PathBuf>,
     /// Largest file fetched from an http(s) URL source.
     pub download_limit_mb: u64,
+    /// How a video goes to a model that takes video: "auto" (the moments where the screen
+    /// changes, when cheaper), "full" (the whole video at the model's own sampling) or
+    /// "keyframes" (still frames). A call may ask otherwise (`sampling`).
+    pub video_sampling: crate::sampling::VideoSampling,
     pub gemini: GeminiConfig,
     /// The other providers, by the name users pick them with (`provider` argument or
     /// `provider` above). Built in: openai, zai, anthropic, ollama, lmstudio, vllm; a field
@@ -88,6 +92,7 @@ impl Default for Config {
             max_attempts: 3,
             data_dir: None,
             download_limit_mb: 2048,
+            video_sampling: Default::default(),
             gemini: GeminiConfig::default(),
             providers: BTreeMap::new(),
             prices: default_prices(),
@@ -346,6 +351,13 @@ impl Config {
                 "VAIDER_MAX_ATTEMPTS" => self.max_attempts = parse(name, &value)?,
                 "VAIDER_DATA_DIR" => self.data_dir = Some(PathBuf::from(value)),
                 "VAIDER_DOWNLOAD_LIMIT_MB" => self.download_limit_mb = parse(name, &value)?,
+                "VAIDER_VIDEO_SAMPLING" => self.video_sampling =
+                    crate::sampling::VideoSampling::parse(&value).ok_or_else(|| {
+                        VaiderError::InvalidRequest(format!(
+                            "The environment variable {name}={value:?} is not a sampling: use {}.",
+                            crate::sampling::VideoSampling::NAMES
+                        ))
+                    })?,
                 "VAIDER_GEMINI_BASE_URL" => {
                     self.gemini.base_url = value.trim_end_matches('/').to_string()
                 }
@@ -506,6 +518,7 @@ pub const ENV_VARS: &[&str] = &[
     "VAIDER_MAX_ATTEMPTS",
     "VAIDER_DATA_DIR",
     "VAIDER_DOWNLOAD_LIMIT_MB",
+    "VAIDER_VIDEO_SAMPLING",
     "VAIDER_GEMINI_BASE_URL",
     "VAIDER_GEMINI_UPLOAD_CHUNK_MIB",
     "VAIDER_GEMINI_POLL_INTERVAL_MS",

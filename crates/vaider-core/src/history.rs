@@ -100,6 +100,10 @@ pub struct Interaction {
     /// ui_diff_check: the expected image, which the UI shows beside the actual one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_path: Option<String>,
+    /// For a video sampled by Vaider: the input tokens Gemini's default sampling would have
+    /// used (compare with `input_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_sampling_input_tokens: Option<u64>,
 }
 
 /// What is known when a row is opened, before the provider is called. Owned, so a call can
@@ -161,6 +165,9 @@ pub struct Totals {
     pub cost_usd: f64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The input tokens had every video gone at Gemini's default sampling: the saving is
+    /// this less `input_tokens`.
+    pub default_sampling_input_tokens: u64,
 }
 
 /// A row left `running`, with what is needed to close it.
@@ -224,6 +231,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "expected_path",
         "ALTER TABLE interactions ADD COLUMN expected_path TEXT;",
     ),
+    (
+        "default_sampling_input_tokens",
+        "ALTER TABLE interactions ADD COLUMN default_sampling_input_tokens INTEGER;",
+    ),
 ];
 
 /// Indexes on migrated columns, created after the migrations.
@@ -235,7 +246,7 @@ CREATE INDEX IF NOT EXISTS interactions_tool ON interactions(tool, created_at DE
 const COLUMNS: &str = "id, created_at, finished_at, tool, door, source, media_path, media_type,
     media_sha256, size_bytes, provider, model, prompt, expectations_json, status, cached,
     description, error_code, error_message, input_tokens, output_tokens, cost_usd, duration_ms,
-    log_dir, project, expected_path";
+    log_dir, project, expected_path, default_sampling_input_tokens";
 
 impl History {
     pub fn open(path: &Path) -> Result<History> {
@@ -363,7 +374,8 @@ impl History {
                 Outcome::Ok(result) => c.execute(
                     "UPDATE interactions SET finished_at = ?2, status = 'ok', cached = ?3,
                         description = ?4, result_json = ?5, input_tokens = ?6, output_tokens = ?7,
-                        cost_usd = ?8, duration_ms = ?9, model = ?10
+                        cost_usd = ?8, duration_ms = ?9, model = ?10,
+                        default_sampling_input_tokens = ?11
                      WHERE id = ?1",
                     params![
                         id,
@@ -376,6 +388,10 @@ impl History {
                         result.cost_usd,
                         result.duration_ms as i64,
                         result.model,
+                        result
+                            .sampling
+                            .as_ref()
+                            .map(|s| s.default_sampling_input_tokens as i64),
                     ],
                 ),
                 Outcome::Failed {
@@ -498,7 +514,9 @@ impl History {
             |c| {
                 c.query_row(
                     "SELECT COUNT(*), COALESCE(SUM(cost_usd), 0), COALESCE(SUM(input_tokens), 0),
-                        COALESCE(SUM(output_tokens), 0) FROM interactions",
+                        COALESCE(SUM(output_tokens), 0),
+                        COALESCE(SUM(COALESCE(default_sampling_input_tokens, input_tokens)), 0)
+                     FROM interactions",
                     [],
                     |r| {
                         Ok(Totals {
@@ -506,6 +524,7 @@ impl History {
                             cost_usd: r.get(1)?,
                             input_tokens: r.get::<_, i64>(2)? as u64,
                             output_tokens: r.get::<_, i64>(3)? as u64,
+                            default_sampling_input_tokens: r.get::<_, i64>(4)? as u64,
                         })
                     },
                 )
@@ -545,6 +564,7 @@ fn row_to_interaction(r: &rusqlite::Row<'_>) -> rusqlite::Result<Interaction> {
         log_dir: r.get(23)?,
         project: r.get(24)?,
         expected_path: r.get(25)?,
+        default_sampling_input_tokens: r.get::<_, Option<i64>>(26)?.map(|t| t as u64),
     })
 }
 

@@ -97,13 +97,13 @@ pub async fn extract(
         .collect()
 }
 
-/// Decodes the video once at `sample_fps`, finds the changes and, when `out_dir` is given,
-/// keeps the chosen frames there. Returns each chosen time with its file, if one was written.
-async fn scan(
+/// One ffmpeg pass: every change, the number of samples and the last frame; changes that can
+/// still be chosen go to `encoder` as they are found.
+async fn decode(
     video: &Path,
     options: &KeyframeOptions,
-    out_dir: Option<&Path>,
-) -> Result<Vec<(f64, Option<PathBuf>)>> {
+    encoder: Option<&mut Encoder>,
+) -> Result<Found> {
     let mut command = ffmpeg();
     command.args(["-nostdin", "-v", "error"]);
     if has_unreferenced_frames(video).await {
@@ -142,13 +142,12 @@ async fn scan(
         text
     });
 
-    let mut encoder = out_dir.map(|dir| Encoder::new(dir, options.max_frames));
     // The reader owns the pipe: if reading stops early, ffmpeg sees the pipe close and exits.
     let stream = BufReader::with_capacity(1 << 20, stdout);
-    let read = read_frames(stream, options, encoder.as_mut()).await;
+    let read = read_frames(stream, options, encoder).await;
     let decoded = child.wait().await.is_ok_and(|status| status.success());
     let reason = errors.await.unwrap_or_default();
-    let found = match read {
+    match read {
         Ok(found) if decoded => Ok(found),
         Err(e) if decoded && !matches!(e, VaiderError::InvalidPath { .. }) => Err(e),
         _ => Err(VaiderError::InvalidPath {
@@ -158,8 +157,45 @@ async fn scan(
                 reason.lines().last().unwrap_or("no frames").trim()
             ),
         }),
-    };
-    let found = match found {
+    }
+}
+
+/// Every change the detector finds in a video (none dropped, unlike the keyframes), for
+/// planning what a model that takes video is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// Sample times (seconds) where the screen differs from the last change; the first frame
+    /// (0 s) always counts.
+    pub changes: Vec<f64>,
+    /// Seconds between two samples: a change is seen at most this late.
+    pub interval: f64,
+    /// Samples decoded times the interval: the video's length as the detector saw it.
+    pub sampled_seconds: f64,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Finds every change in one decoding pass, writing no frame.
+pub async fn timeline(video: &Path, options: &KeyframeOptions) -> Result<Timeline> {
+    let found = decode(video, options, None).await?;
+    Ok(Timeline {
+        changes: found.changes.iter().map(|(at, _)| *at).collect(),
+        interval: 1.0 / options.sample_fps,
+        sampled_seconds: found.frames as f64 / options.sample_fps,
+        width: found.geometry.width as u32,
+        height: found.geometry.height as u32,
+    })
+}
+
+/// Decodes the video once at `sample_fps`, finds the changes and, when `out_dir` is given,
+/// keeps the chosen frames there. Returns each chosen time with its file, if one was written.
+async fn scan(
+    video: &Path,
+    options: &KeyframeOptions,
+    out_dir: Option<&Path>,
+) -> Result<Vec<(f64, Option<PathBuf>)>> {
+    let mut encoder = out_dir.map(|dir| Encoder::new(dir, options.max_frames));
+    let found = match decode(video, options, encoder.as_mut()).await {
         Ok(found) => found,
         Err(e) => {
             if let Some(encoder) = encoder {
@@ -168,7 +204,6 @@ async fn scan(
             return Err(e);
         }
     };
-
     let last_index = found.frames - 1;
     let last_at = last_index as f64 / options.sample_fps;
     let times = pick(found.changes, last_at, options.max_frames);
@@ -650,6 +685,17 @@ pub async fn duration_seconds(video: &Path) -> Option<f64> {
         .lines()
         .filter_map(parse_seconds)
         .max_by(f64::total_cmp)
+}
+
+/// Whether the video has a sound track (Gemini bills its seconds too). False when ffprobe
+/// cannot tell.
+pub async fn has_audio(video: &Path) -> bool {
+    ffprobe_text(
+        video,
+        &["-select_streams", "a", "-show_entries", "stream=index"],
+    )
+    .await
+    .is_some_and(|text| !text.trim().is_empty())
 }
 
 async fn ffprobe_text(video: &Path, entries: &[&str]) -> Option<String> {

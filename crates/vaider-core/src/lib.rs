@@ -19,6 +19,7 @@ pub mod progress;
 pub mod prompts;
 pub mod provider;
 pub mod recovery;
+pub mod sampling;
 pub mod secrets;
 pub mod source;
 pub mod status;

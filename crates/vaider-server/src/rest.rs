@@ -13,6 +13,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use vaider_core::progress::NoProgress;
+use vaider_core::sampling::VideoSampling;
 use vaider_core::{AnalysisRequest, Door, Tool};
 
 /// Kept here too: code written before the error type had its own module imports it from `rest`.
@@ -38,6 +39,9 @@ struct AnalyseBody {
     model: Option<String>,
     #[serde(default)]
     no_cache: bool,
+    /// auto, full or keyframes; default: the config's `video_sampling`.
+    #[serde(default)]
+    sampling: Option<VideoSampling>,
     /// The folder a relative `videoPath` is relative to.
     #[serde(default)]
     cwd: Option<String>,
@@ -53,7 +57,7 @@ pub async fn analyse(State(state): State<AppState>, body: Bytes) -> Result<Respo
     }
     let body: AnalyseBody = serde_json::from_slice(&body).map_err(|e| {
         malformed(format!(
-            "The body is not valid: {e}. Expected {{\"videoPath\": string, \"timeoutSec\"?: number, \"prompt\"?: string, \"expectations\"?: [string]}}."
+            "The body is not valid: {e}. Expected {{\"videoPath\": string, \"timeoutSec\"?: number, \"prompt\"?: string, \"expectations\"?: [string], \"sampling\"?: \"auto\" | \"full\" | \"keyframes\"}}."
         ))
     })?;
     // Only what JSON cannot express is checked here; the limits are the pipeline's.
@@ -71,6 +75,7 @@ pub async fn analyse(State(state): State<AppState>, body: Bytes) -> Result<Respo
     request.expectations = body.expectations;
     request.model = body.model;
     request.no_cache = body.no_cache;
+    request.sampling = body.sampling;
     request.base_dirs = body.cwd.into_iter().map(PathBuf::from).collect();
     let result = state.engine.analyse(request, &NoProgress).await?;
     // The contract's four fields (description, framesAnalysed, model, durationMs) and the

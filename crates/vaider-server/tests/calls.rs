@@ -128,7 +128,9 @@ async fn a_whole_video_reports_the_frames_gemini_samples() {
     let server = TestServer::start().await;
     // login-flow.webm is 5.5 s long: Gemini samples it at one frame a second.
     let (status, body) = server
-        .post_analyse(json!({"videoPath": server.media_path("login-flow.webm")}))
+        .post_analyse(
+            json!({"videoPath": server.media_path("login-flow.webm"), "sampling": "full"}),
+        )
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["framesAnalysed"], 6, "{body}");

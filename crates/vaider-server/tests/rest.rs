@@ -41,7 +41,7 @@ async fn analyse_returns_the_contract_fields() {
     let server = TestServer::start().await;
     let path = server.media_path("login-flow.webm");
     let (status, body) = server
-        .post_analyse(json!({"videoPath": path, "timeoutSec": 30}))
+        .post_analyse(json!({"videoPath": path, "timeoutSec": 30, "sampling": "full"}))
         .await;
     assert_eq!(status, 200, "{body}");
     assert!(body["description"]
@@ -461,7 +461,9 @@ async fn the_concurrency_limit_queues_work_and_health_stays_responsive() {
 async fn no_secret_reaches_an_interaction_file_or_the_history() {
     let server = TestServer::start().await;
     let (status, body) = server
-        .post_analyse(json!({"videoPath": server.media_path("login-flow.webm")}))
+        .post_analyse(
+            json!({"videoPath": server.media_path("login-flow.webm"), "sampling": "full"}),
+        )
         .await;
     assert_eq!(status, 200);
     server

@@ -9,6 +9,7 @@ use super::prepare::Prepared;
 use crate::analysis::{AnalysisResult, ExpectationVerdict, Tool, Verdict};
 use crate::media::{MediaInfo, MediaKind};
 use crate::provider::{MediaPart, ProviderAnswer};
+use crate::sampling::SamplingReport;
 use crate::{cost, keyframes, prompts};
 
 /// What the result is built from, besides the call and the answer.
@@ -52,13 +53,26 @@ pub(super) async fn result(call: &Call, answered: Answered<'_>) -> AnalysisResul
         frames_analysed: frames_analysed(answer, prepared, media, media_path).await,
         details,
         adaptations: prepared.adaptations.clone(),
+        sampling: prepared
+            .sampling
+            .as_ref()
+            .map(|sampled| match &sampled.plan {
+                Some(plan) => {
+                    SamplingReport::of(sampled.requested, plan, answer.usage.input_tokens)
+                }
+                None => SamplingReport::whole(
+                    sampled.requested,
+                    answer.usage.input_tokens,
+                    sampled.reason.clone(),
+                ),
+            }),
     }
 }
 
 /// Gemini's default sampling of a whole video: one frame a second.
 const GEMINI_FRAMES_PER_SECOND: f64 = 1.0;
 
-/// The frames the model was given: the keyframes sent; for a whole video, its seconds at the
+/// The frames the model was given: the keyframes or clip frames sent; for a whole video, its seconds at the
 /// provider's sampling rate (the length the provider reports, else the file's own); one per
 /// image otherwise.
 async fn frames_analysed(
@@ -67,8 +81,8 @@ async fn frames_analysed(
     media: &MediaInfo,
     media_path: &Path,
 ) -> u64 {
-    match (media.kind, prepared.keyframes) {
-        (MediaKind::Video, Some(keyframes)) => keyframes,
+    match (media.kind, prepared.frames_sent) {
+        (MediaKind::Video, Some(frames)) => frames,
         (MediaKind::Video, None) => {
             let seconds = match answer.video_seconds {
                 Some(seconds) => Some(seconds),

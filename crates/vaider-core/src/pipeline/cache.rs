@@ -120,6 +120,7 @@ fn lower_this_threads_priority() {}
 #[derive(Debug, Clone)]
 pub(super) struct KeyParts {
     pub tool: &'static str,
+    pub sampling: Option<&'static str>,
     pub provider: String,
     pub model: String,
     pub system: String,
@@ -128,14 +129,16 @@ pub(super) struct KeyParts {
 
 impl KeyParts {
     pub fn key(&self, shas: &[String]) -> String {
-        key(&[
-            &shas.join("+"),
-            self.tool,
-            &self.provider,
-            &self.model,
-            &self.system,
-            &self.user,
-        ])
+        let mut parts = vec![
+            shas.join("+"),
+            self.tool.to_string(),
+            self.provider.clone(),
+            self.model.clone(),
+            self.system.clone(),
+            self.user.clone(),
+        ];
+        parts.extend(self.sampling.map(str::to_string));
+        key(&parts.iter().map(String::as_str).collect::<Vec<_>>())
     }
 }
 

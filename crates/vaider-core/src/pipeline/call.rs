@@ -114,9 +114,20 @@ impl Call {
         self.key_parts().key(shas)
     }
 
+    /// How a video goes to a model that takes video: the call's `sampling`, else the config's.
+    pub fn sampling(&self) -> crate::sampling::VideoSampling {
+        self.request.sampling.unwrap_or(self.config.video_sampling)
+    }
+
     pub fn key_parts(&self) -> cache::KeyParts {
         cache::KeyParts {
             tool: self.request.tool.as_str(),
+            // A video sampled otherwise is another question.
+            sampling: self
+                .request
+                .tool
+                .takes_video()
+                .then(|| self.sampling().as_str()),
             provider: self.provider.clone(),
             model: self.model.clone(),
             system: self.prompts.system.clone(),

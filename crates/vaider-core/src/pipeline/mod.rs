@@ -258,6 +258,7 @@ impl Vaider {
                 &checked.provider,
                 call.request.tool,
                 record.log_dir(),
+                call.sampling(),
             )
             .await?;
         let user_prompt = call.prompts.user(prepared.note.as_deref());

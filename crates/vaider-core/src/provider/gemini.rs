@@ -111,6 +111,7 @@ impl GeminiProvider {
             .sum();
         let mut sent = 0;
         let mut parts = Vec::new();
+        let mut low_resolution = false;
         for part in job.parts {
             match part {
                 MediaPart::Image { image, label } => {
@@ -121,7 +122,7 @@ impl GeminiProvider {
                     sent += image.bytes.len() as u64;
                     job.progress.report(Progress::Uploading { sent, total });
                 }
-                MediaPart::File { path, media } => {
+                MediaPart::File { path, media, clips } => {
                     job.ensure_wanted()?;
                     let mime = gemini_mime(media);
                     let file = self
@@ -134,13 +135,23 @@ impl GeminiProvider {
                         .ok_or_else(|| VaiderError::internal("upload", "lost the file"))?;
                     job.ensure_wanted()?;
                     self.wait_until_active(file, job, calls).await?;
-                    parts.push(json!({"fileData": {"fileUri": file.uri, "mimeType": mime}}));
+                    let file_data = json!({"fileUri": file.uri, "mimeType": mime});
+                    match clips {
+                        None => parts.push(json!({"fileData": file_data})),
+                        Some(clips) => {
+                            low_resolution |= clips.low_resolution;
+                            parts.extend(clip_parts(&file_data, &clips.clips));
+                        }
+                    }
                 }
             }
         }
         parts.push(json!({"text": job.user_prompt}));
         job.progress.report(Progress::Generating);
         let mut generation_config = json!({"temperature": 0.2});
+        if low_resolution {
+            generation_config["mediaResolution"] = json!("MEDIA_RESOLUTION_LOW");
+        }
         if let Some(schema) = &job.response_schema {
             generation_config["responseMimeType"] = json!("application/json");
             generation_config["responseJsonSchema"] = schema.clone();
@@ -177,6 +188,23 @@ impl GeminiProvider {
         };
         super::read_json(response, "Gemini").await
     }
+}
+
+/// One `fileData` part per clip of the same uploaded video, each with its offsets and rate.
+fn clip_parts<'a>(
+    file_data: &'a Value,
+    clips: &'a [crate::sampling::Clip],
+) -> impl Iterator<Item = Value> + 'a {
+    clips.iter().map(move |clip| {
+        json!({
+            "fileData": file_data,
+            "videoMetadata": {
+                "startOffset": format!("{:.3}s", clip.start),
+                "endOffset": format!("{:.3}s", clip.end),
+                "fps": clip.fps,
+            }
+        })
+    })
 }
 
 /// An uploaded file; deleted when dropped unless `delete` ran, so a timeout or an error

@@ -22,14 +22,27 @@ use crate::secrets::ApiKey;
 #[derive(Debug, Clone)]
 pub enum MediaPart {
     /// A whole file: Gemini uploads it; an OpenAI-compatible server that takes video gets it
-    /// as a data URL.
-    File { path: PathBuf, media: MediaInfo },
+    /// as a data URL. `clips`, for a video, are the parts of it the model is shown (Gemini's
+    /// `videoMetadata`); none: all of it.
+    File {
+        path: PathBuf,
+        media: MediaInfo,
+        clips: Option<VideoClips>,
+    },
     /// An image ready to send inline, with a label sent just before it (a keyframe's time,
     /// "EXPECTED", "ACTUAL").
     Image {
         image: FittedImage,
         label: Option<String>,
     },
+}
+
+/// The parts of an uploaded video a model is shown, from the sampling plan.
+#[derive(Debug, Clone)]
+pub struct VideoClips {
+    pub clips: Vec<crate::sampling::Clip>,
+    /// Send at `MEDIA_RESOLUTION_LOW`.
+    pub low_resolution: bool,
 }
 
 /// What a provider takes, so the pipeline can adapt media to it instead of failing.
@@ -40,6 +53,8 @@ pub struct Capabilities {
     pub image: ImageLimits,
     /// Images over the inline limit can go as files (Gemini's Files API) rather than shrink.
     pub files_for_large_images: bool,
+    /// Parts of a video can be sent as clips with their own rate (Gemini's `videoMetadata`).
+    pub video_clips: bool,
 }
 
 impl Capabilities {
@@ -52,6 +67,7 @@ impl Capabilities {
                 max_side: config.max_image_side,
             },
             files_for_large_images: config.adapter == Adapter::Gemini,
+            video_clips: config.adapter == Adapter::Gemini && config.accepts_video,
         }
     }
 }

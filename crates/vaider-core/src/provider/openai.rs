@@ -94,7 +94,7 @@ impl VisionProvider for OpenAiProvider {
                     }
                     content.push(json!({"type": "image_url", "image_url": {"url": data_url(image.mime_type, &image.bytes), "detail": "high"}}));
                 }
-                MediaPart::File { path, media } => {
+                MediaPart::File { path, media, .. } => {
                     // Only for servers that declared video support. The data URL is streamed
                     // into the body from disk (see `streamed_body`), never held whole.
                     videos.push((path.clone(), media.mime_type));

@@ -14,6 +14,7 @@ use vaider_core::Tool;
 
 use super::call::{non_empty, request_from, CommonArgs};
 use super::VaiderMcp;
+use vaider_core::sampling::VideoSampling;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AnalyzeVideoArgs {
@@ -26,6 +27,12 @@ pub struct AnalyzeVideoArgs {
     /// timestamps.
     #[serde(default)]
     pub prompt: String,
+    /// How the video goes to a model that takes video: "auto" sends the moments where the
+    /// screen changes when that is cheaper (about 5x fewer tokens for a mostly still
+    /// recording), "full" the whole video at one frame a second (for animations, video
+    /// players), "keyframes" still frames. Default: the server's video_sampling (auto).
+    #[serde(default)]
+    pub sampling: String,
     #[serde(flatten)]
     pub common: CommonArgs,
 }
@@ -140,15 +147,26 @@ impl VaiderMcp {
         Parameters(args): Parameters<AnalyzeVideoArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(
+        let (mut request, cwd) = request_from(
             Tool::AnalyzeVideo,
             args.video_source,
             args.prompt,
             TaskOptions::default(),
             args.common,
-            ctx,
-        )
-        .await
+        );
+        request.sampling = match args.sampling.trim() {
+            "" => None,
+            text => Some(VideoSampling::parse(text).ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!(
+                        "sampling {text:?} is not known: use {}, or leave it out.",
+                        VideoSampling::NAMES
+                    ),
+                    None,
+                )
+            })?),
+        };
+        self.run_request(request, cwd, ctx).await
     }
 
     /// Look at a screenshot or image of a GUI and describe it, or answer the prompt about it:

@@ -1,0 +1,153 @@
+//! Change-aware sampling: what a model that takes video (Gemini) is sent of a recording.
+//! Gemini samples a whole video at one frame a second, about 258 tokens a frame, and a GUI
+//! test recording is mostly still. Vaider already finds where the screen changes (the
+//! keyframe detector); this module turns that into the cheapest request that loses no change
+//! ([`plan`]), and into what the result says about it ([`SamplingReport`]).
+//!
+//! The setting: `video_sampling = "auto" | "full" | "keyframes"` (config, `VAIDER_VIDEO_SAMPLING`,
+//! or `sampling` per call). `full` is Gemini's own sampling, for motion that matters
+//! (animations, video players).
+
+pub mod plan;
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use plan::{Clip, ClipKind, Plan, Rates, Used, VideoFacts, GEMINI_RATES};
+
+use crate::error::Result;
+use crate::keyframes::{self, KeyframeOptions};
+
+/// How a video is sampled for a model that takes video.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VideoSampling {
+    /// The moments where the screen changes, when that is cheaper; else the whole video.
+    #[default]
+    Auto,
+    /// The whole video at the model's own sampling (Gemini: one frame a second).
+    Full,
+    /// Timestamped still frames where the screen changes, as for a model without video.
+    Keyframes,
+}
+
+impl VideoSampling {
+    pub const NAMES: &'static str = "auto, full or keyframes";
+
+    pub fn parse(text: &str) -> Option<VideoSampling> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(VideoSampling::Auto),
+            "full" => Some(VideoSampling::Full),
+            "keyframes" => Some(VideoSampling::Keyframes),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VideoSampling::Auto => "auto",
+            VideoSampling::Full => "full",
+            VideoSampling::Keyframes => "keyframes",
+        }
+    }
+}
+
+/// Finds the changes and reads the length and audio of a video, for [`plan::plan`]. The
+/// detector and ffprobe run at once.
+pub async fn study(video: &Path) -> Result<VideoFacts> {
+    let options = KeyframeOptions::default();
+    let (timeline, duration, has_audio) = tokio::join!(
+        keyframes::timeline(video, &options),
+        keyframes::duration_seconds(video),
+        keyframes::has_audio(video),
+    );
+    let timeline = timeline?;
+    Ok(VideoFacts {
+        // A WebM written live has no duration in its header: the samples decoded tell it.
+        duration: duration.unwrap_or(timeline.sampled_seconds),
+        has_audio,
+        timeline,
+    })
+}
+
+/// What a result says about how its video was sampled: small, numbers and a sentence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SamplingReport {
+    /// The setting in force: auto, full or keyframes.
+    pub requested: VideoSampling,
+    /// How the video went: full (the whole video), clips (around the changes) or keyframes.
+    pub used: Used,
+    /// Seconds into the video of each frame sent; empty when the whole video went.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moments: Vec<f64>,
+    /// "low" when the frames went at MEDIA_RESOLUTION_LOW, else "default".
+    pub media_resolution: String,
+    /// Input tokens Gemini's default sampling (the whole video, one frame a second) would
+    /// have used for this call, at its documented rates. Compare with usage.inputTokens.
+    pub default_sampling_input_tokens: u64,
+    /// Why the video went this way.
+    pub reason: String,
+}
+
+impl SamplingReport {
+    /// The report of a plan, given the input tokens the call really used.
+    pub fn of(requested: VideoSampling, plan: &Plan, input_tokens: u64) -> SamplingReport {
+        SamplingReport {
+            requested,
+            used: plan.used,
+            moments: plan.moments.clone(),
+            media_resolution: if plan.low_resolution {
+                "low"
+            } else {
+                "default"
+            }
+            .into(),
+            // What was sent is replaced by what the default would have sent; the prompt's
+            // text stays the same.
+            default_sampling_input_tokens: input_tokens.saturating_sub(plan.media_tokens)
+                + plan.default_media_tokens,
+            reason: plan.reason.clone(),
+        }
+    }
+
+    /// The whole video, as asked or because the plan could not be made.
+    pub fn whole(requested: VideoSampling, input_tokens: u64, reason: String) -> SamplingReport {
+        SamplingReport {
+            requested,
+            used: Used::Full,
+            moments: Vec::new(),
+            media_resolution: "default".into(),
+            default_sampling_input_tokens: input_tokens,
+            reason,
+        }
+    }
+}
+
+/// The sentence the model reads before the clips: which moments it sees, and that the screen
+/// did not change between them.
+pub fn clips_note(clips: &[Clip]) -> String {
+    let mut lines = vec![format!(
+        "The recording is sent as {} parts of the same video, in order. The screen was watched \
+         for changes: each still stretch is shown by one frame, taken when it began, and the \
+         screen did not change until the next part begins; changes in quick succession are shown \
+         as short clips. Use the video's own times.",
+        clips.len()
+    )];
+    for clip in clips {
+        let (from, to) = (
+            keyframes::timestamp(clip.start),
+            keyframes::timestamp(clip.end),
+        );
+        lines.push(match clip.kind {
+            ClipKind::Still => format!("- {from}–{to}: one frame; unchanged until {to}."),
+            ClipKind::Motion => format!(
+                "- {from}–{to}: {} frames of changes; the last one stays until {to}.",
+                clip.frames()
+            ),
+        });
+    }
+    lines.join("\n")
+}

@@ -1,0 +1,480 @@
+//! The plan: which moments of a recording a video model is sent, worked out from the changes
+//! the detector found and priced at Gemini's documented rates, so that the cheapest way that
+//! loses no change is chosen. Pure arithmetic: no file, no process, no clock.
+//!
+//! A GUI recording is mostly still. Each still stretch goes as one frame (a clip of the
+//! uploaded file whose `fps` gives exactly one frame); a burst of changes (a transition, a
+//! toast, typing) goes as a clip at twice the detector's rate, so a state shorter than one
+//! detector interval next to a change is still seen; long motion (an animation) at
+//! `LONG_MOTION_FPS`. When that needs more clips than Gemini takes in one request, the
+//! changes go as timestamped keyframe images instead; when neither is cheaper than Gemini's
+//! own one frame a second (the whole video is motion), the whole video goes as before.
+
+use serde::{Deserialize, Serialize};
+
+use super::VideoSampling;
+use crate::keyframes::Timeline;
+
+/// Gemini's documented token costs (../shared/docs/gemini-api.md): a frame or an image at the
+/// default media resolution, one at `MEDIA_RESOLUTION_LOW`, a second of audio.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub per_frame: u64,
+    pub per_frame_low: u64,
+    pub audio_per_second: u64,
+    /// Frames a second of Gemini's default sampling.
+    pub default_fps: f64,
+}
+
+pub const GEMINI_RATES: Rates = Rates {
+    per_frame: 258,
+    per_frame_low: 66,
+    audio_per_second: 32,
+    default_fps: 1.0,
+};
+
+/// Gemini takes at most 10 videos in one request; each clip is one `fileData` part.
+pub const MAX_VIDEO_PARTS: usize = 10;
+/// Changes at most this many detector intervals apart are one motion, sent as one clip.
+const BURST_GAP_INTERVALS: f64 = 2.0;
+/// Motion up to this long is a burst, sent at twice the detector's rate; longer motion (an
+/// animation, a video in the page) at `LONG_MOTION_FPS`.
+const SHORT_MOTION_SECONDS: f64 = 2.0;
+const LONG_MOTION_FPS: f64 = 2.0;
+/// The most keyframe images sent in place of clips (the keyframes' own limit).
+pub const MAX_KEYFRAMES: usize = 30;
+/// The longest side, in pixels, that `MEDIA_RESOLUTION_LOW` keeps without shrinking the frame
+/// (a quarter of the default's tokens: half its side). Larger frames keep the default, so
+/// that small text stays readable.
+const LOW_RESOLUTION_SIDE: u32 = 384;
+/// Gemini's `fps` range is (0, 24].
+const MAX_FPS: f64 = 24.0;
+
+/// How the video was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Used {
+    /// The whole video at Gemini's default sampling.
+    Full,
+    /// Clips of the uploaded video around the changes, one frame for each still stretch.
+    Clips,
+    /// Timestamped still images of the changes.
+    Keyframes,
+}
+
+impl Used {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Used::Full => "full",
+            Used::Clips => "clips",
+            Used::Keyframes => "keyframes",
+        }
+    }
+}
+
+/// What a clip stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClipKind {
+    /// A screen that does not change from `start` to `end`: one frame.
+    Still,
+    /// Changes in quick succession (or an animation), at a higher rate.
+    Motion,
+}
+
+/// One `fileData` part: the uploaded video from `start` to `end` seconds at `fps`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clip {
+    pub start: f64,
+    pub end: f64,
+    pub fps: f64,
+    pub kind: ClipKind,
+}
+
+impl Clip {
+    /// The frames Gemini samples from the clip: one every 1/fps from the start, at least one.
+    pub fn frames(&self) -> u64 {
+        (((self.end - self.start) * self.fps).ceil() as u64).max(1)
+    }
+
+    pub fn frame_times(&self) -> impl Iterator<Item = f64> + '_ {
+        (0..self.frames()).map(|k| self.start + k as f64 / self.fps)
+    }
+}
+
+/// The video as the planner sees it.
+#[derive(Debug, Clone)]
+pub struct VideoFacts {
+    /// Seconds, as Gemini will count them.
+    pub duration: f64,
+    pub has_audio: bool,
+    pub timeline: Timeline,
+}
+
+/// What will be sent, with its expected cost.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub used: Used,
+    /// The clips, when `used` is `Clips`.
+    pub clips: Vec<Clip>,
+    /// Seconds of each frame sent (every frame of the clips, or each keyframe); empty for
+    /// `Full`, which samples every second.
+    pub moments: Vec<f64>,
+    /// `MEDIA_RESOLUTION_LOW`: the frames are small enough to lose nothing at it.
+    pub low_resolution: bool,
+    /// Media tokens of what is sent, at the documented rates.
+    pub media_tokens: u64,
+    /// Media tokens of the whole video at Gemini's default sampling.
+    pub default_media_tokens: u64,
+    /// Why this way was chosen, in a sentence.
+    pub reason: String,
+}
+
+/// Chooses how to send the video.
+pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
+    let default_tokens = full_tokens(video, rates);
+    let full = |reason: String| Plan {
+        used: Used::Full,
+        clips: Vec::new(),
+        moments: Vec::new(),
+        low_resolution: false,
+        media_tokens: default_tokens,
+        default_media_tokens: default_tokens,
+        reason,
+    };
+    let low = low_resolution(&video.timeline);
+    let per_frame = if low {
+        rates.per_frame_low
+    } else {
+        rates.per_frame
+    };
+    // Images go at the default resolution: Vaider sends them at the size they are.
+    let keyframes = || {
+        let moments = keyframe_moments(&video.timeline);
+        Plan {
+            used: Used::Keyframes,
+            clips: Vec::new(),
+            media_tokens: moments.len() as u64 * rates.per_frame,
+            moments,
+            low_resolution: false,
+            default_media_tokens: default_tokens,
+            reason: String::new(),
+        }
+    };
+    match mode {
+        VideoSampling::Full => return full("full sampling was asked for".into()),
+        VideoSampling::Keyframes => {
+            let mut plan = keyframes();
+            plan.reason = "keyframes were asked for".into();
+            return plan;
+        }
+        VideoSampling::Auto => {}
+    }
+    let clips = clips(video);
+    let clip_tokens: u64 = clips
+        .iter()
+        .map(|c| clip_tokens(c, video, per_frame, rates))
+        .sum();
+    let changes = video.timeline.changes.len().saturating_sub(1);
+    if clips.len() <= MAX_VIDEO_PARTS && clip_tokens < default_tokens {
+        return Plan {
+            used: Used::Clips,
+            moments: clips
+                .iter()
+                .flat_map(Clip::frame_times)
+                .map(round_ms)
+                .collect(),
+            clips,
+            low_resolution: low,
+            media_tokens: clip_tokens,
+            default_media_tokens: default_tokens,
+            reason: format!(
+                "{changes} screen changes: each still stretch as one frame and the changes as clips"
+            ),
+        };
+    }
+    let images = keyframes();
+    if video.timeline.changes.len() < MAX_KEYFRAMES && images.media_tokens < default_tokens {
+        return Plan {
+            reason: format!(
+                "{changes} screen changes need more than {MAX_VIDEO_PARTS} clips: sent as keyframes"
+            ),
+            ..images
+        };
+    }
+    full(format!(
+        "the screen changes {changes} times in {:.0} s: mostly motion, so the whole video is sent",
+        video.duration
+    ))
+}
+
+/// The whole video at one frame a second, with its audio.
+pub fn full_tokens(video: &VideoFacts, rates: &Rates) -> u64 {
+    let frames = ((video.duration * rates.default_fps).ceil() as u64).max(1);
+    frames * rates.per_frame + audio_tokens(video.duration, video.has_audio, rates)
+}
+
+fn clip_tokens(clip: &Clip, video: &VideoFacts, per_frame: u64, rates: &Rates) -> u64 {
+    clip.frames() * per_frame + audio_tokens(clip.end - clip.start, video.has_audio, rates)
+}
+
+fn audio_tokens(seconds: f64, has_audio: bool, rates: &Rates) -> u64 {
+    if has_audio {
+        seconds.ceil() as u64 * rates.audio_per_second
+    } else {
+        0
+    }
+}
+
+fn low_resolution(timeline: &Timeline) -> bool {
+    timeline.width.max(timeline.height) <= LOW_RESOLUTION_SIDE
+}
+
+/// The keyframes: each change, and the last screen.
+fn keyframe_moments(timeline: &Timeline) -> Vec<f64> {
+    let mut moments = timeline.changes.clone();
+    let last = (timeline.sampled_seconds - timeline.interval).max(0.0);
+    if moments.last().is_none_or(|t| last - t > 1e-6) {
+        moments.push(last);
+    }
+    moments.into_iter().map(round_ms).collect()
+}
+
+/// The clips covering the video: a still stretch from each lone change to the next, a motion
+/// clip over each run of close changes.
+fn clips(video: &VideoFacts) -> Vec<Clip> {
+    let timeline = &video.timeline;
+    let end = video.duration.max(timeline.interval);
+    let groups = groups(&timeline.changes, timeline.interval);
+    let mut clips = Vec::with_capacity(groups.len());
+    for (i, &(first, last)) in groups.iter().enumerate() {
+        let next = groups.get(i + 1).map_or(end, |g| g.0).min(end);
+        let clip = if last > first {
+            motion(first, last, next, timeline.interval)
+        } else {
+            still(first, next)
+        };
+        if let Some(clip) = clip {
+            clips.push(clip);
+        }
+    }
+    clips
+}
+
+/// Runs of changes, each no more than `BURST_GAP_INTERVALS` apart: (first, last).
+fn groups(changes: &[f64], interval: f64) -> Vec<(f64, f64)> {
+    let mut groups: Vec<(f64, f64)> = Vec::new();
+    for &at in changes {
+        match groups.last_mut() {
+            Some((_, last)) if at - *last <= BURST_GAP_INTERVALS * interval + 1e-6 => *last = at,
+            _ => groups.push((at, at)),
+        }
+    }
+    groups
+}
+
+/// One frame at `start` for a screen that stays until `end`.
+fn still(start: f64, end: f64) -> Option<Clip> {
+    let (start, end) = (round_ms(start), round_ms(end));
+    (end > start).then(|| Clip {
+        start,
+        end,
+        // Just under one frame over the clip: exactly one is sampled, at its start.
+        fps: (0.999 / (end - start)).min(MAX_FPS),
+        kind: ClipKind::Still,
+    })
+}
+
+/// Frames from the first change to the last, evenly spaced so that both are among them, at
+/// twice the detector's rate for a burst, `LONG_MOTION_FPS` for long motion.
+fn motion(first: f64, last: f64, next: f64, interval: f64) -> Option<Clip> {
+    let span = last - first;
+    let rate = if span <= SHORT_MOTION_SECONDS {
+        2.0 / interval
+    } else {
+        LONG_MOTION_FPS
+    };
+    let steps = (span * rate - 1e-9).ceil().max(1.0);
+    let fps = (steps / span).min(MAX_FPS);
+    // Half a step past the last change, so that it is sampled and nothing after it.
+    let end = (last + 0.5 / fps).min(next);
+    let (start, end) = (round_ms(first), round_ms(end));
+    (end > start).then_some(Clip {
+        start,
+        end,
+        fps,
+        kind: ClipKind::Motion,
+    })
+}
+
+fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn video(changes: &[f64], duration: f64, has_audio: bool) -> VideoFacts {
+        VideoFacts {
+            duration,
+            has_audio,
+            timeline: Timeline {
+                changes: changes.to_vec(),
+                interval: 0.25,
+                sampled_seconds: duration,
+                width: 800,
+                height: 450,
+            },
+        }
+    }
+
+    /// Every change has a frame sent at it or within one detector interval after it.
+    fn assert_covered(plan: &Plan, changes: &[f64]) {
+        for &at in changes {
+            assert!(
+                plan.moments
+                    .iter()
+                    .any(|m| *m >= at - 1e-3 && *m <= at + 0.25 + 1e-3),
+                "no frame at or just after {at}: {:?}",
+                plan.moments
+            );
+        }
+    }
+
+    #[test]
+    fn a_mostly_still_minute_is_one_frame_a_change() {
+        let changes = [0.0, 4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5];
+        let plan = plan(
+            VideoSampling::Auto,
+            &video(&changes, 60.0, false),
+            &GEMINI_RATES,
+        );
+        assert_eq!(plan.used, Used::Clips);
+        assert_eq!(plan.clips.len(), 9);
+        assert!(plan.clips.iter().all(|c| c.frames() == 1));
+        assert_covered(&plan, &changes);
+        assert_eq!(plan.default_media_tokens, 60 * 258);
+        assert_eq!(plan.media_tokens, 9 * 258);
+        // The clips cover the whole minute, end to end.
+        assert_eq!(plan.clips[0].start, 0.0);
+        assert_eq!(plan.clips.last().unwrap().end, 60.0);
+        for pair in plan.clips.windows(2) {
+            assert_eq!(pair[0].end, pair[1].start);
+        }
+    }
+
+    #[test]
+    fn a_burst_is_a_clip_at_twice_the_detector_rate_with_its_last_change() {
+        let changes = [0.0, 5.0, 5.25, 5.5, 20.0];
+        let plan = plan(
+            VideoSampling::Auto,
+            &video(&changes, 30.0, false),
+            &GEMINI_RATES,
+        );
+        assert_eq!(plan.used, Used::Clips);
+        let burst = &plan.clips[1];
+        assert_eq!(burst.kind, ClipKind::Motion);
+        assert_eq!(burst.fps, 8.0);
+        let times: Vec<f64> = burst.frame_times().collect();
+        assert_eq!(times, vec![5.0, 5.125, 5.25, 5.375, 5.5]);
+        assert_covered(&plan, &changes);
+    }
+
+    #[test]
+    fn an_animation_is_sampled_at_the_long_motion_rate() {
+        let mut changes = vec![0.0];
+        changes.extend((0..=40).map(|i| 10.0 + i as f64 * 0.25));
+        let plan = plan(
+            VideoSampling::Auto,
+            &video(&changes, 60.0, false),
+            &GEMINI_RATES,
+        );
+        assert_eq!(plan.used, Used::Clips);
+        let animation = &plan.clips[1];
+        assert_eq!((animation.start, animation.fps), (10.0, 2.0));
+        assert_eq!(animation.frame_times().last(), Some(20.0));
+        // Its start and its end have a frame; within it, one every half second.
+        assert_covered(&plan, &[0.0, 10.0, 20.0]);
+    }
+
+    #[test]
+    fn a_video_that_is_all_motion_goes_whole() {
+        let changes: Vec<f64> = (0..240).map(|i| i as f64 * 0.25).collect();
+        let plan = plan(
+            VideoSampling::Auto,
+            &video(&changes, 60.0, false),
+            &GEMINI_RATES,
+        );
+        assert_eq!(plan.used, Used::Full);
+        assert_eq!(plan.media_tokens, plan.default_media_tokens);
+    }
+
+    #[test]
+    fn too_many_clips_for_one_request_become_keyframes() {
+        let changes: Vec<f64> = (0..15).map(|i| i as f64 * 4.0).collect();
+        let plan = plan(
+            VideoSampling::Auto,
+            &video(&changes, 60.0, false),
+            &GEMINI_RATES,
+        );
+        assert_eq!(plan.used, Used::Keyframes);
+        assert_covered(&plan, &changes);
+        assert_eq!(
+            plan.media_tokens,
+            16 * 258,
+            "15 changes and the last screen"
+        );
+    }
+
+    #[test]
+    fn audio_is_counted_over_each_clip_only_when_there_is_audio() {
+        let changes = [0.0, 30.0];
+        let silent = plan(
+            VideoSampling::Auto,
+            &video(&changes, 60.0, false),
+            &GEMINI_RATES,
+        );
+        let loud = plan(
+            VideoSampling::Auto,
+            &video(&changes, 60.0, true),
+            &GEMINI_RATES,
+        );
+        assert_eq!(silent.default_media_tokens, 60 * 258);
+        assert_eq!(loud.default_media_tokens, 60 * 258 + 60 * 32);
+        assert_eq!(loud.media_tokens - silent.media_tokens, 60 * 32);
+    }
+
+    #[test]
+    fn small_frames_go_at_low_resolution() {
+        let mut small = video(&[0.0, 3.0], 10.0, false);
+        small.timeline.width = 320;
+        small.timeline.height = 180;
+        let plan = plan(VideoSampling::Auto, &small, &GEMINI_RATES);
+        assert!(plan.low_resolution);
+        assert_eq!(plan.media_tokens, 2 * 66);
+        let plan_big = super::plan(
+            VideoSampling::Auto,
+            &video(&[0.0, 3.0], 10.0, false),
+            &GEMINI_RATES,
+        );
+        assert!(!plan_big.low_resolution);
+    }
+
+    #[test]
+    fn the_asked_mode_wins() {
+        let changes = [0.0, 4.0];
+        let full = plan(
+            VideoSampling::Full,
+            &video(&changes, 10.0, false),
+            &GEMINI_RATES,
+        );
+        assert_eq!(full.used, Used::Full);
+        let keyframes = plan(
+            VideoSampling::Keyframes,
+            &video(&changes, 10.0, false),
+            &GEMINI_RATES,
+        );
+        assert_eq!(keyframes.used, Used::Keyframes);
+        assert_eq!(keyframes.moments, vec![0.0, 4.0, 9.75]);
+    }
+}

@@ -1,0 +1,293 @@
+//! Change-aware sampling of videos for Gemini, end to end: recordings made by ffmpeg with
+//! screen changes at known times go through MCP and REST to the fake Gemini, which counts
+//! tokens the way Gemini documents (frames at each clip's fps between its offsets). The
+//! tests read what the fake was sent, not what Vaider says it sent.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{call, text_of, TestServer};
+use serde_json::{json, Value};
+
+/// A 640x360 VP8 WebM at 25 fps with no sound, as Playwright records, drawn by ffmpeg; with
+/// `moving`, a red block also moves along that overlay expression.
+fn recording(
+    dir: &Path,
+    name: &str,
+    seconds: u32,
+    filters: &[String],
+    moving: Option<&str>,
+) -> PathBuf {
+    let path = dir.join(name);
+    let source = format!("color=c=white:s=640x360:r=25:d={seconds}");
+    let mut filter = vec!["drawbox=x=0:y=0:w=640:h=36:color=0x334455:t=fill".to_string()];
+    filter.extend(filters.iter().cloned());
+    let mut graph = format!("[0:v]{}", filter.join(","));
+    if let Some(overlay) = moving {
+        graph.push_str(&format!(
+            "[base];color=c=red:s=80x80:r=25[block];[base][block]overlay={overlay}:shortest=1"
+        ));
+    }
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi", "-i", &source])
+        .args(["-filter_complex", &graph])
+        .args([
+            "-c:v",
+            "libvpx",
+            "-b:v",
+            "1M",
+            "-deadline",
+            "realtime",
+            "-cpu-used",
+            "8",
+        ])
+        .arg(&path)
+        .status()
+        .expect("ffmpeg (scripts/test.sh installs it)");
+    assert!(status.success());
+    path
+}
+
+/// A panel that appears at `at` seconds (and stays, or goes at `until`).
+fn panel(at: f64, until: Option<f64>, x: u32, y: u32) -> String {
+    let enable = match until {
+        Some(until) => format!("between(t,{at},{until})"),
+        None => format!("gte(t,{at})"),
+    };
+    format!("drawbox=enable='{enable}':x={x}:y={y}:w=120:h=100:color=0x2060a0:t=fill")
+}
+
+/// The frame times Gemini samples from each `fileData` part of a generateContent request:
+/// one every 1/fps from the start offset, up to the end offset. None for a part with no
+/// clip (the whole video at one frame a second).
+fn sampled_times(request: &Value) -> Vec<Option<Vec<f64>>> {
+    let seconds = |v: &Value| {
+        v.as_str()
+            .unwrap()
+            .trim_end_matches('s')
+            .parse::<f64>()
+            .unwrap()
+    };
+    request["contents"][0]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p.get("fileData").is_some())
+        .map(|part| {
+            let meta = part.get("videoMetadata")?;
+            let (start, end) = (seconds(&meta["startOffset"]), seconds(&meta["endOffset"]));
+            let fps = meta["fps"].as_f64().unwrap();
+            assert!(fps > 0.0 && fps <= 24.0, "fps {fps}");
+            let frames = (((end - start) * fps).ceil() as u64).max(1);
+            Some((0..frames).map(|k| start + k as f64 / fps).collect())
+        })
+        .collect()
+}
+
+async fn analyse(server: &TestServer, video: &Path, sampling: &str) -> (Value, Value) {
+    let client = server.mcp().await;
+    let result = call(
+        &client,
+        "analyze_video",
+        json!({"video_source": video, "sampling": sampling, "no_cache": true}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true), "{}", text_of(&result));
+    client.cancel().await.unwrap();
+    let sent = server
+        .fake
+        .generate_requests()
+        .pop()
+        .expect("a generateContent request");
+    (result.structured_content.unwrap(), sent)
+}
+
+#[tokio::test]
+async fn every_change_has_a_frame_at_or_just_after_it_and_full_sends_the_whole_video() {
+    let server = TestServer::start().await;
+    // Steps at 3, 8 and 50 s; a panel shown for half a second at 12 s; a block moving
+    // across the screen for 10 s from 20 s; a last step at 55 s.
+    let filters = [
+        panel(3.0, None, 20, 60),
+        panel(8.0, None, 160, 60),
+        panel(12.0, Some(12.49), 300, 60),
+        panel(50.0, None, 440, 60),
+        panel(55.0, None, 20, 200),
+    ];
+    // Off screen until 20 s, then 50 px a second until it stops at 30 s.
+    let moving = "x='if(lt(t,20),-200,20+50*min(t-20,10))':y=220";
+    let video = recording(
+        server.media.path(),
+        "changes.webm",
+        60,
+        &filters,
+        Some(moving),
+    );
+
+    let (result, sent) = analyse(&server, &video, "auto").await;
+    let sampling = &result["sampling"];
+    assert_eq!(sampling["used"], "clips", "{result}");
+    let parts = sampled_times(&sent);
+    assert!(
+        parts.len() <= 10,
+        "Gemini takes at most 10 videos a request"
+    );
+    let frames: Vec<f64> = parts.into_iter().flatten().flatten().collect();
+    let changes = [0.0, 3.0, 8.0, 12.0, 12.5, 20.0, 25.0, 30.0, 50.0, 55.0];
+    for at in changes {
+        assert!(
+            frames.iter().any(|f| *f >= at - 1e-3 && *f <= at + 0.5),
+            "no frame sent at or just after {at} s: {frames:?}"
+        );
+    }
+    // Inside the animation, a frame at least every half second.
+    let moving: Vec<f64> = frames
+        .iter()
+        .copied()
+        .filter(|f| (20.0..=30.0).contains(f))
+        .collect();
+    assert!(
+        moving.windows(2).all(|w| w[1] - w[0] <= 0.5 + 1e-6),
+        "{moving:?}"
+    );
+    // The result lists the moments sent: the same frames.
+    let moments: Vec<f64> = sampling["moments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_f64().unwrap())
+        .collect();
+    assert_eq!(moments.len(), frames.len());
+    assert_eq!(result["framesAnalysed"], frames.len());
+    // The model is told which moments it sees.
+    let prompt = sent["contents"][0]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect::<String>();
+    assert!(prompt.contains("did not change"), "{prompt}");
+
+    let (full, sent) = analyse(&server, &video, "full").await;
+    assert_eq!(sampled_times(&sent), vec![None], "one whole video, no clip");
+    assert_eq!(full["sampling"]["used"], "full");
+    assert_eq!(full["framesAnalysed"], 60);
+    let (auto_in, full_in) = (
+        result["usage"]["inputTokens"].as_u64().unwrap(),
+        full["usage"]["inputTokens"].as_u64().unwrap(),
+    );
+    assert!(auto_in < full_in, "auto {auto_in} vs full {full_in}");
+    // What auto says the default would have cost is what full cost, but for the note that
+    // tells the model about the clips.
+    let said = sampling["defaultSamplingInputTokens"].as_u64().unwrap();
+    assert!(said.abs_diff(full_in) * 20 < full_in, "{said} vs {full_in}");
+}
+
+#[tokio::test]
+async fn a_mostly_still_minute_costs_five_times_fewer_tokens_and_the_history_keeps_both() {
+    let server = TestServer::start().await;
+    let filters: Vec<String> = [4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5]
+        .iter()
+        .enumerate()
+        .map(|(i, at)| {
+            panel(
+                *at,
+                None,
+                20 + (i as u32 % 4) * 150,
+                60 + (i as u32 / 4) * 150,
+            )
+        })
+        .collect();
+    let video = recording(server.media.path(), "still.webm", 60, &filters, None);
+
+    let (auto, _) = analyse(&server, &video, "auto").await;
+    let (full, _) = analyse(&server, &video, "full").await;
+    let (auto_in, full_in) = (
+        auto["usage"]["inputTokens"].as_u64().unwrap(),
+        full["usage"]["inputTokens"].as_u64().unwrap(),
+    );
+    assert!(
+        auto_in * 5 <= full_in,
+        "auto {auto_in} tokens vs full {full_in}"
+    );
+    assert_eq!(auto["sampling"]["moments"].as_array().unwrap().len(), 9);
+
+    // The history keeps, per call, the tokens used and the default's, and sums them.
+    let id = auto["interactionId"].as_str().unwrap().to_string();
+    let row = server.engine.history().get(&id).unwrap().unwrap();
+    assert_eq!(row.input_tokens, auto_in);
+    assert_eq!(
+        row.default_sampling_input_tokens,
+        auto["sampling"]["defaultSamplingInputTokens"].as_u64()
+    );
+    let totals = server.engine.history().totals().unwrap();
+    assert_eq!(totals.input_tokens, auto_in + full_in);
+    assert_eq!(
+        totals.default_sampling_input_tokens,
+        auto["sampling"]["defaultSamplingInputTokens"]
+            .as_u64()
+            .unwrap()
+            + full_in
+    );
+}
+
+#[tokio::test]
+async fn a_recording_that_is_all_motion_goes_whole() {
+    let server = TestServer::start().await;
+    // A video player: the picture changes all the time.
+    let video = server.media.path().join("player.webm");
+    let status = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=s=640x360:r=25:d=20",
+        ])
+        .args([
+            "-c:v",
+            "libvpx",
+            "-b:v",
+            "1M",
+            "-deadline",
+            "realtime",
+            "-cpu-used",
+            "8",
+        ])
+        .arg(&video)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (result, sent) = analyse(&server, &video, "auto").await;
+    assert_eq!(result["sampling"]["used"], "full", "{result}");
+    assert_eq!(sampled_times(&sent), vec![None]);
+    assert_eq!(result["framesAnalysed"], 20);
+}
+
+#[tokio::test]
+async fn a_bad_sampling_is_refused_with_the_choices() {
+    let server = TestServer::start().await;
+    let client = server.mcp().await;
+    let video = server.media_path("login-flow.webm");
+    let outcome = client
+        .call_tool(
+            rmcp::model::CallToolRequestParams::new("analyze_video").with_arguments(
+                json!({"video_source": video, "sampling": "sometimes"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await;
+    let message = format!("{outcome:?}");
+    assert!(message.contains("auto, full or keyframes"), "{message}");
+    // REST and the config say the same.
+    let (status, body) = server
+        .post_analyse(json!({"videoPath": video, "sampling": "sometimes"}))
+        .await;
+    assert_eq!(status, 422, "{body}");
+}
