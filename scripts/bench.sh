@@ -8,10 +8,14 @@
 #   --runs   timed analyses of the small recording for the overhead numbers, default 20
 #   --tmp    where the test videos are written (needs the sum of --sizes free, on disk)
 #   --upload-only  only the upload comparison with curl (see --help for its options)
+#   --sampling     only what change-aware video sampling saves (tokens, time before upload)
 # Takes about a minute on 2 cores once built; the first release build takes longer.
 set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TARGET_DIR="${CARGO_TARGET_DIR:-$REPO_ROOT/target}"
 cd "$REPO_ROOT"
 cargo build --release -p vaider-cli -p vaider-bench
+if [ "${1:-}" = "--sampling" ]; then
+    exec "$TARGET_DIR/release/vaider-sampling-bench"
+fi
 exec "$TARGET_DIR/release/vaider-bench" "$@"

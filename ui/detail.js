@@ -6,7 +6,7 @@ import { basename, fmtBytes, fmtCost, fmtDuration, fmtFullTime, fmtInt, fmtTime,
 import { api } from './api.js';
 import { app, on } from './state.js';
 import { errorState } from './shell.js';
-import { detailsBlock, prettyJson, richText } from './richtext.js';
+import { detailsBlock, inline, prettyJson, richText } from './richtext.js';
 
 const ERROR_HELP = {
   NO_API_KEY: () => ['Add a key for this provider in ', h('a', { href: '#/settings' }, 'Settings'),
@@ -226,6 +226,7 @@ export function detailView(root, r) {
       fact('Tokens', `${fmtInt(usage.inputTokens)} in · ${fmtInt(usage.outputTokens)} out`),
       fact('Cached', d.cached ? 'yes' : 'no'),
       d.framesAnalysed ? fact('Frames analysed', String(d.framesAnalysed)) : null,
+      d.sampling ? fact('Video sampling', samplingFact(d.sampling, usage, ctx)) : null,
       fact('Media', `${d.mediaType || '—'}${d.sizeBytes ? `, ${fmtBytes(d.sizeBytes)}` : ''}`),
       d.project ? fact('Project', h('span', { class: 'path' }, d.project)) : null,
       d.prompt ? fact('Prompt', h('span', { class: 'prompt-text' }, d.prompt)) : null,
@@ -328,4 +329,26 @@ export function detailView(root, r) {
       if (video) { video.pause(); video.removeAttribute('src'); video.load(); }
     },
   };
+}
+
+// How the video went to the model: the moments sent (links that seek the video) and the
+// tokens Gemini's default sampling would have used.
+function samplingFact(s, usage, ctx) {
+  const used = { full: 'the whole video', clips: 'clips around the changes', keyframes: 'keyframes' }[s.used] || s.used;
+  const parts = [h('span', { id: 'sampling-used' }, `${s.requested} → ${used}`)];
+  if (Array.isArray(s.moments) && s.moments.length) {
+    const stamps = s.moments.map((m) => {
+      const min = Math.floor(m / 60);
+      return `${String(min).padStart(2, '0')}:${(m - min * 60).toFixed(1).padStart(4, '0')}`;
+    });
+    parts.push(h('div', { class: 'muted', id: 'sampling-moments' }, `${s.moments.length} frames at `, inline(stamps.join(', '), ctx)));
+  }
+  const input = usage.inputTokens || 0;
+  if (s.defaultSamplingInputTokens > input) {
+    const times = (s.defaultSamplingInputTokens / Math.max(1, input)).toFixed(1);
+    parts.push(h('div', { id: 'sampling-saving' },
+      `${fmtInt(input)} input tokens where the default sampling would use ${fmtInt(s.defaultSamplingInputTokens)} (${times}x fewer)`));
+  }
+  if (s.reason) parts.push(h('div', { class: 'muted' }, s.reason));
+  return h('div', null, parts);
 }

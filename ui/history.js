@@ -2,7 +2,7 @@
 // paged as the list scrolls, and patched live from the server's events.
 
 import { h } from './dom.js';
-import { basename, fmtCost, fmtDuration, fmtFullTime, fmtTime, plural, relTime, shortPath, statusBadge, whereIs } from './format.js';
+import { basename, fmtCost, fmtDuration, fmtFullTime, fmtInt, fmtTime, plural, relTime, shortPath, statusBadge, whereIs } from './format.js';
 import { api } from './api.js';
 import { on } from './state.js';
 import { errorState } from './shell.js';
@@ -20,6 +20,7 @@ export function historyView(root, r) {
     rows: new Map(), // id -> {summary, tr}
     next: null,
     total: null,
+    totals: null,
     loading: false,
     seq: 0,
     ctrl: null,
@@ -142,6 +143,12 @@ export function historyView(root, r) {
     count.textContent = hasFilters()
       ? `${plural(st.total, 'match', 'matches')}`
       : `${plural(st.total, 'analysis', 'analyses')}`;
+    const t = st.totals;
+    if (t && t.defaultSamplingInputTokens > t.inputTokens) {
+      const saved = t.defaultSamplingInputTokens - t.inputTokens;
+      const times = (t.defaultSamplingInputTokens / Math.max(1, t.inputTokens)).toFixed(1);
+      count.textContent += ` · video sampling saved ${fmtInt(saved)} input tokens (${times}x fewer)`;
+    }
   }
 
   function renderEmpty() {
@@ -198,6 +205,7 @@ export function historyView(root, r) {
       showRows(page.items || [], reset);
       st.next = page.next || null;
       st.total = typeof page.total === 'number' ? page.total : st.rows.size;
+      st.totals = page.totals || null;
       loadingNote.hidden = true;
       renderCount();
       renderEmpty();

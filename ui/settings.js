@@ -14,6 +14,7 @@ const FIELDS = [
   { key: 'timeoutSec', label: 'Timeout (seconds)', type: 'number', min: 1, env: ['VAIDER_TIMEOUT_SEC'], help: 'Time limit of one analysis, upload included.' },
   { key: 'maxAttempts', label: 'Max attempts (retry limit)', type: 'number', min: 1, env: ['VAIDER_MAX_ATTEMPTS'], help: 'Tries per call for rate limits and server errors.' },
   { key: 'maxConcurrent', label: 'Max concurrent analyses', type: 'number', min: 1, env: ['VAIDER_MAX_CONCURRENT'], help: 'Analyses talking to the provider at once; the rest queue.' },
+  { key: 'videoSampling', label: 'Video sampling', type: 'select', options: ['auto', 'full', 'keyframes'], env: ['VAIDER_VIDEO_SAMPLING'], help: 'How a video goes to a model that takes video. auto: only the moments where the screen changes, when cheaper (about 5x fewer tokens on a mostly still recording); full: the whole video at one frame a second, for animations and video players; keyframes: still frames.' },
   { key: 'cache', label: 'Cache', type: 'checkbox', env: ['VAIDER_CACHE'], help: 'Answer a repeated request (same media, prompt and model) from the history, at no cost.' },
   { key: 'downloadLimitMb', label: 'Download limit (MB)', type: 'number', min: 1, env: ['VAIDER_DOWNLOAD_LIMIT_MB'], help: 'Largest file fetched from an http(s) URL.' },
   { key: 'port', label: 'Port', type: 'number', min: 1, max: 65535, env: ['VAIDER_PORT'], help: 'Applies after a restart.' },
@@ -73,7 +74,7 @@ export function settingsView(root) {
       const id = `setting-${field.key}`;
       let input;
       if (field.type === 'select') {
-        const names = (s.providers || []).map((p) => p.name);
+        const names = field.options ? [...field.options] : (s.providers || []).map((p) => p.name);
         if (v[field.key] && !names.includes(v[field.key])) names.unshift(v[field.key]);
         input = h('select', { id, name: field.key }, names.map((n) => h('option', { value: n }, n)));
         input.value = v[field.key] || '';

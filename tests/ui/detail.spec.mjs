@@ -85,6 +85,31 @@ test('facts, usage, raw JSON and the log folder are shown', async ({ page }) => 
   await expect(page.locator('#open-folder')).toBeVisible();
 });
 
+test('video sampling: the moments sent seek the video, and the tokens saved are shown per call and summed', async ({ page }) => {
+  await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
+  const detail = await ctx.server.json(`/api/interactions/${plain.interactionId}`);
+  const sampling = detail.body.sampling;
+  expect(sampling).toMatchObject({ requested: 'auto', used: 'clips' });
+  await expect(page.locator('#sampling-used')).toHaveText('auto → clips around the changes');
+  const moments = page.locator('#sampling-moments a.ts');
+  await expect(moments).toHaveCount(sampling.moments.length);
+  const saving = page.locator('#sampling-saving');
+  await expect(saving).toContainText('where the default sampling would use');
+  const said = (await saving.textContent()).split('would use')[1].split('(')[0].replace(/\D/g, '');
+  expect(Number(said)).toBe(sampling.defaultSamplingInputTokens);
+  expect(sampling.defaultSamplingInputTokens).toBeGreaterThan(detail.body.usage.inputTokens);
+  // A moment is a link into the video, like the description's timestamps.
+  const last = moments.last();
+  const t = Number(await last.getAttribute('data-t'));
+  await expect.poll(async () => (await videoState(page)).readyState, { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+  await last.click();
+  await expect.poll(async () => (await videoState(page)).currentTime, { timeout: 5000 }).toBeGreaterThanOrEqual(t - 0.05);
+
+  // The history page sums what sampling saved over every call.
+  await openUi(page, ctx.server, '#/');
+  await expect(page.locator('#history-count')).toContainText(/video sampling saved [\d,.\s]+ input tokens \(\d+\.\dx fewer\)/);
+});
+
 test('text from the model and the prompt is shown as text, never run as HTML', async ({ page }) => {
   const evil = '<img src=x onerror="window.__owned=1"><script>window.__owned=2</script> **bold** at 3 seconds';
   const result = await ctx.server.analyseOk({ videoPath: video, prompt: evil, noCache: true });

@@ -42,6 +42,7 @@ test('saved settings are written to config.toml and survive a restart of the ser
   await page.fill('#setting-timeoutSec', '45');
   await page.fill('#setting-maxAttempts', '5');
   await page.uncheck('#setting-cache');
+  await page.selectOption('#setting-videoSampling', 'full');
   await page.click('#save-settings');
   await expect(page.locator('#saved')).toHaveText('Saved.');
 
@@ -50,6 +51,7 @@ test('saved settings are written to config.toml and survive a restart of the ser
   expect(toml).toMatch(/^timeout_sec = 45$/m);
   expect(toml).toMatch(/^max_attempts = 5$/m);
   expect(toml).toMatch(/^cache = false$/m);
+  expect(toml).toMatch(/^video_sampling = "full"$/m);
   // Environment values are not copied into the file.
   expect(toml).not.toContain(ctx.server.dataDir);
 
@@ -59,8 +61,9 @@ test('saved settings are written to config.toml and survive a restart of the ser
   await expect(page.locator('#setting-timeoutSec')).toHaveValue('45');
   await expect(page.locator('#setting-maxAttempts')).toHaveValue('5');
   await expect(page.locator('#setting-cache')).not.toBeChecked();
+  await expect(page.locator('#setting-videoSampling')).toHaveValue('full');
   const api = await ctx.server.json('/api/settings');
-  expect(api.body.values).toMatchObject({ model: 'gemini-2.5-pro', timeoutSec: 45, maxAttempts: 5, cache: false });
+  expect(api.body.values).toMatchObject({ model: 'gemini-2.5-pro', timeoutSec: 45, maxAttempts: 5, cache: false, videoSampling: 'full' });
 });
 
 test('a port set by VAIDER_PORT: saving another keeps it in the file and the note says the environment wins', async ({ page }) => {

@@ -243,6 +243,9 @@ async fn analyse(request: AnalysisRequest, json: bool) -> Result<ExitCode> {
                     if result.cached { " · cached" } else { "" },
                     result.log_dir
                 );
+                if let Some(sampling) = &result.sampling {
+                    eprintln!("{}", sampling.summary(result.usage.input_tokens));
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -319,6 +322,14 @@ fn history(json: bool, limit: usize) -> Result<ExitCode> {
         "\n{} analyses in all · {} in / {} out tokens · ${:.6} spent",
         totals.interactions, totals.input_tokens, totals.output_tokens, totals.cost_usd
     );
+    if totals.default_sampling_input_tokens > totals.input_tokens {
+        println!(
+            "Change-aware video sampling saved {} input tokens: Gemini's default sampling would have used {} ({}).",
+            totals.default_sampling_input_tokens - totals.input_tokens,
+            totals.default_sampling_input_tokens,
+            vaider_core::sampling::fewer(totals.default_sampling_input_tokens, totals.input_tokens)
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

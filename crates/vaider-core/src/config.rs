@@ -351,13 +351,15 @@ impl Config {
                 "VAIDER_MAX_ATTEMPTS" => self.max_attempts = parse(name, &value)?,
                 "VAIDER_DATA_DIR" => self.data_dir = Some(PathBuf::from(value)),
                 "VAIDER_DOWNLOAD_LIMIT_MB" => self.download_limit_mb = parse(name, &value)?,
-                "VAIDER_VIDEO_SAMPLING" => self.video_sampling =
-                    crate::sampling::VideoSampling::parse(&value).ok_or_else(|| {
-                        VaiderError::InvalidRequest(format!(
+                "VAIDER_VIDEO_SAMPLING" => {
+                    self.video_sampling =
+                        crate::sampling::VideoSampling::parse(&value).ok_or_else(|| {
+                            VaiderError::InvalidRequest(format!(
                             "The environment variable {name}={value:?} is not a sampling: use {}.",
                             crate::sampling::VideoSampling::NAMES
                         ))
-                    })?,
+                        })?
+                }
                 "VAIDER_GEMINI_BASE_URL" => {
                     self.gemini.base_url = value.trim_end_matches('/').to_string()
                 }
@@ -569,6 +571,24 @@ mod tests {
             .apply_env(|n| (n == "VAIDER_PORT").then(|| "http".to_string()))
             .unwrap_err();
         assert!(err.to_string().contains("VAIDER_PORT"), "{err}");
+    }
+
+    #[test]
+    fn video_sampling_comes_from_the_file_or_the_environment() {
+        let mut config: Config = toml::from_str("video_sampling = \"full\"\n").unwrap();
+        assert_eq!(config.video_sampling, crate::sampling::VideoSampling::Full);
+        config
+            .apply_env(|n| (n == "VAIDER_VIDEO_SAMPLING").then(|| "Keyframes".to_string()))
+            .unwrap();
+        assert_eq!(
+            config.video_sampling,
+            crate::sampling::VideoSampling::Keyframes
+        );
+        let err = config
+            .apply_env(|n| (n == "VAIDER_VIDEO_SAMPLING").then(|| "some".to_string()))
+            .unwrap_err();
+        assert!(err.to_string().contains("auto, full or keyframes"), "{err}");
+        assert!(toml::from_str::<Config>("video_sampling = \"some\"\n").is_err());
     }
 
     #[test]

@@ -105,8 +105,12 @@ async fn decode(
     encoder: Option<&mut Encoder>,
 ) -> Result<Found> {
     let mut command = ffmpeg();
-    command.args(["-nostdin", "-v", "error"]);
-    if has_unreferenced_frames(video).await {
+    // At `info`, ffmpeg describes its input (duration, streams) before decoding: the length
+    // and the sound track come for free, with no ffprobe to start.
+    command.args(["-nostdin", "-hide_banner", "-nostats", "-v", "info"]);
+    // WebM holds only VP8, VP9 and AV1, which have no such frames: no need to ask ffprobe
+    // (which takes longer to start than a short recording takes to scan).
+    if !is_webm(video) && has_unreferenced_frames(video).await {
         // Frames that no other frame refers to (B-frames, here) need not be decoded at all,
         // which halves the decoding time. The frame shown for a sample is then at most a frame
         // or two older than its time: far less than the sampling interval. With frames
@@ -148,13 +152,16 @@ async fn decode(
     let decoded = child.wait().await.is_ok_and(|status| status.success());
     let reason = errors.await.unwrap_or_default();
     match read {
-        Ok(found) if decoded => Ok(found),
+        Ok(mut found) if decoded => {
+            found.input = InputFacts::from_log(&reason);
+            Ok(found)
+        }
         Err(e) if decoded && !matches!(e, VaiderError::InvalidPath { .. }) => Err(e),
         _ => Err(VaiderError::InvalidPath {
             message: format!(
                 "ffmpeg could not decode {} ({}). Check that the video plays; re-encode it if it does not.",
                 video.display(),
-                reason.lines().last().unwrap_or("no frames").trim()
+                failure_line(&reason)
             ),
         }),
     }
@@ -171,6 +178,10 @@ pub struct Timeline {
     pub interval: f64,
     /// Samples decoded times the interval: the video's length as the detector saw it.
     pub sampled_seconds: f64,
+    /// The container's duration, as ffmpeg read it; none for a WebM written live.
+    pub duration: Option<f64>,
+    /// The video has a sound track.
+    pub has_audio: bool,
     pub width: u32,
     pub height: u32,
 }
@@ -182,6 +193,8 @@ pub async fn timeline(video: &Path, options: &KeyframeOptions) -> Result<Timelin
         changes: found.changes.iter().map(|(at, _)| *at).collect(),
         interval: 1.0 / options.sample_fps,
         sampled_seconds: found.frames as f64 / options.sample_fps,
+        duration: found.input.duration,
+        has_audio: found.input.has_audio,
         width: found.geometry.width as u32,
         height: found.geometry.height as u32,
     })
@@ -228,8 +241,53 @@ async fn scan(
         .collect())
 }
 
+/// What ffmpeg said of its input before decoding it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct InputFacts {
+    /// The container's duration; none for a WebM written live.
+    duration: Option<f64>,
+    has_audio: bool,
+}
+
+impl InputFacts {
+    /// Reads `Duration: 00:01:00.00, ...` and `Stream #0:1: Audio: ...` from ffmpeg's
+    /// description of input #0 (what it says of its output comes after "Stream mapping").
+    fn from_log(log: &str) -> InputFacts {
+        let mut facts = InputFacts::default();
+        for line in log.lines().take_while(|l| !l.starts_with("Stream mapping")) {
+            let line = line.trim();
+            if let Some(rest) = line.strip_prefix("Duration: ") {
+                facts.duration = rest.split(',').next().and_then(clock_seconds);
+            } else if line.starts_with("Stream #0:") && line.contains(": Audio:") {
+                facts.has_audio = true;
+            }
+        }
+        facts
+    }
+}
+
+/// "00:01:02.50" in seconds.
+fn clock_seconds(text: &str) -> Option<f64> {
+    let mut seconds = 0.0;
+    for part in text.trim().split(':') {
+        seconds = seconds * 60.0 + part.parse::<f64>().ok()?;
+    }
+    (seconds.is_finite() && seconds > 0.0).then_some(seconds)
+}
+
+/// The line of ffmpeg's log that says why it failed: the last one that is not the
+/// description of its input.
+fn failure_line(log: &str) -> &str {
+    log.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no frames")
+}
+
 /// The changes one pass found, and the last frame (always chosen).
 struct Found {
+    input: InputFacts,
     /// (timestamp, changed share) of each change; the first frame counts as the largest.
     changes: Vec<(f64, f64)>,
     frames: u64,
@@ -291,6 +349,7 @@ async fn read_frames(
     }
     match last_frame {
         Some(last_frame) => Ok(Found {
+            input: InputFacts::default(),
             changes,
             frames,
             last_frame,
@@ -646,6 +705,20 @@ impl jpeg_encoder::ImageBuffer for Yuv420<'_> {
     }
 }
 
+/// Whether the file is WebM by its EBML header's DocType.
+fn is_webm(video: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let Ok(read) = std::fs::File::open(video).and_then(|mut f| f.read(&mut head)) else {
+        return false;
+    };
+    let head = &head[..read];
+    head.starts_with(&[0x1A, 0x45, 0xDF, 0xA3])
+        && head
+            .windows(6)
+            .any(|w| w == [0x42, 0x82, 0x84, b'w', b'e', b'b'])
+}
+
 /// Whether the video's codec marks frames that nothing refers to, so that they can be skipped:
 /// H.264 and HEVC with B-frames. Asked of ffprobe; when in doubt, every frame is decoded.
 async fn has_unreferenced_frames(video: &Path) -> bool {
@@ -685,17 +758,6 @@ pub async fn duration_seconds(video: &Path) -> Option<f64> {
         .lines()
         .filter_map(parse_seconds)
         .max_by(f64::total_cmp)
-}
-
-/// Whether the video has a sound track (Gemini bills its seconds too). False when ffprobe
-/// cannot tell.
-pub async fn has_audio(video: &Path) -> bool {
-    ffprobe_text(
-        video,
-        &["-select_streams", "a", "-show_entries", "stream=index"],
-    )
-    .await
-    .is_some_and(|text| !text.trim().is_empty())
 }
 
 async fn ffprobe_text(video: &Path, entries: &[&str]) -> Option<String> {
@@ -796,6 +858,21 @@ or use a provider that takes video (Gemini)."
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_length_and_sound_come_from_ffmpegs_description_of_its_input() {
+        let log = "Input #0, matroska,webm, from 'a.webm':\n  Duration: 00:01:02.50, start: 0.000000, bitrate: 62 kb/s\n  Stream #0:0: Video: vp8, yuv420p, 800x450\n  Stream #0:1: Audio: opus, 48000 Hz\nStream mapping:\n  Stream #0:1 -> #0:1 (opus -> pcm): Audio: pcm\n";
+        let facts = InputFacts::from_log(log);
+        assert_eq!(facts.duration, Some(62.5));
+        assert!(facts.has_audio);
+        let silent = log.replace("  Stream #0:1: Audio: opus, 48000 Hz\n", "");
+        assert!(
+            !InputFacts::from_log(&silent).has_audio,
+            "the output's audio does not count"
+        );
+        let live = log.replace("00:01:02.50", "N/A");
+        assert_eq!(InputFacts::from_log(&live).duration, None);
+    }
 
     #[test]
     fn picking_keeps_first_last_and_biggest_changes_in_order() {

@@ -30,6 +30,7 @@ async fn tools_are_listed_with_schemas_agents_can_use() {
         "timeout_sec",
         "no_cache",
         "cwd",
+        "sampling",
     ] {
         assert!(
             input["properties"][arg].is_object(),

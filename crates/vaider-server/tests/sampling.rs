@@ -234,6 +234,93 @@ async fn a_mostly_still_minute_costs_five_times_fewer_tokens_and_the_history_kee
 }
 
 #[tokio::test]
+async fn more_changes_than_clips_in_one_request_go_as_keyframes() {
+    let server = TestServer::start().await;
+    // 14 changes 4 s apart: 15 still stretches, more than Gemini's 10 videos a request.
+    let filters: Vec<String> = (1..=14)
+        .map(|i| panel(i as f64 * 4.0, None, 10 + (i % 5) * 125, 50 + (i / 5) * 105))
+        .collect();
+    let video = recording(server.media.path(), "many.webm", 60, &filters, None);
+    let (result, sent) = analyse(&server, &video, "auto").await;
+    assert_eq!(result["sampling"]["used"], "keyframes", "{result}");
+    let parts = sent["contents"][0]["parts"].as_array().unwrap();
+    assert!(
+        parts.iter().all(|p| p.get("fileData").is_none()),
+        "no video part"
+    );
+    let labels: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .filter(|t| t.starts_with("Frame at "))
+        .collect();
+    let images = parts
+        .iter()
+        .filter(|p| p.get("inlineData").is_some())
+        .count();
+    assert_eq!(images, labels.len());
+    assert_eq!(
+        images, 16,
+        "the first screen, 14 changes and the last: {labels:?}"
+    );
+    for i in 1..=14 {
+        let at = format!("Frame at 00:{:04.1}:", i as f64 * 4.0);
+        assert!(
+            labels.contains(&at.as_str()),
+            "{at} missing from {labels:?}"
+        );
+    }
+    // The video uploaded during the scan is not left behind.
+    assert!(
+        server.fake.files().iter().all(|f| f.deleted),
+        "{:?}",
+        server.fake.files()
+    );
+}
+
+#[tokio::test]
+async fn a_sound_track_is_billed_and_counted_in_what_the_default_would_cost() {
+    let server = TestServer::start().await;
+    let video = server.media.path().join("with-sound.webm");
+    let status = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=white:s=640x360:r=25:d=30",
+        ])
+        .args(["-f", "lavfi", "-i", "sine=frequency=440:duration=30"])
+        .args(["-vf", &panel(10.0, None, 20, 60)])
+        .args([
+            "-c:v",
+            "libvpx",
+            "-deadline",
+            "realtime",
+            "-cpu-used",
+            "8",
+            "-c:a",
+            "libopus",
+        ])
+        .arg(&video)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (auto, _) = analyse(&server, &video, "auto").await;
+    let (full, _) = analyse(&server, &video, "full").await;
+    let full_in = full["usage"]["inputTokens"].as_u64().unwrap();
+    // 30 s of sound is 960 tokens, about 10 % of this call: leaving it out would show.
+    let said = auto["sampling"]["defaultSamplingInputTokens"]
+        .as_u64()
+        .unwrap();
+    assert!(said.abs_diff(full_in) * 40 < full_in, "{said} vs {full_in}");
+    // The clips carry the sound of the seconds they cover: all of it, here.
+    let auto_in = auto["usage"]["inputTokens"].as_u64().unwrap();
+    assert!(auto_in > 30 * 32, "{auto_in}");
+}
+
+#[tokio::test]
 async fn a_recording_that_is_all_motion_goes_whole() {
     let server = TestServer::start().await;
     // A video player: the picture changes all the time.

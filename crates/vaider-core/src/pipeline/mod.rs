@@ -10,6 +10,7 @@ mod call;
 mod check;
 mod prepare;
 mod record;
+mod video;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -252,7 +253,7 @@ impl Vaider {
                     .map_err(|e| VaiderError::internal("wait for a free slot", e))?
             }
         };
-        let prepared = self
+        let mut prepared = self
             .prepare(
                 checked.media(),
                 &checked.provider,
@@ -281,6 +282,7 @@ impl Vaider {
                 stop,
             })
             .await?;
+        prepared.settle().await;
         Ok(Fresh {
             answer,
             prepared,

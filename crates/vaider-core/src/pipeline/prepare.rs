@@ -4,17 +4,19 @@
 //! size and format limits. With a note for the model and a list of what was adapted.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::json;
 
+use super::video::{add_keyframes, add_video, Video};
 use crate::analysis::Tool;
 use crate::config::ProviderConfig;
 use crate::engine::Vaider;
 use crate::error::{Result, VaiderError};
+use crate::image_fit;
 use crate::media::{MediaInfo, MediaKind};
-use crate::provider::{Capabilities, MediaPart, VideoClips};
-use crate::sampling::{self, Plan, Used, VideoSampling};
-use crate::{image_fit, keyframes};
+use crate::provider::{Capabilities, MediaPart};
+use crate::sampling::{Plan, PlannedVideo, Sending, VideoSampling};
 
 /// What was sent for one call: the parts, the prompt note and what was adapted.
 #[derive(Default)]
@@ -27,6 +29,10 @@ pub(super) struct Prepared {
     pub adaptations: Vec<String>,
     /// How a video went to a model that takes video.
     pub sampling: Option<Sampled>,
+    /// A video's plan being worked out during its upload, with the setting it follows.
+    pub planned: Option<(VideoSampling, PlannedVideo)>,
+    /// What that plan sent, once settled.
+    pub sent: Option<Arc<Sending>>,
 }
 
 /// The sampling setting of a call and what came of it.
@@ -40,11 +46,22 @@ pub(super) struct Sampled {
 impl Prepared {
     /// The parts as the interaction file records them (no pixels).
     pub fn describe_parts(&self) -> Vec<serde_json::Value> {
+        let clips = self.sent.as_ref().and_then(|s| s.clips.as_ref());
+        let frames = self.sent.iter().flat_map(|s| s.images.iter());
         self.parts
             .iter()
+            .chain(frames)
             .map(|part| match part {
                 MediaPart::File { path, media, .. } => {
-                    json!({"file": path, "type": media.mime_type, "sizeBytes": media.size_bytes})
+                    let mut file = json!({"file": path, "type": media.mime_type, "sizeBytes": media.size_bytes});
+                    if let Some(clips) = clips {
+                        file["clips"] = clips
+                            .clips
+                            .iter()
+                            .map(|c| json!({"start": c.start, "end": c.end, "fps": c.fps}))
+                            .collect();
+                    }
+                    file
                 }
                 MediaPart::Image { image, label } => json!({
                     "image": image.mime_type, "width": image.width, "height": image.height,
@@ -52,6 +69,25 @@ impl Prepared {
                 }),
             })
             .collect()
+    }
+
+    /// Takes in what a video's plan sent, once the provider has answered (the plan is done
+    /// by then): the frames, the adaptations and the sampling report.
+    pub async fn settle(&mut self) {
+        let Some((requested, planned)) = self.planned.take() else {
+            return;
+        };
+        let sent = planned.resolve().await;
+        if sent.frames_sent.is_some() {
+            self.frames_sent = sent.frames_sent;
+        }
+        self.adaptations.extend(sent.adaptations.iter().cloned());
+        self.sampling = Some(Sampled {
+            requested,
+            plan: sent.plan.clone(),
+            reason: sent.reason.clone(),
+        });
+        self.sent = Some(sent);
     }
 }
 
@@ -98,145 +134,6 @@ fn diff_label(tool: Tool, index: usize) -> Option<String> {
     })
 }
 
-/// A video file and what the check found of it.
-struct Video<'a> {
-    path: &'a Path,
-    info: &'a MediaInfo,
-}
-
-impl Video<'_> {
-    fn whole(&self, clips: Option<VideoClips>) -> MediaPart {
-        MediaPart::File {
-            path: self.path.to_path_buf(),
-            media: self.info.clone(),
-            clips,
-        }
-    }
-}
-
-/// A video for a model that takes video, sent as the sampling plan says. When the changes
-/// cannot be read, `auto` sends the whole video as before rather than fail.
-async fn add_video(
-    prepared: &mut Prepared,
-    video: Video<'_>,
-    caps: &Capabilities,
-    work_dir: &Path,
-    requested: VideoSampling,
-) -> Result<()> {
-    let why = "keyframes were asked for";
-    if !caps.video_clips || requested == VideoSampling::Full {
-        // A provider without clips (a vLLM server) can only take all of it, or keyframes.
-        if requested == VideoSampling::Keyframes {
-            add_keyframes(prepared, video.path, caps, work_dir, why).await?;
-            return Ok(());
-        }
-        prepared.parts.push(video.whole(None));
-        if caps.video_clips {
-            prepared.sampling = Some(Sampled {
-                requested,
-                plan: None,
-                reason: "full sampling was asked for".into(),
-            });
-        }
-        return Ok(());
-    }
-    let facts = match sampling::study(video.path).await {
-        Ok(facts) => facts,
-        Err(e) if requested == VideoSampling::Auto => {
-            prepared.parts.push(video.whole(None));
-            let reason =
-                format!("the screen's changes could not be read, so the whole video was sent: {e}");
-            prepared.adaptations.push(reason.clone());
-            prepared.sampling = Some(Sampled {
-                requested,
-                plan: None,
-                reason,
-            });
-            return Ok(());
-        }
-        Err(e) => return Err(e),
-    };
-    let mut plan = sampling::plan::plan(requested, &facts, &sampling::GEMINI_RATES);
-    match plan.used {
-        Used::Full => prepared.parts.push(video.whole(None)),
-        Used::Clips => {
-            let frames: u64 = plan.clips.iter().map(|c| c.frames()).sum();
-            prepared.adaptations.push(format!(
-                "video sent as {} clips around its screen changes: {frames} frames where one a second would be {}",
-                plan.clips.len(),
-                facts.duration.ceil().max(1.0),
-            ));
-            prepared.note = Some(sampling::clips_note(&plan.clips));
-            prepared.frames_sent = Some(frames);
-            prepared.parts.push(video.whole(Some(VideoClips {
-                clips: plan.clips.clone(),
-                low_resolution: plan.low_resolution,
-            })));
-        }
-        Used::Keyframes => {
-            let why = if requested == VideoSampling::Keyframes {
-                why
-            } else {
-                "cheaper than clips or the whole video"
-            };
-            plan.moments = add_keyframes(prepared, video.path, caps, work_dir, why).await?;
-            plan.media_tokens = plan.moments.len() as u64 * sampling::GEMINI_RATES.per_frame;
-        }
-    }
-    prepared.sampling = Some(Sampled {
-        requested,
-        reason: plan.reason.clone(),
-        plan: Some(plan),
-    });
-    Ok(())
-}
-
-/// A video as the frames where the screen changes, plus the first and the last, each
-/// labelled with its time. Returns the frames' times.
-async fn add_keyframes(
-    prepared: &mut Prepared,
-    path: &Path,
-    caps: &Capabilities,
-    work_dir: &Path,
-    why: &str,
-) -> Result<Vec<f64>> {
-    let frames = keyframes::extract(
-        path,
-        &work_dir.join("frames"),
-        &keyframes::KeyframeOptions::default(),
-    )
-    .await?;
-    let count = frames.len();
-    let mut times = Vec::with_capacity(count);
-    for frame in frames {
-        let bytes = tokio::fs::read(&frame.path)
-            .await
-            .map_err(|e| VaiderError::internal(format!("read {}", frame.path.display()), e))?;
-        let limits = caps.image.clone();
-        let image =
-            tokio::task::spawn_blocking(move || image_fit::fit(bytes, "image/jpeg", &limits))
-                .await
-                .map_err(|e| VaiderError::internal("fit a frame", e))??;
-        prepared.parts.push(MediaPart::Image {
-            image,
-            label: Some(format!(
-                "Frame at {}:",
-                keyframes::timestamp(frame.at_seconds)
-            )),
-        });
-        times.push(frame.at_seconds);
-    }
-    prepared.frames_sent = Some(count as u64);
-    prepared.note = Some(format!(
-        "The video was sent as {count} still frames, taken where the screen changes plus the first and the last; \
-each is labelled with its time. Describe it as a timeline using those times."
-    ));
-    prepared.adaptations.push(format!(
-        "video sent as {count} keyframes (where the screen changes, plus first and last): {why}"
-    ));
-    Ok(times)
-}
-
 /// An image inline, fitted to the provider's limits; one too large to send inline goes as a
 /// file where the provider takes files (Gemini) rather than shrink.
 async fn add_image(
@@ -254,7 +151,7 @@ async fn add_image(
         prepared.parts.push(MediaPart::File {
             path: path.to_path_buf(),
             media: info.clone(),
-            clips: None,
+            plan: None,
         });
         return Ok(());
     }

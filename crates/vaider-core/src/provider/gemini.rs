@@ -19,6 +19,7 @@ use crate::config::GeminiConfig;
 use crate::error::{UpstreamResponse, VaiderError};
 use crate::media::MediaInfo;
 use crate::progress::Progress;
+use crate::sampling::Sending;
 use crate::secrets::ApiKey;
 
 /// Google's resumable protocol wants every chunk but the last to be a multiple of 256 KiB.
@@ -115,14 +116,11 @@ impl GeminiProvider {
         for part in job.parts {
             match part {
                 MediaPart::Image { image, label } => {
-                    if let Some(label) = label {
-                        parts.push(json!({"text": label}));
-                    }
-                    parts.push(json!({"inlineData": {"mimeType": image.mime_type, "data": base64::engine::general_purpose::STANDARD.encode(&image.bytes)}}));
+                    add_image(&mut parts, image, label.as_deref());
                     sent += image.bytes.len() as u64;
                     job.progress.report(Progress::Uploading { sent, total });
                 }
-                MediaPart::File { path, media, clips } => {
+                MediaPart::File { path, media, plan } => {
                     job.ensure_wanted()?;
                     let mime = gemini_mime(media);
                     let file = self
@@ -135,14 +133,17 @@ impl GeminiProvider {
                         .ok_or_else(|| VaiderError::internal("upload", "lost the file"))?;
                     job.ensure_wanted()?;
                     self.wait_until_active(file, job, calls).await?;
-                    let file_data = json!({"fileUri": file.uri, "mimeType": mime});
-                    match clips {
-                        None => parts.push(json!({"fileData": file_data})),
-                        Some(clips) => {
-                            low_resolution |= clips.low_resolution;
-                            parts.extend(clip_parts(&file_data, &clips.clips));
-                        }
-                    }
+                    let file_data = json!({"fileData": {"fileUri": file.uri, "mimeType": mime}});
+                    let Some(plan) = plan else {
+                        parts.push(file_data);
+                        continue;
+                    };
+                    // The scan ran during the upload; it is usually done by now.
+                    let sending = tokio::select! {
+                        sending = plan.resolve() => sending,
+                        _ = job.stop.cancelled() => return Err(super::stopped()),
+                    };
+                    low_resolution |= add_planned(&mut parts, file_data, &sending);
                 }
             }
         }
@@ -190,21 +191,42 @@ impl GeminiProvider {
     }
 }
 
-/// One `fileData` part per clip of the same uploaded video, each with its offsets and rate.
-fn clip_parts<'a>(
-    file_data: &'a Value,
-    clips: &'a [crate::sampling::Clip],
-) -> impl Iterator<Item = Value> + 'a {
-    clips.iter().map(move |clip| {
-        json!({
-            "fileData": file_data,
-            "videoMetadata": {
+fn add_image(parts: &mut Vec<Value>, image: &crate::image_fit::FittedImage, label: Option<&str>) {
+    if let Some(label) = label {
+        parts.push(json!({"text": label}));
+    }
+    parts.push(json!({"inlineData": {"mimeType": image.mime_type, "data": base64::engine::general_purpose::STANDARD.encode(&image.bytes)}}));
+}
+
+/// The uploaded video as its plan says: the note, then one `fileData` part per clip (each
+/// with its offsets and rate), or the keyframes inline, or the whole file. Returns whether the
+/// frames go at low resolution.
+fn add_planned(parts: &mut Vec<Value>, file_data: Value, sending: &Sending) -> bool {
+    if let Some(note) = &sending.note {
+        parts.push(json!({"text": note}));
+    }
+    if let Some(clips) = &sending.clips {
+        parts.extend(clips.clips.iter().map(|clip| {
+            let mut part = file_data.clone();
+            part["videoMetadata"] = json!({
                 "startOffset": format!("{:.3}s", clip.start),
                 "endOffset": format!("{:.3}s", clip.end),
                 "fps": clip.fps,
-            }
-        })
-    })
+            });
+            part
+        }));
+        return clips.low_resolution;
+    }
+    if sending.images.is_empty() {
+        parts.push(file_data);
+    }
+    // Keyframes: the upload goes unused and is deleted with the others.
+    for image in &sending.images {
+        if let MediaPart::Image { image, label } = image {
+            add_image(parts, image, label.as_deref());
+        }
+    }
+    false
 }
 
 /// An uploaded file; deleted when dropped unless `delete` ran, so a timeout or an error

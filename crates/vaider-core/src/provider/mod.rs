@@ -22,12 +22,12 @@ use crate::secrets::ApiKey;
 #[derive(Debug, Clone)]
 pub enum MediaPart {
     /// A whole file: Gemini uploads it; an OpenAI-compatible server that takes video gets it
-    /// as a data URL. `clips`, for a video, are the parts of it the model is shown (Gemini's
-    /// `videoMetadata`); none: all of it.
+    /// as a data URL. `plan`, for a video, says what the model is shown of it once uploaded
+    /// (clips, keyframes, or all of it when none); it is worked out during the upload.
     File {
         path: PathBuf,
         media: MediaInfo,
-        clips: Option<VideoClips>,
+        plan: Option<crate::sampling::PlannedVideo>,
     },
     /// An image ready to send inline, with a label sent just before it (a keyframe's time,
     /// "EXPECTED", "ACTUAL").

@@ -11,6 +11,7 @@
 pub mod plan;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,20 +55,14 @@ impl VideoSampling {
     }
 }
 
-/// Finds the changes and reads the length and audio of a video, for [`plan::plan`]. The
-/// detector and ffprobe run at once.
+/// Finds the changes and reads the length and sound track of a video, for [`plan::plan`],
+/// in one ffmpeg pass.
 pub async fn study(video: &Path) -> Result<VideoFacts> {
-    let options = KeyframeOptions::default();
-    let (timeline, duration, has_audio) = tokio::join!(
-        keyframes::timeline(video, &options),
-        keyframes::duration_seconds(video),
-        keyframes::has_audio(video),
-    );
-    let timeline = timeline?;
+    let timeline = keyframes::timeline(video, &KeyframeOptions::default()).await?;
     Ok(VideoFacts {
         // A WebM written live has no duration in its header: the samples decoded tell it.
-        duration: duration.unwrap_or(timeline.sampled_seconds),
-        has_audio,
+        duration: timeline.duration.unwrap_or(timeline.sampled_seconds),
+        has_audio: timeline.has_audio,
         timeline,
     })
 }
@@ -126,6 +121,34 @@ impl SamplingReport {
     }
 }
 
+impl SamplingReport {
+    /// One line for people: how the video went and what the default would have cost.
+    pub fn summary(&self, input_tokens: u64) -> String {
+        let sent = match self.used {
+            Used::Full => "the whole video".to_string(),
+            Used::Clips => format!("{} frames in clips around the changes", self.moments.len()),
+            Used::Keyframes => format!("{} keyframes", self.moments.len()),
+        };
+        let mut line = format!(
+            "video sampling {}: {sent}; {input_tokens} input tokens",
+            self.requested.as_str()
+        );
+        if self.default_sampling_input_tokens > input_tokens {
+            line.push_str(&format!(
+                " where Gemini's default sampling would use {} ({})",
+                self.default_sampling_input_tokens,
+                fewer(self.default_sampling_input_tokens, input_tokens)
+            ));
+        }
+        line
+    }
+}
+
+/// "6.1x fewer": how many times fewer tokens `used` is than `default`.
+pub fn fewer(default: u64, used: u64) -> String {
+    format!("{:.1}x fewer", default as f64 / used.max(1) as f64)
+}
+
 /// The sentence the model reads before the clips: which moments it sees, and that the screen
 /// did not change between them.
 pub fn clips_note(clips: &[Clip]) -> String {
@@ -150,4 +173,80 @@ pub fn clips_note(clips: &[Clip]) -> String {
         });
     }
     lines.join("\n")
+}
+
+/// What goes to the model in place of the whole video: worked out while the video uploads,
+/// so that the scan adds nothing before the upload starts.
+#[derive(Debug, Default)]
+pub struct Sending {
+    /// None when no plan was made (the scan failed): the whole video goes.
+    pub plan: Option<Plan>,
+    pub reason: String,
+    /// Told to the model just before the clips or frames.
+    pub note: Option<String>,
+    /// The clips to send, when the plan chose clips.
+    pub clips: Option<crate::provider::VideoClips>,
+    /// Timestamped frames (label and image parts), when the plan chose keyframes.
+    pub images: Vec<crate::provider::MediaPart>,
+    pub frames_sent: Option<u64>,
+    pub adaptations: Vec<String>,
+}
+
+impl Sending {
+    /// The whole video, for a reason.
+    pub fn whole(reason: String) -> Sending {
+        Sending {
+            adaptations: vec![reason.clone()],
+            reason,
+            ..Sending::default()
+        }
+    }
+}
+
+/// A video's [`Sending`], being worked out on its own task. Clones share the one answer; when
+/// the last clone is dropped (the call ended), the work stops and ffmpeg with it.
+#[derive(Clone)]
+pub struct PlannedVideo {
+    answer: futures_util::future::Shared<futures_util::future::BoxFuture<'static, Arc<Sending>>>,
+}
+
+impl std::fmt::Debug for PlannedVideo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PlannedVideo")
+    }
+}
+
+impl PlannedVideo {
+    /// Starts the work now, whether or not anyone awaits it yet.
+    pub fn start(
+        work: impl std::future::Future<Output = Sending> + Send + 'static,
+    ) -> PlannedVideo {
+        use futures_util::FutureExt;
+        let task = AbortOnDrop(tokio::spawn(work));
+        let answer = async move {
+            let mut task = task;
+            match (&mut task.0).await {
+                Ok(sending) => Arc::new(sending),
+                Err(e) => Arc::new(Sending::whole(format!(
+                    "the scan for screen changes stopped ({e}), so the whole video was sent"
+                ))),
+            }
+        };
+        PlannedVideo {
+            answer: answer.boxed().shared(),
+        }
+    }
+
+    /// The answer, once the work is done.
+    pub async fn resolve(&self) -> Arc<Sending> {
+        self.answer.clone().await
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<Sending>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

@@ -322,6 +322,8 @@ mod tests {
                 changes: changes.to_vec(),
                 interval: 0.25,
                 sampled_seconds: duration,
+                duration: Some(duration),
+                has_audio,
                 width: 800,
                 height: 450,
             },

@@ -143,6 +143,12 @@ fn readable(result: &AnalysisResult) -> String {
             result.adaptations.join("; ")
         ));
     }
+    if let Some(sampling) = &result.sampling {
+        text.push_str(&format!(
+            "\n\n({}.)",
+            sampling.summary(result.usage.input_tokens)
+        ));
+    }
     text.push_str(&format!(
         "\n\n({} {}, {} ms, {} in / {} out tokens, ${:.6}{}; interactionId {}; log {})",
         result.provider,

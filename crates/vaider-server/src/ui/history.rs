@@ -86,6 +86,9 @@ pub(super) struct HistoryPage {
     next: Option<String>,
     /// Every match, not only this page.
     total: u64,
+    /// Sums over the whole history, unfiltered: tokens used, and what Gemini's default video
+    /// sampling would have used.
+    totals: history::Totals,
 }
 
 /// `GET /api/interactions/{id}`: the summary and everything the detail view shows.
@@ -102,6 +105,8 @@ pub(super) struct Detail {
     usage: Usage,
     details: Option<Value>,
     adaptations: Vec<String>,
+    /// How a video went to a model that takes video, with the default sampling's tokens.
+    sampling: Option<vaider_core::sampling::SamplingReport>,
     frames_analysed: Option<u64>,
     log_dir: Option<String>,
     media_path: Option<String>,
@@ -159,11 +164,12 @@ pub(super) async fn history_page(
         limit,
     };
     let history = state.engine.history().clone();
-    let page = blocking(move || history.search(&query)).await?;
+    let (page, totals) = blocking(move || Ok((history.search(&query)?, history.totals()?))).await?;
     Ok(Json(HistoryPage {
         items: page.items.iter().map(Summary::of).collect(),
         next: page.next,
         total: page.total,
+        totals,
     }))
 }
 
@@ -208,6 +214,7 @@ pub(super) async fn detail(
             .as_ref()
             .map(|r| r.adaptations.clone())
             .unwrap_or_default(),
+        sampling: result.as_ref().and_then(|r| r.sampling.clone()),
         frames_analysed: result.as_ref().map(|r| r.frames_analysed),
         log_dir: row.log_dir,
         media_url: row

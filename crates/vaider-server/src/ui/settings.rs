@@ -7,6 +7,7 @@ use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use vaider_core::config::{Config, DEFAULT_GEMINI_MODEL};
+use vaider_core::sampling::VideoSampling;
 use vaider_core::secrets::{self, KeychainStatus};
 
 use crate::api_error::ApiError;
@@ -23,6 +24,7 @@ const ENV_FIELDS: &[(&str, &[&str])] = &[
     ("cache", &["VAIDER_CACHE"]),
     ("dataDir", &["VAIDER_DATA_DIR"]),
     ("downloadLimitMb", &["VAIDER_DOWNLOAD_LIMIT_MB"]),
+    ("videoSampling", &["VAIDER_VIDEO_SAMPLING"]),
 ];
 
 /// `GET /api/settings` (the `Settings` of docs/ui-api.md).
@@ -52,6 +54,7 @@ struct Values {
     /// Empty for the default folder.
     data_dir: String,
     download_limit_mb: u64,
+    video_sampling: VideoSampling,
 }
 
 /// A field whose value comes from an environment variable rather than the file.
@@ -156,6 +159,7 @@ async fn current(state: &AppState) -> Settings {
                 .map(|d| d.display().to_string())
                 .unwrap_or_default(),
             download_limit_mb: config.download_limit_mb,
+            video_sampling: config.video_sampling,
         },
         data_dir_in_use: state.engine.data_dir().to_path_buf(),
         env_overrides: env_overrides(),
@@ -181,6 +185,7 @@ pub(super) struct SettingsBody {
     cache: Option<bool>,
     data_dir: Option<String>,
     download_limit_mb: Option<u64>,
+    video_sampling: Option<String>,
 }
 
 /// Puts the edited values into the config file's settings, refusing any that is out of range
@@ -235,6 +240,14 @@ fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
     }
     if let Some(mb) = body.download_limit_mb {
         config.download_limit_mb = mb;
+    }
+    if let Some(sampling) = body.video_sampling {
+        config.video_sampling = VideoSampling::parse(&sampling).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "videoSampling {sampling:?} is not known: use {}.",
+                VideoSampling::NAMES
+            ))
+        })?;
     }
     if let Some(dir) = body.data_dir {
         let dir = dir.trim();

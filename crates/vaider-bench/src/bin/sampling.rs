@@ -1,0 +1,258 @@
+//! `vaider-sampling-bench`: what change-aware video sampling saves. For the shared Playwright
+//! recordings and a 60 s 800x450 VP8 recording with 8 screen changes (Playwright's format, no
+//! sound): input tokens and cost per analysed minute with `full` (Gemini's one frame a second)
+//! and `auto`, as the fake Gemini counts them at Gemini's documented rates (goal: `auto` at
+//! least 5x fewer); and the time the plan adds before the upload starts (goal: under 0.5 s for
+//! the 60 s recording): the call's start to the fake's first upload request, `auto` against
+//! `full`. The scan itself runs beside the upload; its length is reported too.
+//!
+//! Run with `scripts/bench.sh --sampling`, or `target/release/vaider-sampling-bench`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context, Result};
+use fake_gemini::FakeGemini;
+use vaider_bench::report::{ms, secs, verdict, Spread, Table};
+use vaider_core::progress::NoProgress;
+use vaider_core::sampling::{self, VideoSampling, GEMINI_RATES};
+use vaider_core::secrets::{ApiKey, KeySource};
+use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider};
+
+/// When the synthetic recording's screen changes, in seconds.
+const CHANGES: [f64; 8] = [4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5];
+/// Times the plan is timed.
+const RUNS: usize = 7;
+
+/// A white "app" whose panels appear at `CHANGES`, with a blinking caret, recorded the way
+/// Playwright records: VP8 WebM, 800x450, 25 fps, no sound.
+fn playwright_like_recording(out: &Path) -> Result<()> {
+    let mut filters = vec!["drawbox=x=0:y=0:w=800:h=40:color=0x334455:t=fill".to_string()];
+    for (i, at) in CHANGES.iter().enumerate() {
+        let (x, y) = (20 + (i as u32 % 4) * 190, 60 + (i as u32 / 4) * 190);
+        filters.push(format!(
+            "drawbox=enable='gte(t,{at})':x={x}:y={y}:w=170:h=150:color=0x{:06x}:t=fill",
+            0x2060a0 + i * 0x101010
+        ));
+    }
+    filters.push("drawbox=enable='lt(mod(t,1),0.5)':x=400:y=12:w=2:h=16:color=white:t=fill".into());
+    let status = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "lavfi"])
+        .args([
+            "-i",
+            "color=c=white:s=800x450:r=25:d=60",
+            "-vf",
+            &filters.join(","),
+        ])
+        .args([
+            "-c:v",
+            "libvpx",
+            "-b:v",
+            "1M",
+            "-deadline",
+            "realtime",
+            "-cpu-used",
+            "8",
+        ])
+        .arg(out)
+        .status()
+        .context("run ffmpeg (apt-get install ffmpeg)")?;
+    ensure!(status.success(), "ffmpeg could not make the recording");
+    Ok(())
+}
+
+/// One analysis through the real pipeline, with the given sampling.
+struct Measured {
+    /// From the call's start to the upload's start request reaching the fake.
+    to_upload: Duration,
+    /// The whole call.
+    took: Duration,
+    input_tokens: u64,
+    frames: u64,
+    used: String,
+}
+
+async fn analyse(
+    engine: &Vaider,
+    fake: &FakeGemini,
+    video: &Path,
+    sampling: VideoSampling,
+) -> Result<Measured> {
+    let mut request =
+        AnalysisRequest::new(Tool::AnalyzeVideo, Door::Cli, video.display().to_string());
+    request.sampling = Some(sampling);
+    request.no_cache = true;
+    let started = Instant::now();
+    let result = match engine.analyse(request, &NoProgress).await {
+        Ok(result) => result,
+        Err(failure) => bail!("analysis of {} failed: {failure}", video.display()),
+    };
+    let upload = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.at >= started && r.path.starts_with("/upload/"))
+        .map(|r| r.at)
+        .min()
+        .context("the fake saw no upload")?;
+    Ok(Measured {
+        to_upload: upload - started,
+        took: started.elapsed(),
+        input_tokens: result.usage.input_tokens,
+        frames: result.frames_analysed,
+        used: result.sampling.map_or_else(
+            || "-".into(),
+            |s| {
+                let at: Vec<String> = s.moments.iter().map(|m| format!("{m}")).collect();
+                format!("{} at {} s", s.used.as_str(), at.join(", "))
+            },
+        ),
+    })
+}
+
+/// How long the scan and the plan take (they run beside the upload).
+async fn plan_time(video: &Path) -> Result<Spread> {
+    let mut times = Vec::new();
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        let facts = sampling::study(video).await?;
+        let _ = sampling::plan::plan(VideoSampling::Auto, &facts, &GEMINI_RATES);
+        times.push(started.elapsed());
+    }
+    Ok(Spread::of(&times))
+}
+
+fn shared_media() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/media"
+    ))
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let work = tempfile::tempdir()?;
+    let synthetic = work.path().join("playwright-60s-8-changes.webm");
+    playwright_like_recording(&synthetic)?;
+    let mut videos = vec![("60 s 800x450 VP8, 8 changes", synthetic.clone())];
+    for name in ["login-flow.webm", "login-flow.mp4"] {
+        // A copy: Vaider keeps each interaction's files beside the media.
+        let path = work.path().join(name);
+        if std::fs::copy(shared_media().join(name), &path).is_ok() {
+            videos.push((name, path));
+        }
+    }
+
+    let fake = FakeGemini::start().await;
+    let mut config = Config {
+        data_dir: Some(work.path().join("data")),
+        timeout_sec: 120,
+        ..Config::default()
+    };
+    config.gemini.base_url = fake.base_url();
+    config.gemini.poll_interval_ms = 20;
+    let engine = Vaider::open(config)?;
+    engine.set_api_key(
+        ApiKey::new(FakeGemini::API_KEY),
+        KeySource::Environment("GEMINI_API_KEY".into()),
+    );
+
+    // Sampling changes what goes in; what the model writes back is another matter.
+    let defaults = Config::default();
+    let input_price = defaults
+        .price_of(&defaults.model)
+        .map_or(0.0, |p| p.input_per_million / 1e6);
+    let mut tokens = Table::new(&[
+        "recording",
+        "length",
+        "full: tokens/min",
+        "auto: tokens/min",
+        "auto sent",
+        "fewer",
+        "full: input $/min",
+        "auto: input $/min",
+        "goal ≥5x",
+    ]);
+    let mut timing = Table::new(&[
+        "recording",
+        "call start to upload: full",
+        "auto",
+        "added before upload",
+        "goal < 0.5 s",
+        "scan, beside the upload (median, min–max)",
+        "whole call with the instant fake: full",
+        "auto",
+    ]);
+    for (label, video) in &videos {
+        let seconds = vaider_core::keyframes::duration_seconds(video)
+            .await
+            .context("ffprobe could not read the length")?;
+        let per_minute = |n: f64| n * 60.0 / seconds;
+        let mut full = analyse(&engine, &fake, video, VideoSampling::Full).await?;
+        let mut auto = analyse(&engine, &fake, video, VideoSampling::Auto).await?;
+        // The time to the upload, over a few calls each.
+        let (mut full_waits, mut auto_waits) = (vec![full.to_upload], vec![auto.to_upload]);
+        let (mut full_took, mut auto_took) = (vec![full.took], vec![auto.took]);
+        for _ in 1..RUNS {
+            full = analyse(&engine, &fake, video, VideoSampling::Full).await?;
+            auto = analyse(&engine, &fake, video, VideoSampling::Auto).await?;
+            full_waits.push(full.to_upload);
+            auto_waits.push(auto.to_upload);
+            full_took.push(full.took);
+            auto_took.push(auto.took);
+        }
+        let ratio = full.input_tokens as f64 / auto.input_tokens.max(1) as f64;
+        tokens.row(&[
+            label,
+            &format!("{seconds:.1} s"),
+            &format!(
+                "{:.0} ({} frames)",
+                per_minute(full.input_tokens as f64),
+                full.frames
+            ),
+            &format!(
+                "{:.0} ({} frames)",
+                per_minute(auto.input_tokens as f64),
+                auto.frames
+            ),
+            &auto.used,
+            &format!("{ratio:.1}x"),
+            &format!("{:.5}", per_minute(full.input_tokens as f64) * input_price),
+            &format!("{:.5}", per_minute(auto.input_tokens as f64) * input_price),
+            verdict(ratio >= 5.0),
+        ]);
+        let scan = plan_time(video).await?;
+        let (full_wait, auto_wait) = (
+            Spread::of(&full_waits).median,
+            Spread::of(&auto_waits).median,
+        );
+        let added = auto_wait.saturating_sub(full_wait);
+        timing.row(&[
+            label,
+            &ms(full_wait),
+            &ms(auto_wait),
+            &ms(added),
+            verdict(added < Duration::from_millis(500)),
+            &format!(
+                "{:.3} s ({:.3}–{:.3})",
+                scan.median.as_secs_f64(),
+                scan.min.as_secs_f64(),
+                scan.max.as_secs_f64()
+            ),
+            &secs(Spread::of(&full_took).median),
+            &secs(Spread::of(&auto_took).median),
+        ]);
+    }
+    let report = format!(
+        "## Change-aware video sampling\n\n### Tokens ({} input prices, tokens as the fake Gemini counts them)\n\n{}\n\
+         ### Time (the fake uploads and processes at once; a real upload and Gemini's processing, \
+         seconds for a video, hide the scan)\n\n{}",
+        defaults.model,
+        tokens.finish(),
+        timing.finish()
+    );
+    println!("{report}");
+    let target = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target"));
+    let _ = std::fs::write(target.join("sampling-bench-report.md"), &report);
+    Ok(())
+}

@@ -1,0 +1,190 @@
+//! A video for the prepare stage. To a model that takes clips of a video (Gemini), `auto`
+//! starts the scan for screen changes beside the upload and sends what the plan chooses once
+//! both are done, so the scan adds nothing before the upload starts; `keyframes` sends still
+//! frames; `full` the whole video. A model without video gets keyframes.
+
+use std::path::{Path, PathBuf};
+
+use super::prepare::{Prepared, Sampled};
+use crate::error::{Result, VaiderError};
+use crate::media::MediaInfo;
+use crate::provider::{Capabilities, MediaPart, VideoClips};
+use crate::sampling::{self, PlannedVideo, Sending, Used, VideoSampling, GEMINI_RATES};
+use crate::{image_fit, keyframes};
+
+/// A video file and what the check found of it.
+pub(super) struct Video<'a> {
+    pub path: &'a Path,
+    pub info: &'a MediaInfo,
+}
+
+impl Video<'_> {
+    fn part(&self, plan: Option<PlannedVideo>) -> MediaPart {
+        MediaPart::File {
+            path: self.path.to_path_buf(),
+            media: self.info.clone(),
+            plan,
+        }
+    }
+}
+
+/// A video for a model that takes video, sent as the sampling setting says.
+pub(super) async fn add_video(
+    prepared: &mut Prepared,
+    video: Video<'_>,
+    caps: &Capabilities,
+    work_dir: &Path,
+    requested: VideoSampling,
+) -> Result<()> {
+    match requested {
+        VideoSampling::Keyframes => add_asked_keyframes(prepared, video.path, caps, work_dir).await,
+        VideoSampling::Auto if caps.video_clips => {
+            let (path, caps, work_dir) = (
+                video.path.to_path_buf(),
+                caps.clone(),
+                work_dir.to_path_buf(),
+            );
+            let planned = PlannedVideo::start(plan_video(path, caps, work_dir));
+            prepared.parts.push(video.part(Some(planned.clone())));
+            prepared.planned = Some((requested, planned));
+            Ok(())
+        }
+        // A provider that takes no clips (a vLLM server) takes all of it.
+        _ => {
+            prepared.parts.push(video.part(None));
+            if caps.video_clips {
+                prepared.sampling = Some(Sampled {
+                    requested,
+                    plan: None,
+                    reason: "full sampling was asked for".into(),
+                });
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Keyframes asked for by the setting, with what the default sampling would have cost.
+async fn add_asked_keyframes(
+    prepared: &mut Prepared,
+    path: &Path,
+    caps: &Capabilities,
+    work_dir: &Path,
+) -> Result<()> {
+    let times = add_keyframes(prepared, path, caps, work_dir, "keyframes were asked for").await?;
+    if caps.video_clips {
+        if let Ok(facts) = sampling::study(path).await {
+            let mut plan = sampling::plan::plan(VideoSampling::Keyframes, &facts, &GEMINI_RATES);
+            plan.media_tokens = times.len() as u64 * GEMINI_RATES.per_frame;
+            plan.moments = times;
+            prepared.sampling = Some(Sampled {
+                requested: VideoSampling::Keyframes,
+                reason: plan.reason.clone(),
+                plan: Some(plan),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The `auto` plan, on its own task while the video uploads. When the changes cannot be
+/// read, the whole video goes as before rather than fail.
+async fn plan_video(path: PathBuf, caps: Capabilities, work_dir: PathBuf) -> Sending {
+    let facts = match sampling::study(&path).await {
+        Ok(facts) => facts,
+        Err(e) => {
+            return Sending::whole(format!(
+                "the screen's changes could not be read, so the whole video was sent: {e}"
+            ))
+        }
+    };
+    let mut plan = sampling::plan::plan(VideoSampling::Auto, &facts, &GEMINI_RATES);
+    let mut sending = Sending {
+        reason: plan.reason.clone(),
+        ..Sending::default()
+    };
+    match plan.used {
+        Used::Full => {}
+        Used::Clips => {
+            let frames: u64 = plan.clips.iter().map(|c| c.frames()).sum();
+            sending.adaptations.push(format!(
+                "video sent as {} clips around its screen changes: {frames} frames where one a second would be {}",
+                plan.clips.len(),
+                facts.duration.ceil().max(1.0),
+            ));
+            sending.note = Some(sampling::clips_note(&plan.clips));
+            sending.frames_sent = Some(frames);
+            sending.clips = Some(VideoClips {
+                clips: plan.clips.clone(),
+                low_resolution: plan.low_resolution,
+            });
+        }
+        Used::Keyframes => {
+            let mut frames = Prepared::default();
+            let why = "cheaper than clips or the whole video";
+            match add_keyframes(&mut frames, &path, &caps, &work_dir, why).await {
+                Ok(times) => {
+                    plan.media_tokens = times.len() as u64 * GEMINI_RATES.per_frame;
+                    plan.moments = times;
+                    sending.note = frames.note;
+                    sending.frames_sent = frames.frames_sent;
+                    sending.adaptations = frames.adaptations;
+                    sending.images = frames.parts;
+                }
+                Err(e) => {
+                    return Sending::whole(format!(
+                        "the keyframes could not be taken, so the whole video was sent: {e}"
+                    ))
+                }
+            }
+        }
+    }
+    sending.plan = Some(plan);
+    sending
+}
+
+/// A video as the frames where the screen changes, plus the first and the last, each
+/// labelled with its time. Returns the frames' times.
+pub(super) async fn add_keyframes(
+    prepared: &mut Prepared,
+    path: &Path,
+    caps: &Capabilities,
+    work_dir: &Path,
+    why: &str,
+) -> Result<Vec<f64>> {
+    let frames = keyframes::extract(
+        path,
+        &work_dir.join("frames"),
+        &keyframes::KeyframeOptions::default(),
+    )
+    .await?;
+    let count = frames.len();
+    let mut times = Vec::with_capacity(count);
+    for frame in frames {
+        let bytes = tokio::fs::read(&frame.path)
+            .await
+            .map_err(|e| VaiderError::internal(format!("read {}", frame.path.display()), e))?;
+        let limits = caps.image.clone();
+        let image =
+            tokio::task::spawn_blocking(move || image_fit::fit(bytes, "image/jpeg", &limits))
+                .await
+                .map_err(|e| VaiderError::internal("fit a frame", e))??;
+        prepared.parts.push(MediaPart::Image {
+            image,
+            label: Some(format!(
+                "Frame at {}:",
+                keyframes::timestamp(frame.at_seconds)
+            )),
+        });
+        times.push(frame.at_seconds);
+    }
+    prepared.frames_sent = Some(count as u64);
+    prepared.note = Some(format!(
+        "The video was sent as {count} still frames, taken where the screen changes plus the first and the last; \
+each is labelled with its time. Describe it as a timeline using those times."
+    ));
+    prepared.adaptations.push(format!(
+        "video sent as {count} keyframes (where the screen changes, plus first and last): {why}"
+    ));
+    Ok(times)
+}
