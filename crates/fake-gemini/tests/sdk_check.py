@@ -141,6 +141,34 @@ def main() -> None:
             fail(f"unknown model answered {e.code}")
         print(f"unknown model: {e.code} {e.status}")
 
+    # Clips of the same file, as Vaider's change-aware sampling sends them: frames at each
+    # part's fps between its offsets, at the requested media resolution, and no audio tokens
+    # (the recording has no sound track).
+    def clip(start, end, fps):
+        return types.Part(
+            file_data=types.FileData(file_uri=f.uri, mime_type="video/webm"),
+            video_metadata=types.VideoMetadata(start_offset=start, end_offset=end, fps=fps),
+        )
+
+    def video_tokens(resp):
+        details = resp.usage_metadata.prompt_tokens_details or []
+        return sum(d.token_count for d in details if d.modality.name == "VIDEO")
+
+    clipped = client.models.generate_content(
+        model="gemini-2.5-flash",
+        contents=[clip("0s", "2s", 0.4995), clip("2.25s", "3.5s", 8.0), "Describe"],
+    )
+    if video_tokens(clipped) != (1 + 10) * 258:
+        fail(f"clips: {video_tokens(clipped)} video tokens, expected 11 frames of 258")
+    low = client.models.generate_content(
+        model="gemini-2.5-flash",
+        contents=[clip("0s", "2s", 0.4995), "Describe"],
+        config=types.GenerateContentConfig(media_resolution=types.MediaResolution.MEDIA_RESOLUTION_LOW),
+    )
+    if video_tokens(low) != 66:
+        fail(f"low resolution: {video_tokens(low)} video tokens, expected 66")
+    print(f"clips: {video_tokens(clipped)} video tokens; one frame at low resolution: {video_tokens(low)}")
+
     # Count tokens, list, delete.
     ct = client.models.count_tokens(model="gemini-2.5-flash", contents=[f, "Describe"])
     if not ct.total_tokens:
