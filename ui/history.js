@@ -51,6 +51,8 @@ export function historyView(root, r) {
   const toolSel = mkSelect('filter-tool', 'tool', st.tool);
   const projectSel = mkSelect('filter-project', 'project', st.project);
   const count = h('span', { class: 'count', id: 'history-count', 'aria-live': 'polite' }, '');
+  // What change-aware video sampling saved over the whole history.
+  const saving = h('span', { class: 'count muted', id: 'history-saving', hidden: true }, '');
   const tbody = h('tbody', { id: 'history-rows' });
   const table = h('table', { class: 'history', id: 'history-table' },
     h('caption', { class: 'sr-only' }, 'Analyses, newest first'),
@@ -72,7 +74,7 @@ export function historyView(root, r) {
   root.append(
     h('div', { class: 'page-head' },
       h('h1', null, 'History'),
-      count),
+      count, saving),
     h('div', { class: 'toolbar', role: 'search' },
       h('label', { class: 'search' }, h('span', { class: 'sr-only' }, 'Search the history'),
         h('span', { class: 'search-icon', 'aria-hidden': 'true' }), search),
@@ -144,10 +146,12 @@ export function historyView(root, r) {
       ? `${plural(st.total, 'match', 'matches')}`
       : `${plural(st.total, 'analysis', 'analyses')}`;
     const t = st.totals;
-    if (t && t.defaultSamplingInputTokens > t.inputTokens) {
+    saving.hidden = !(t && t.defaultSamplingInputTokens > t.inputTokens);
+    if (!saving.hidden) {
       const saved = t.defaultSamplingInputTokens - t.inputTokens;
       const times = (t.defaultSamplingInputTokens / Math.max(1, t.inputTokens)).toFixed(1);
-      count.textContent += ` · video sampling saved ${fmtInt(saved)} input tokens (${times}x fewer)`;
+      saving.textContent = `· video sampling saved ${fmtInt(saved)} input tokens (${times}x fewer)`;
+      saving.title = `Gemini's default sampling would have used ${fmtInt(t.defaultSamplingInputTokens)} input tokens over the whole history.`;
     }
   }
 

@@ -107,7 +107,7 @@ test('video sampling: the moments sent seek the video, and the tokens saved are 
 
   // The history page sums what sampling saved over every call.
   await openUi(page, ctx.server, '#/');
-  await expect(page.locator('#history-count')).toContainText(/video sampling saved [\d,.\s]+ input tokens \(\d+\.\dx fewer\)/);
+  await expect(page.locator('#history-saving')).toContainText(/video sampling saved [\d,.\s]+ input tokens \(\d+\.\dx fewer\)/);
 });
 
 test('text from the model and the prompt is shown as text, never run as HTML', async ({ page }) => {

@@ -356,6 +356,32 @@ async fn a_recording_that_is_all_motion_goes_whole() {
 }
 
 #[tokio::test]
+async fn a_scan_slower_than_the_time_left_sends_the_whole_video_in_time() {
+    let server = TestServer::start().await;
+    // An ffmpeg that takes 20 s to start (nextest runs each test in its own process, so the
+    // variable reaches only this server).
+    let slow = server.media.path().join("slow-ffmpeg");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 20\nexec ffmpeg \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::env::set_var("VAIDER_FFMPEG", &slow);
+    let video = server.media_path("login-flow.webm");
+    let started = std::time::Instant::now();
+    let (status, body) = server
+        .post_analyse(json!({"videoPath": video, "timeoutSec": 6, "sampling": "auto"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(started.elapsed().as_secs() < 6, "{:?}", started.elapsed());
+    assert_eq!(body["sampling"]["used"], "full", "{body}");
+    assert!(body["sampling"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("not done in time"));
+    let sent = server.fake.generate_requests().pop().unwrap();
+    assert_eq!(sampled_times(&sent), vec![None]);
+}
+
+#[tokio::test]
 async fn a_bad_sampling_is_refused_with_the_choices() {
     let server = TestServer::start().await;
     let client = server.mcp().await;

@@ -275,6 +275,7 @@ impl Vaider {
                 model: &call.model,
                 system_prompt: &call.prompts.system,
                 user_prompt: &user_prompt,
+                user_prompt_with: &|note| call.prompts.user(Some(note)),
                 response_schema: call.prompts.schema.clone(),
                 progress,
                 deadline: call.deadline,
@@ -282,7 +283,12 @@ impl Vaider {
                 stop,
             })
             .await?;
-        prepared.settle().await;
+        prepared.settle();
+        // The prompt as sent: with the note of a plan settled during the upload.
+        let user_prompt = match prepared.sent.as_ref().and_then(|s| s.note.as_deref()) {
+            Some(note) => call.prompts.user(Some(note)),
+            None => user_prompt,
+        };
         Ok(Fresh {
             answer,
             prepared,

@@ -71,13 +71,23 @@ impl Prepared {
             .collect()
     }
 
-    /// Takes in what a video's plan sent, once the provider has answered (the plan is done
-    /// by then): the frames, the adaptations and the sampling report.
-    pub async fn settle(&mut self) {
+    /// Takes in what a video's plan sent, once the provider has answered: the frames, the
+    /// adaptations and the sampling report.
+    pub fn settle(&mut self) {
         let Some((requested, planned)) = self.planned.take() else {
             return;
         };
-        let sent = planned.resolve().await;
+        let Some(sent) = planned.sent() else {
+            let reason =
+                "the scan for screen changes was not done in time, so the whole video was sent";
+            self.adaptations.push(reason.into());
+            self.sampling = Some(Sampled {
+                requested,
+                plan: None,
+                reason: reason.into(),
+            });
+            return;
+        };
         if sent.frames_sent.is_some() {
             self.frames_sent = sent.frames_sent;
         }

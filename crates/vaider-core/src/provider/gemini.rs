@@ -113,6 +113,7 @@ impl GeminiProvider {
         let mut sent = 0;
         let mut parts = Vec::new();
         let mut low_resolution = false;
+        let mut note = None;
         for part in job.parts {
             match part {
                 MediaPart::Image { image, label } => {
@@ -138,16 +139,27 @@ impl GeminiProvider {
                         parts.push(file_data);
                         continue;
                     };
-                    // The scan ran during the upload; it is usually done by now.
+                    // The scan ran during the upload and is usually done by now. It may take
+                    // at most half the time left: past that, the whole video goes.
+                    let left = job.deadline.saturating_duration_since(Instant::now());
                     let sending = tokio::select! {
-                        sending = plan.resolve() => sending,
+                        sending = plan.resolve_by(Instant::now() + left / 2) => sending,
                         _ = job.stop.cancelled() => return Err(super::stopped()),
                     };
-                    low_resolution |= add_planned(&mut parts, file_data, &sending);
+                    match sending {
+                        Some(sending) => {
+                            low_resolution |= add_planned(&mut parts, file_data, &sending);
+                            note = sending.note.clone();
+                        }
+                        None => parts.push(file_data),
+                    }
                 }
             }
         }
-        parts.push(json!({"text": job.user_prompt}));
+        match &note {
+            Some(note) => parts.push(json!({"text": (job.user_prompt_with)(note)})),
+            None => parts.push(json!({"text": job.user_prompt})),
+        }
         job.progress.report(Progress::Generating);
         let mut generation_config = json!({"temperature": 0.2});
         if low_resolution {
@@ -198,13 +210,10 @@ fn add_image(parts: &mut Vec<Value>, image: &crate::image_fit::FittedImage, labe
     parts.push(json!({"inlineData": {"mimeType": image.mime_type, "data": base64::engine::general_purpose::STANDARD.encode(&image.bytes)}}));
 }
 
-/// The uploaded video as its plan says: the note, then one `fileData` part per clip (each
-/// with its offsets and rate), or the keyframes inline, or the whole file. Returns whether the
-/// frames go at low resolution.
+/// The uploaded video as its plan says: one `fileData` part per clip (each with its offsets
+/// and rate), or the keyframes inline, or the whole file. Returns whether the frames go at low
+/// resolution. (The plan's note goes into the prompt.)
 fn add_planned(parts: &mut Vec<Value>, file_data: Value, sending: &Sending) -> bool {
-    if let Some(note) = &sending.note {
-        parts.push(json!({"text": note}));
-    }
     if let Some(clips) = &sending.clips {
         parts.extend(clips.clips.iter().map(|clip| {
             let mut part = file_data.clone();

@@ -78,6 +78,9 @@ pub struct ProviderJob<'a> {
     pub model: &'a str,
     pub system_prompt: &'a str,
     pub user_prompt: &'a str,
+    /// The user prompt with a note about the media, for a video whose plan is known only
+    /// after its upload (the note says which moments the model sees).
+    pub user_prompt_with: &'a (dyn Fn(&str) -> String + Sync),
     /// When set, the model must answer JSON that follows this schema.
     pub response_schema: Option<serde_json::Value>,
     pub progress: &'a dyn ProgressSink,

@@ -208,6 +208,9 @@ impl Sending {
 #[derive(Clone)]
 pub struct PlannedVideo {
     answer: futures_util::future::Shared<futures_util::future::BoxFuture<'static, Arc<Sending>>>,
+    /// Whether the provider sent what the plan chose (it gives up on a scan slower than the
+    /// time left allows).
+    used: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for PlannedVideo {
@@ -234,12 +237,26 @@ impl PlannedVideo {
         };
         PlannedVideo {
             answer: answer.boxed().shared(),
+            used: Default::default(),
         }
     }
 
-    /// The answer, once the work is done.
-    pub async fn resolve(&self) -> Arc<Sending> {
-        self.answer.clone().await
+    /// The answer, if the work is done by `by`; None means the whole video goes instead.
+    pub async fn resolve_by(&self, by: std::time::Instant) -> Option<Arc<Sending>> {
+        let sending = tokio::time::timeout_at(by.into(), self.answer.clone())
+            .await
+            .ok()?;
+        self.used.store(true, std::sync::atomic::Ordering::SeqCst);
+        Some(sending)
+    }
+
+    /// What the provider sent, if it used the plan (it has answered by then).
+    pub fn sent(&self) -> Option<Arc<Sending>> {
+        use futures_util::FutureExt;
+        if !self.used.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        self.answer.clone().now_or_never()
     }
 }
 
