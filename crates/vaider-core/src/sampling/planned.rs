@@ -1,0 +1,104 @@
+//! A video's plan worked out on its own task while the video uploads: the scan for screen
+//! changes then adds nothing before the upload starts, and the provider takes the plan once
+//! the file is ready (or sends the whole video when the scan is too slow for the time left).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::future::{BoxFuture, Shared};
+use futures_util::FutureExt;
+
+use super::Plan;
+use crate::provider::{MediaPart, VideoClips};
+
+/// What goes to the model in place of the whole video: worked out while the video uploads,
+/// so that the scan adds nothing before the upload starts.
+#[derive(Debug, Default)]
+pub struct Sending {
+    /// None when no plan was made (the scan failed): the whole video goes.
+    pub plan: Option<Plan>,
+    pub reason: String,
+    /// Told to the model just before the clips or frames.
+    pub note: Option<String>,
+    /// The clips to send, when the plan chose clips.
+    pub clips: Option<VideoClips>,
+    /// Timestamped frames (label and image parts), when the plan chose keyframes.
+    pub images: Vec<MediaPart>,
+    pub frames_sent: Option<u64>,
+    pub adaptations: Vec<String>,
+}
+
+impl Sending {
+    /// The whole video, for a reason.
+    pub fn whole(reason: String) -> Sending {
+        Sending {
+            adaptations: vec![reason.clone()],
+            reason,
+            ..Sending::default()
+        }
+    }
+}
+
+/// A video's [`Sending`], being worked out on its own task. Clones share the one answer; when
+/// the last clone is dropped (the call ended), the work stops and ffmpeg with it.
+#[derive(Clone)]
+pub struct PlannedVideo {
+    answer: Shared<BoxFuture<'static, Arc<Sending>>>,
+    /// Whether the provider sent what the plan chose (it gives up on a scan slower than the
+    /// time left allows).
+    used: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for PlannedVideo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PlannedVideo")
+    }
+}
+
+impl PlannedVideo {
+    /// Starts the work now, whether or not anyone awaits it yet.
+    pub fn start(
+        work: impl std::future::Future<Output = Sending> + Send + 'static,
+    ) -> PlannedVideo {
+        let task = AbortOnDrop(tokio::spawn(work));
+        let answer = async move {
+            let mut task = task;
+            match (&mut task.0).await {
+                Ok(sending) => Arc::new(sending),
+                Err(e) => Arc::new(Sending::whole(format!(
+                    "the scan for screen changes stopped ({e}), so the whole video was sent"
+                ))),
+            }
+        };
+        PlannedVideo {
+            answer: answer.boxed().shared(),
+            used: Default::default(),
+        }
+    }
+
+    /// The answer, if the work is done by `by`; None means the whole video goes instead.
+    pub async fn resolve_by(&self, by: Instant) -> Option<Arc<Sending>> {
+        let sending = tokio::time::timeout_at(by.into(), self.answer.clone())
+            .await
+            .ok()?;
+        self.used.store(true, Ordering::SeqCst);
+        Some(sending)
+    }
+
+    /// What the provider sent, if it used the plan (it has answered by then).
+    pub fn sent(&self) -> Option<Arc<Sending>> {
+        if !self.used.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.answer.clone().now_or_never()
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<Sending>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
