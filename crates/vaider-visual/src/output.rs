@@ -50,11 +50,12 @@ pub(crate) fn write_png_atomically(path: &Path, image: &RgbImage) -> Result<()> 
     };
     // Dropping a `NamedTempFile` that was not persisted deletes it: every early return below
     // leaves nothing behind.
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".vaider-")
-        .suffix(".png.partial")
-        .tempfile_in(folder)
-        .map_err(write_error)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".vaider-").suffix(".png.partial");
+    // A temporary file is private (0600); a picture is not: the umask decides, as for any file.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut temporary = builder.tempfile_in(folder).map_err(write_error)?;
     {
         let mut writer = BufWriter::new(temporary.as_file_mut());
         // Fast deflate: a full-page diff is mostly flat grey, which compresses well anyway, and

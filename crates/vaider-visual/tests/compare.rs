@@ -171,6 +171,15 @@ fn the_three_pictures_are_written_and_nothing_else() {
         [255, 0, 0],
         "pixelmatch's red"
     );
+    let mode = fs::metadata(&images.annotation)
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_ne!(
+        mode & 0o044,
+        0,
+        "readable by others as the umask allows, not private: {mode:o}"
+    );
     for path in [&images.annotation, &images.heat_map] {
         let picture = image::open(path).expect("read");
         assert_eq!((picture.width(), picture.height()), (90, 70));
