@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use vaider_visual::{compare_images, diff_images, CompareOptions, DiffOptions};
+use vaider_visual::{
+    compare_images, diff_images, find_regions, CompareOptions, DiffOptions, RegionOptions,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
@@ -61,6 +63,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("changed pixels:    {}", comparison.changed_pixels());
     println!("diff percentage:   {:.4} %", comparison.diff_percentage());
     println!("regions:           {}", comparison.total_changes());
+    // What the noise tolerance drops on this pair: regions kept at each minimum size.
+    for min_region_pixels in [1, 2, 3, 5, 10] {
+        let options = RegionOptions {
+            min_region_pixels,
+            ..RegionOptions::default()
+        };
+        let kept = find_regions(&comparison.pixel_diff.mask, &options).len();
+        println!("  with at least {min_region_pixels:>2} changed pixels: {kept} regions");
+    }
     println!(
         "three pictures:    {:>8.3} s (diff, annotation, heat map)",
         pictures.as_secs_f64()
