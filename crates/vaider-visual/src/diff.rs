@@ -1,0 +1,571 @@
+//! The pixel diff: a port of pixelmatch 7.2 (mapbox/pixelmatch, `index.js`) whose counts are
+//! equal to the npm package's: the YIQ colour delta, the anti-aliasing detector, the same
+//! blending of transparent pixels, the same diff image. What is added around it: identical
+//! rows and pixels skip all the maths, bands of rows run on every core (each pixel's verdict
+//! reads only its neighbours in the two inputs, so bands are independent and the result is the
+//! same as one thread's), and images of different sizes are compared instead of refused.
+
+use std::sync::Mutex;
+
+use image::{RgbImage, RgbaImage};
+
+use crate::mask::{set_in_row, ChangedMask};
+
+/// pixelmatch's default: the smallest colour difference that counts, from 0 to 1.
+pub const DEFAULT_THRESHOLD: f64 = 0.1;
+
+/// 35215 is the largest possible YIQ delta; pixelmatch squares the threshold against it.
+const MAX_YIQ_DELTA: f64 = 35215.0;
+
+/// Rows a thread takes at a time: small enough to share uneven work (a page changes in a few
+/// places), large enough that taking work costs nothing next to diffing it.
+const BAND_ROWS: usize = 32;
+
+const DIFF_RED: [u8; 3] = [255, 0, 0];
+const ANTI_ALIAS_YELLOW: [u8; 3] = [255, 255, 0];
+
+/// What semi-transparent pixels are blended onto before their colours are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AlphaBackground {
+    /// pixelmatch 7.2's default (`checkerboard: true`).
+    #[default]
+    Checkerboard,
+    /// Plain white, as pixelmatch 7.0 and 7.1 did (`checkerboard: false`).
+    White,
+}
+
+/// How the diff decides and draws; the defaults are pixelmatch's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffOptions {
+    /// From 0 to 1; smaller is more sensitive. pixelmatch's default is 0.1.
+    pub threshold: f64,
+    /// Count anti-aliased pixels as changes too (pixelmatch's `includeAA`).
+    pub include_anti_aliasing: bool,
+    /// What transparent pixels are blended onto.
+    pub background: AlphaBackground,
+    /// Opacity of the faded before-image in the diff image (pixelmatch's `alpha`).
+    pub faded_opacity: f64,
+    /// Draw the diff image; without it the diff only counts and marks.
+    pub draw_diff_image: bool,
+}
+
+impl Default for DiffOptions {
+    fn default() -> Self {
+        DiffOptions {
+            threshold: DEFAULT_THRESHOLD,
+            include_anti_aliasing: false,
+            background: AlphaBackground::default(),
+            faded_opacity: 0.1,
+            draw_diff_image: true,
+        }
+    }
+}
+
+/// The two sizes, when the images differ in size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeChange {
+    pub before: (u32, u32),
+    pub after: (u32, u32),
+}
+
+/// The result of diffing two images.
+///
+/// Images of different sizes are laid on one canvas as wide as the wider and as tall as the
+/// taller, both at the top left. The overlap is diffed as pixelmatch would diff the two
+/// cropped images; every pixel that is in one image but not in the other counts as changed
+/// (it appeared or disappeared). Canvas pixels in neither image are not counted.
+#[derive(Debug, Clone)]
+pub struct PixelDiff {
+    /// pixelmatch's count, plus the pixels outside the overlap when the sizes differ.
+    pub changed_pixels: u64,
+    /// Pixels of the canvas: the denominator of the changed share.
+    pub canvas_pixels: u64,
+    /// Which canvas pixels changed.
+    pub mask: ChangedMask,
+    /// pixelmatch's picture: the faded before-image, changes in red, anti-aliasing in yellow.
+    pub diff_image: Option<RgbImage>,
+    /// Set when the two images differ in size.
+    pub size_changed: Option<SizeChange>,
+}
+
+/// Diffs `before` against `after`; never fails, whatever the sizes.
+pub fn diff_images(before: &RgbaImage, after: &RgbaImage, options: &DiffOptions) -> PixelDiff {
+    let layout = Layout::new(before.dimensions(), after.dimensions());
+    let mut mask = ChangedMask::new(layout.canvas_width as u32, layout.canvas_height as u32);
+    let mut diff_image = options
+        .draw_diff_image
+        .then(|| RgbImage::new(layout.canvas_width as u32, layout.canvas_height as u32));
+    let size_changed = (before.dimensions() != after.dimensions()).then_some(SizeChange {
+        before: before.dimensions(),
+        after: after.dimensions(),
+    });
+    let canvas_pixels = (layout.canvas_width * layout.canvas_height) as u64;
+    if canvas_pixels == 0 {
+        return PixelDiff {
+            changed_pixels: 0,
+            canvas_pixels,
+            mask,
+            diff_image,
+            size_changed,
+        };
+    }
+    let comparer = Comparer {
+        before: Pixels::of(before),
+        after: Pixels::of(after),
+        layout,
+        max_delta: MAX_YIQ_DELTA * options.threshold * options.threshold,
+        include_anti_aliasing: options.include_anti_aliasing,
+        background: options.background,
+        faded_opacity: options.faded_opacity,
+        words_per_row: mask.words_per_row(),
+    };
+    let changed_pixels = comparer.run(&mut mask, diff_image.as_mut());
+    PixelDiff {
+        changed_pixels,
+        canvas_pixels,
+        mask,
+        diff_image,
+        size_changed,
+    }
+}
+
+/// Where the two images sit on the shared canvas.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    before: (usize, usize),
+    after: (usize, usize),
+    canvas_width: usize,
+    canvas_height: usize,
+    /// The overlap, diffed as pixelmatch diffs two images of this size.
+    width: usize,
+    height: usize,
+}
+
+impl Layout {
+    fn new(before: (u32, u32), after: (u32, u32)) -> Self {
+        let before = (before.0 as usize, before.1 as usize);
+        let after = (after.0 as usize, after.1 as usize);
+        Layout {
+            before,
+            after,
+            canvas_width: before.0.max(after.0),
+            canvas_height: before.1.max(after.1),
+            width: before.0.min(after.0),
+            height: before.1.min(after.1),
+        }
+    }
+
+    fn in_before(&self, x: usize, y: usize) -> bool {
+        x < self.before.0 && y < self.before.1
+    }
+
+    fn in_after(&self, x: usize, y: usize) -> bool {
+        x < self.after.0 && y < self.after.1
+    }
+}
+
+/// An image's RGBA bytes read as pixels; reads outside give transparent black, never a panic.
+#[derive(Clone, Copy)]
+struct Pixels<'a> {
+    bytes: &'a [u8],
+    /// Pixels a row of this image holds (the image's own width, not the overlap's).
+    stride: usize,
+}
+
+impl<'a> Pixels<'a> {
+    fn of(image: &'a RgbaImage) -> Self {
+        Pixels {
+            bytes: image.as_raw(),
+            stride: image.width() as usize,
+        }
+    }
+
+    /// The pixel as one word: equal words are equal pixels, as pixelmatch's `Uint32Array`.
+    #[inline]
+    fn word(&self, x: usize, y: usize) -> u32 {
+        u32::from_ne_bytes(self.rgba(x, y))
+    }
+
+    #[inline]
+    fn rgba(&self, x: usize, y: usize) -> [u8; 4] {
+        let at = (y * self.stride + x) * 4;
+        self.bytes
+            .get(at..at + 4)
+            .and_then(|bytes| bytes.try_into().ok())
+            .unwrap_or([0; 4])
+    }
+
+    /// The first `width` pixels of row `y`, as bytes.
+    fn row(&self, y: usize, width: usize) -> &'a [u8] {
+        let start = y * self.stride * 4;
+        self.bytes.get(start..start + width * 4).unwrap_or(&[])
+    }
+}
+
+/// One band of canvas rows: its first row, its mask words and its diff-image bytes.
+type Band<'m, 'd> = (usize, &'m mut [u64], Option<&'d mut [u8]>);
+
+struct Comparer<'a> {
+    before: Pixels<'a>,
+    after: Pixels<'a>,
+    layout: Layout,
+    max_delta: f64,
+    include_anti_aliasing: bool,
+    background: AlphaBackground,
+    faded_opacity: f64,
+    words_per_row: usize,
+}
+
+impl Comparer<'_> {
+    /// Diffs every band on every core and returns the changed count.
+    fn run(&self, mask: &mut ChangedMask, diff_image: Option<&mut RgbImage>) -> u64 {
+        let row_bytes = self.layout.canvas_width * 3;
+        let diff_bands: Box<dyn Iterator<Item = Option<&mut [u8]>>> = match diff_image {
+            Some(image) => Box::new(image.chunks_mut(row_bytes * BAND_ROWS).map(Some)),
+            None => Box::new(std::iter::repeat_with(|| None)),
+        };
+        let bands: Vec<Band> = mask
+            .row_bands_mut(BAND_ROWS)
+            .zip(diff_bands)
+            .enumerate()
+            .map(|(index, (mask, diff))| (index * BAND_ROWS, mask, diff))
+            .collect();
+        let queue = Mutex::new(bands.into_iter());
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        std::thread::scope(|scope| {
+            // A thread the system refuses is no failure: the calling thread works the queue too.
+            let helpers: Vec<_> = (1..threads)
+                .filter_map(|_| {
+                    std::thread::Builder::new()
+                        .spawn_scoped(scope, || self.work(&queue))
+                        .ok()
+                })
+                .collect();
+            let mine = self.work(&queue);
+            helpers.into_iter().fold(mine, |total, helper| {
+                total
+                    + helper
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        })
+    }
+
+    /// Takes bands off the queue until it is empty.
+    fn work(&self, queue: &Mutex<std::vec::IntoIter<Band>>) -> u64 {
+        let mut changed = 0;
+        loop {
+            // A poisoned queue means another thread panicked; that panic is re-raised at join.
+            let Some((first_row, mask, diff)) =
+                queue.lock().ok().and_then(|mut bands| bands.next())
+            else {
+                return changed;
+            };
+            changed += self.diff_band(first_row, mask, diff);
+        }
+    }
+
+    fn diff_band(&self, first_row: usize, mask: &mut [u64], mut diff: Option<&mut [u8]>) -> u64 {
+        let row_bytes = self.layout.canvas_width * 3;
+        let mut changed = 0;
+        for (offset, mask_row) in mask.chunks_mut(self.words_per_row.max(1)).enumerate() {
+            let y = first_row + offset;
+            let diff_row = diff
+                .as_deref_mut()
+                .and_then(|band| band.get_mut(offset * row_bytes..(offset + 1) * row_bytes));
+            changed += self.diff_row(y, mask_row, diff_row);
+        }
+        changed
+    }
+
+    fn diff_row(&self, y: usize, mask_row: &mut [u64], mut diff_row: Option<&mut [u8]>) -> u64 {
+        let overlap_end = if y < self.layout.height {
+            self.layout.width
+        } else {
+            0
+        };
+        let mut changed = 0;
+        if overlap_end > 0 {
+            changed += self.diff_overlap_row(y, mask_row, diff_row.as_deref_mut());
+        }
+        for x in overlap_end..self.layout.canvas_width {
+            let in_before = self.layout.in_before(x, y);
+            let colour = if in_before != self.layout.in_after(x, y) {
+                set_in_row(mask_row, x);
+                changed += 1;
+                DIFF_RED
+            } else {
+                [255; 3]
+            };
+            draw(diff_row.as_deref_mut(), x, colour);
+        }
+        changed
+    }
+
+    /// pixelmatch's main loop over one row of the overlap.
+    fn diff_overlap_row(&self, y: usize, mask_row: &mut [u64], mut diff: Option<&mut [u8]>) -> u64 {
+        let width = self.layout.width;
+        if self.before.row(y, width) == self.after.row(y, width) {
+            for x in 0..width {
+                self.draw_faded(diff.as_deref_mut(), x, y);
+            }
+            return 0;
+        }
+        let mut changed = 0;
+        for x in 0..width {
+            let (a, b) = (self.before.word(x, y), self.after.word(x, y));
+            if a == b {
+                self.draw_faded(diff.as_deref_mut(), x, y);
+                continue;
+            }
+            let k = (y * width + x) * 4;
+            let delta = colour_delta(a.to_ne_bytes(), b.to_ne_bytes(), k, self.background);
+            if delta.abs() <= self.max_delta {
+                self.draw_faded(diff.as_deref_mut(), x, y);
+            } else if !self.include_anti_aliasing
+                && (self.anti_aliased(self.before, x, y) || self.anti_aliased(self.after, x, y))
+            {
+                draw(diff.as_deref_mut(), x, ANTI_ALIAS_YELLOW);
+            } else {
+                draw(diff.as_deref_mut(), x, DIFF_RED);
+                set_in_row(mask_row, x);
+                changed += 1;
+            }
+        }
+        changed
+    }
+
+    /// pixelmatch's `antialiased`: after V. Vysniauskas's "Anti-aliased Pixel and Intensity
+    /// Slope Detector" (2009). The neighbour order (x outer, y inner) decides ties, so it stays.
+    fn anti_aliased(&self, image: Pixels, x1: usize, y1: usize) -> bool {
+        let (width, height) = (self.layout.width, self.layout.height);
+        let (x0, y0) = (x1.saturating_sub(1), y1.saturating_sub(1));
+        let (x2, y2) = ((x1 + 1).min(width - 1), (y1 + 1).min(height - 1));
+        let k = (y1 * width + x1) * 4;
+        let centre = image.rgba(x1, y1);
+        let mut zeroes = u32::from(x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2);
+        let (mut min, mut max) = (0.0, 0.0);
+        let (mut darkest, mut brightest) = ((0, 0), (0, 0));
+        for x in x0..=x2 {
+            for y in y0..=y2 {
+                if x == x1 && y == y1 {
+                    continue;
+                }
+                let delta = brightness_delta(centre, image.rgba(x, y), k, self.background);
+                if delta == 0.0 {
+                    zeroes += 1;
+                    // More than two equal neighbours: certainly not anti-aliasing.
+                    if zeroes > 2 {
+                        return false;
+                    }
+                } else if delta < min {
+                    min = delta;
+                    darkest = (x, y);
+                } else if delta > max {
+                    max = delta;
+                    brightest = (x, y);
+                }
+            }
+        }
+        // Anti-aliasing sits between a darker and a brighter neighbour.
+        if min == 0.0 || max == 0.0 {
+            return false;
+        }
+        // ...and one of them is a solid area (3+ equal neighbours) in both images.
+        let solid = |(x, y)| {
+            self.has_many_siblings(self.before, x, y) && self.has_many_siblings(self.after, x, y)
+        };
+        solid(darkest) || solid(brightest)
+    }
+
+    /// pixelmatch's `hasManySiblings`: 3+ neighbours of exactly the same colour.
+    fn has_many_siblings(&self, image: Pixels, x1: usize, y1: usize) -> bool {
+        let (width, height) = (self.layout.width, self.layout.height);
+        let (x0, y0) = (x1.saturating_sub(1), y1.saturating_sub(1));
+        let (x2, y2) = ((x1 + 1).min(width - 1), (y1 + 1).min(height - 1));
+        let value = image.word(x1, y1);
+        let mut zeroes = u32::from(x1 == x0 || x1 == x2 || y1 == y0 || y1 == y2);
+        for x in x0..=x2 {
+            for y in y0..=y2 {
+                if x == x1 && y == y1 {
+                    continue;
+                }
+                zeroes += u32::from(value == image.word(x, y));
+                if zeroes > 2 {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// pixelmatch's `drawGrayPixel`: the before-pixel's brightness, faded towards white.
+    fn draw_faded(&self, diff: Option<&mut [u8]>, x: usize, y: usize) {
+        let Some(diff) = diff else { return };
+        let [r, g, b, a] = self.before.rgba(x, y);
+        let brightness =
+            f64::from(r) * 0.29889531 + f64::from(g) * 0.58662247 + f64::from(b) * 0.11448223;
+        let value = 255.0 + (brightness - 255.0) * self.faded_opacity * f64::from(a) / 255.0;
+        // JavaScript's Uint8Array store truncates; `as` does too (and saturates, never wraps).
+        let value = value as u8;
+        draw(Some(diff), x, [value; 3]);
+    }
+}
+
+fn draw(diff_row: Option<&mut [u8]>, x: usize, colour: [u8; 3]) {
+    if let Some(pixel) = diff_row.and_then(|row| row.get_mut(x * 3..x * 3 + 3)) {
+        pixel.copy_from_slice(&colour);
+    }
+}
+
+/// The colour behind a semi-transparent pixel at byte offset `k`. pixelmatch passes the byte
+/// offset (a multiple of 4), so its red channel is always 48: kept, for equal counts.
+fn background_at(k: usize, background: AlphaBackground) -> [i32; 3] {
+    match background {
+        AlphaBackground::White => [255; 3],
+        AlphaBackground::Checkerboard => {
+            let k_float = k as f64;
+            let red = 48 + 159 * (k % 2) as i32;
+            let green = 48 + 159 * ((k_float / 1.618033988749895) as u64 % 2) as i32;
+            let blue = 48 + 159 * ((k_float / 2.618033988749895) as u64 % 2) as i32;
+            [red, green, blue]
+        }
+    }
+}
+
+/// The channel differences, blended onto the background when either pixel is transparent.
+#[inline]
+fn channel_deltas(p1: [u8; 4], p2: [u8; 4], k: usize, background: AlphaBackground) -> [f64; 3] {
+    let [r1, g1, b1, a1] = p1.map(i32::from);
+    let [r2, g2, b2, a2] = p2.map(i32::from);
+    if a1 < 255 || a2 < 255 {
+        let da = a1 - a2;
+        let [rb, gb, bb] = background_at(k, background);
+        [
+            f64::from(r1 * a1 - r2 * a2 - rb * da) / 255.0,
+            f64::from(g1 * a1 - g2 * a2 - gb * da) / 255.0,
+            f64::from(b1 * a1 - b2 * a2 - bb * da) / 255.0,
+        ]
+    } else {
+        [f64::from(r1 - r2), f64::from(g1 - g2), f64::from(b1 - b2)]
+    }
+}
+
+/// pixelmatch's `colorDelta`: the squared YIQ distance (Kotsarenko and Ramos), negative when
+/// the second pixel is the brighter... as pixelmatch encodes it: negative when `y > 0`.
+/// The operation order is pixelmatch's, so the floating-point result is bit-for-bit the same.
+#[inline]
+fn colour_delta(p1: [u8; 4], p2: [u8; 4], k: usize, background: AlphaBackground) -> f64 {
+    let [dr, dg, db] = channel_deltas(p1, p2, k, background);
+    let y = dr * 0.29889531 + dg * 0.58662247 + db * 0.11448223;
+    let i = dr * 0.59597799 - dg * 0.27417610 - db * 0.32180189;
+    let q = dr * 0.21147017 - dg * 0.52261711 + db * 0.31114694;
+    let delta = 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q;
+    if y > 0.0 {
+        -delta
+    } else {
+        delta
+    }
+}
+
+/// pixelmatch's `brightnessDelta`: the Y part alone, for the anti-aliasing detector.
+#[inline]
+fn brightness_delta(centre: [u8; 4], other: [u8; 4], k: usize, background: AlphaBackground) -> f64 {
+    if centre == other {
+        return 0.0;
+    }
+    let [dr, dg, db] = channel_deltas(centre, other, k, background);
+    dr * 0.29889531 + dg * 0.58662247 + db * 0.11448223
+}
+
+#[cfg(test)]
+mod tests {
+    use image::Rgba;
+
+    use super::*;
+
+    fn filled(width: u32, height: u32, colour: [u8; 4]) -> RgbaImage {
+        RgbaImage::from_pixel(width, height, Rgba(colour))
+    }
+
+    #[test]
+    fn identical_images_have_no_changes() {
+        let image = filled(40, 30, [10, 200, 30, 255]);
+        let diff = diff_images(&image, &image.clone(), &DiffOptions::default());
+        assert_eq!(diff.changed_pixels, 0);
+        assert_eq!(diff.mask.count(), 0);
+        assert_eq!(diff.size_changed, None);
+        let drawn = diff.diff_image.expect("asked for the diff image");
+        assert_eq!(drawn.dimensions(), (40, 30));
+    }
+
+    #[test]
+    fn a_solid_block_of_new_colour_counts_every_pixel() {
+        let before = filled(50, 50, [255; 4]);
+        let mut after = before.clone();
+        for y in 10..20 {
+            for x in 10..20 {
+                after.put_pixel(x, y, Rgba([0, 0, 0, 255]));
+            }
+        }
+        let diff = diff_images(&before, &after, &DiffOptions::default());
+        assert_eq!(diff.changed_pixels, 100);
+        assert!(diff.mask.is_changed(10, 10) && diff.mask.is_changed(19, 19));
+        assert!(!diff.mask.is_changed(20, 20));
+        let drawn = diff.diff_image.expect("asked for the diff image");
+        assert_eq!(drawn.get_pixel(15, 15).0, DIFF_RED);
+        assert_eq!(drawn.get_pixel(0, 0).0, [255; 3]);
+    }
+
+    #[test]
+    fn different_sizes_compare_the_overlap_and_count_the_rest() {
+        let before = filled(20, 10, [0, 0, 255, 255]);
+        let after = filled(10, 30, [0, 0, 255, 255]);
+        let diff = diff_images(&before, &after, &DiffOptions::default());
+        assert_eq!(
+            diff.size_changed,
+            Some(SizeChange {
+                before: (20, 10),
+                after: (10, 30)
+            })
+        );
+        // 10x10 is only in before, 10x20 only in after; the 10x20 corner is in neither.
+        assert_eq!(diff.changed_pixels, 100 + 200);
+        assert_eq!(diff.canvas_pixels, 20 * 30);
+        assert!(diff.mask.is_changed(15, 5) && diff.mask.is_changed(5, 25));
+        assert!(!diff.mask.is_changed(15, 25) && !diff.mask.is_changed(5, 5));
+    }
+
+    #[test]
+    fn empty_and_one_pixel_images_do_not_panic() {
+        let empty = RgbaImage::new(0, 0);
+        let dot = filled(1, 1, [1, 2, 3, 4]);
+        assert_eq!(
+            diff_images(&empty, &empty, &DiffOptions::default()).changed_pixels,
+            0
+        );
+        assert_eq!(
+            diff_images(&empty, &dot, &DiffOptions::default()).changed_pixels,
+            1
+        );
+        let other_dot = filled(1, 1, [250, 2, 3, 255]);
+        assert_eq!(
+            diff_images(&dot, &other_dot, &DiffOptions::default()).changed_pixels,
+            1
+        );
+        let line = filled(1, 5, [0, 0, 0, 255]);
+        let other_line = filled(1, 5, [255, 255, 255, 255]);
+        assert_eq!(
+            diff_images(&line, &other_line, &DiffOptions::default()).changed_pixels,
+            5
+        );
+    }
+
+    #[test]
+    fn the_checkerboard_red_is_always_48_as_in_pixelmatch() {
+        for k in (0..4000).step_by(4) {
+            assert_eq!(background_at(k, AlphaBackground::Checkerboard)[0], 48);
+        }
+        assert_eq!(background_at(8, AlphaBackground::White), [255; 3]);
+    }
+}

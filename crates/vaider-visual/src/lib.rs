@@ -1,0 +1,172 @@
+//! Vaider's local pixel diff of two screenshots: pixelmatch's changed-pixel count (equal to the
+//! npm package's), the changed regions as numbered boxes, and the diff, annotation and heat-map
+//! pictures that an agent, or the vision model after it, looks at.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), vaider_visual::VisualError> {
+//! use std::path::Path;
+//! let comparison = vaider_visual::compare(
+//!     Path::new("01-before.png"),
+//!     Path::new("02-after.png"),
+//!     &vaider_visual::CompareOptions::default(),
+//! )?;
+//! println!("{} regions, {} pixels", comparison.total_changes(), comparison.changed_pixels());
+//! comparison.write_images(Path::new(".screenshots/comparisons"), "01-vs-02")?;
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod annotate;
+pub mod diff;
+pub mod error;
+pub mod mask;
+mod output;
+pub mod regions;
+
+use std::path::{Path, PathBuf};
+
+use image::{ImageReader, RgbImage, RgbaImage};
+
+pub use diff::{diff_images, AlphaBackground, DiffOptions, PixelDiff, SizeChange};
+pub use error::{Result, VisualError};
+pub use mask::ChangedMask;
+pub use regions::{find_regions, Region, RegionOptions};
+
+use output::Picture;
+
+/// How two screenshots are compared; the defaults are pixelmatch's and the regions' defaults.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CompareOptions {
+    pub diff: DiffOptions,
+    pub regions: RegionOptions,
+}
+
+/// Two screenshots compared: the counts, the regions, and what the pictures are drawn from.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub pixel_diff: PixelDiff,
+    pub regions: Vec<Region>,
+    after: RgbaImage,
+}
+
+/// Where `Comparison::write_images` put the pictures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparisonImages {
+    /// `<stem>-diff.png`; `None` when the diff image was not drawn (`draw_diff_image: false`).
+    pub diff: Option<PathBuf>,
+    pub annotation: PathBuf,
+    pub heat_map: PathBuf,
+}
+
+/// Reads both screenshots (in parallel) and compares them.
+pub fn compare(before: &Path, after: &Path, options: &CompareOptions) -> Result<Comparison> {
+    let (before_image, after_image) = std::thread::scope(|scope| {
+        let before_thread = std::thread::Builder::new()
+            .spawn_scoped(scope, || read_image("before", before))
+            .ok();
+        let after_image = read_image("after", after);
+        let before_image = match before_thread.map(|thread| thread.join()) {
+            Some(Ok(image)) => image,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            // No thread to be had: read it here instead.
+            None => read_image("before", before),
+        };
+        (before_image, after_image)
+    });
+    Ok(compare_images(&before_image?, after_image?, options))
+}
+
+/// Compares two decoded images; never fails, whatever their sizes.
+pub fn compare_images(
+    before: &RgbaImage,
+    after: RgbaImage,
+    options: &CompareOptions,
+) -> Comparison {
+    let pixel_diff = diff_images(before, &after, &options.diff);
+    let regions = find_regions(&pixel_diff.mask, &options.regions);
+    Comparison {
+        pixel_diff,
+        regions,
+        after,
+    }
+}
+
+fn read_image(which: &'static str, path: &Path) -> Result<RgbaImage> {
+    let read_error = |source| VisualError::Read {
+        which,
+        path: path.to_path_buf(),
+        source,
+    };
+    let image = ImageReader::open(path)
+        .map_err(|error| read_error(image::ImageError::IoError(error)))?
+        .with_guessed_format()
+        .map_err(|error| read_error(image::ImageError::IoError(error)))?
+        .decode()
+        .map_err(read_error)?;
+    Ok(image.into_rgba8())
+}
+
+impl Comparison {
+    /// The number of changed regions, noise dropped: the contract's `total_changes`.
+    pub fn total_changes(&self) -> usize {
+        self.regions.len()
+    }
+
+    /// pixelmatch's count (plus the pixels outside the overlap when the sizes differ).
+    pub fn changed_pixels(&self) -> u64 {
+        self.pixel_diff.changed_pixels
+    }
+
+    /// Changed pixels as a percentage of the canvas, from 0 to 100 (0.08 means 0.08 %).
+    pub fn diff_percentage(&self) -> f64 {
+        if self.pixel_diff.canvas_pixels == 0 {
+            return 0.0;
+        }
+        100.0 * self.pixel_diff.changed_pixels as f64 / self.pixel_diff.canvas_pixels as f64
+    }
+
+    /// The two sizes, when they differ.
+    pub fn size_changed(&self) -> Option<SizeChange> {
+        self.pixel_diff.size_changed
+    }
+
+    /// The after-image with each region boxed and numbered.
+    pub fn annotation_image(&self) -> RgbImage {
+        let canvas = (self.pixel_diff.mask.width(), self.pixel_diff.mask.height());
+        annotate::annotation_image(&self.after, canvas, &self.regions)
+    }
+
+    /// Where changes are dense, over the dimmed after-image.
+    pub fn heat_map_image(&self) -> RgbImage {
+        annotate::heat_map_image(&self.after, &self.pixel_diff.mask)
+    }
+
+    /// Writes `<stem>-diff.png`, `<stem>-annotation.png` and `<stem>-heatmap.png` into `dir`,
+    /// each through a temporary file renamed into place; on any failure none is left.
+    pub fn write_images(&self, dir: &Path, stem: &str) -> Result<ComparisonImages> {
+        if stem.is_empty() || stem.contains(['/', '\\']) || stem == "." || stem == ".." {
+            return Err(VisualError::InvalidStem {
+                stem: stem.to_string(),
+            });
+        }
+        let images = ComparisonImages {
+            diff: self
+                .pixel_diff
+                .diff_image
+                .as_ref()
+                .map(|_| dir.join(format!("{stem}-diff.png"))),
+            annotation: dir.join(format!("{stem}-annotation.png")),
+            heat_map: dir.join(format!("{stem}-heatmap.png")),
+        };
+        let draw_annotation = || self.annotation_image();
+        let draw_heat_map = || self.heat_map_image();
+        let mut pictures = Vec::new();
+        if let (Some(path), Some(image)) = (&images.diff, &self.pixel_diff.diff_image) {
+            pictures.push((path.clone(), Picture::Drawn(image)));
+        }
+        pictures.push((images.annotation.clone(), Picture::Later(&draw_annotation)));
+        pictures.push((images.heat_map.clone(), Picture::Later(&draw_heat_map)));
+        output::write_all_or_none(&pictures)?;
+        Ok(images)
+    }
+}

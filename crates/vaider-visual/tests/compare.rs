@@ -1,0 +1,245 @@
+//! The public API end to end: PNG files in, counts and regions out, pictures written whole or
+//! not at all.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use image::{Rgba, RgbaImage};
+use vaider_visual::{compare, CompareOptions, SizeChange, VisualError};
+
+fn page(width: u32, height: u32) -> RgbaImage {
+    RgbaImage::from_pixel(width, height, Rgba([245, 245, 245, 255]))
+}
+
+fn save(dir: &Path, name: &str, image: &RgbaImage) -> std::path::PathBuf {
+    let path = dir.join(name);
+    image.save(&path).expect("write a test PNG");
+    path
+}
+
+fn block(image: &mut RgbaImage, left: u32, top: u32, size: u32, colour: [u8; 4]) {
+    for y in top..top + size {
+        for x in left..left + size {
+            image.put_pixel(x, y, Rgba(colour));
+        }
+    }
+}
+
+/// Files in a folder, sorted, to see what a write left behind.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn identical_screenshots_have_no_changes() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut image = page(120, 80);
+    block(&mut image, 10, 10, 20, [20, 60, 200, 255]);
+    let before = save(dir.path(), "before.png", &image);
+    let after = save(dir.path(), "after.png", &image);
+    let comparison = compare(&before, &after, &CompareOptions::default()).expect("compare");
+    assert_eq!(comparison.changed_pixels(), 0);
+    assert_eq!(comparison.total_changes(), 0);
+    assert_eq!(comparison.diff_percentage(), 0.0);
+    assert_eq!(comparison.size_changed(), None);
+}
+
+#[test]
+fn one_pixel_of_noise_is_no_region_but_a_real_change_is() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let before_image = page(200, 150);
+    let mut noisy = before_image.clone();
+    noisy.put_pixel(100, 70, Rgba([150, 150, 150, 255]));
+    let mut changed = noisy.clone();
+    block(&mut changed, 20, 20, 10, [200, 30, 30, 255]);
+    let before = save(dir.path(), "before.png", &before_image);
+    let noisy = save(dir.path(), "noisy.png", &noisy);
+    let changed = save(dir.path(), "changed.png", &changed);
+
+    let noise = compare(&before, &noisy, &CompareOptions::default()).expect("compare");
+    assert_eq!(
+        noise.changed_pixels(),
+        1,
+        "pixelmatch's count keeps the speck"
+    );
+    assert_eq!(
+        noise.total_changes(),
+        0,
+        "the default tolerance drops a 1 px speck"
+    );
+
+    let real = compare(&before, &changed, &CompareOptions::default()).expect("compare");
+    assert_eq!(real.changed_pixels(), 101);
+    assert_eq!(real.total_changes(), 1, "{:?}", real.regions);
+    let region = real.regions[0];
+    assert_eq!(
+        (
+            region.number,
+            region.x,
+            region.y,
+            region.width,
+            region.height
+        ),
+        (1, 20, 20, 10, 10)
+    );
+    assert!((real.diff_percentage() - 100.0 * 101.0 / 30_000.0).abs() < 1e-9);
+}
+
+#[test]
+fn a_two_pixel_speck_is_noise_and_three_pixels_are_not() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let before_image = page(60, 60);
+    let mut two = before_image.clone();
+    two.put_pixel(30, 30, Rgba([0, 0, 0, 255]));
+    two.put_pixel(31, 30, Rgba([0, 0, 0, 255]));
+    let mut three = two.clone();
+    three.put_pixel(32, 30, Rgba([0, 0, 0, 255]));
+    let before = save(dir.path(), "before.png", &before_image);
+    let two = save(dir.path(), "two.png", &two);
+    let three = save(dir.path(), "three.png", &three);
+    assert_eq!(
+        compare(&before, &two, &CompareOptions::default())
+            .expect("compare")
+            .total_changes(),
+        0
+    );
+    assert_eq!(
+        compare(&before, &three, &CompareOptions::default())
+            .expect("compare")
+            .total_changes(),
+        1
+    );
+}
+
+#[test]
+fn screenshots_of_different_sizes_are_compared_not_refused() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let before = save(dir.path(), "before.png", &page(100, 80));
+    let after = save(dir.path(), "after.png", &page(100, 120));
+    let comparison = compare(&before, &after, &CompareOptions::default()).expect("compare");
+    assert_eq!(
+        comparison.size_changed(),
+        Some(SizeChange {
+            before: (100, 80),
+            after: (100, 120)
+        })
+    );
+    assert_eq!(
+        comparison.changed_pixels(),
+        100 * 40,
+        "the new strip at the bottom"
+    );
+    assert_eq!(comparison.total_changes(), 1);
+    let images = comparison.write_images(dir.path(), "sizes").expect("write");
+    let annotation = image::open(&images.annotation).expect("read the annotation");
+    assert_eq!((annotation.width(), annotation.height()), (100, 120));
+}
+
+#[test]
+fn the_three_pictures_are_written_and_nothing_else() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut after_image = page(90, 70);
+    block(&mut after_image, 30, 30, 12, [10, 10, 10, 255]);
+    let inputs = tempfile::tempdir().expect("a temporary folder");
+    let before = save(inputs.path(), "before.png", &page(90, 70));
+    let after = save(inputs.path(), "after.png", &after_image);
+    let comparison = compare(&before, &after, &CompareOptions::default()).expect("compare");
+    let images = comparison
+        .write_images(dir.path(), "01-vs-02")
+        .expect("write");
+    assert_eq!(
+        listing(dir.path()),
+        vec![
+            "01-vs-02-annotation.png",
+            "01-vs-02-diff.png",
+            "01-vs-02-heatmap.png"
+        ]
+    );
+    let diff = image::open(images.diff.expect("the diff is drawn by default")).expect("read");
+    assert_eq!(
+        diff.to_rgb8().get_pixel(35, 35).0,
+        [255, 0, 0],
+        "pixelmatch's red"
+    );
+    let mode = fs::metadata(&images.annotation)
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_ne!(
+        mode & 0o044,
+        0,
+        "readable by others as the umask allows, not private: {mode:o}"
+    );
+    for path in [&images.annotation, &images.heat_map] {
+        let picture = image::open(path).expect("read");
+        assert_eq!((picture.width(), picture.height()), (90, 70));
+    }
+}
+
+#[test]
+fn a_failed_write_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let inputs = tempfile::tempdir().expect("a temporary folder");
+    let mut after_image = page(50, 50);
+    block(&mut after_image, 5, 5, 10, [0, 0, 0, 255]);
+    let before = save(inputs.path(), "before.png", &page(50, 50));
+    let after = save(inputs.path(), "after.png", &after_image);
+    let comparison = compare(&before, &after, &CompareOptions::default()).expect("compare");
+
+    // The annotation's name is taken by a folder: the rename fails after the diff is written.
+    fs::create_dir(dir.path().join("x-annotation.png")).expect("make the blocking folder");
+    let error = comparison
+        .write_images(dir.path(), "x")
+        .expect_err("cannot rename over a folder");
+    assert!(matches!(error, VisualError::Write { .. }), "{error}");
+    assert!(error.to_string().contains("x-annotation.png"), "{error}");
+    assert_eq!(
+        listing(dir.path()),
+        vec!["x-annotation.png"],
+        "no temporary file, no diff left"
+    );
+
+    // A read-only folder, where the system enforces it (root may write anyway).
+    let locked = dir.path().join("locked");
+    fs::create_dir(&locked).expect("make a folder");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).expect("chmod");
+    let result = comparison.write_images(&locked, "y");
+    if result.is_err() {
+        assert!(listing(&locked).is_empty(), "{:?}", listing(&locked));
+    }
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).expect("chmod back");
+}
+
+#[test]
+fn errors_say_which_file_and_what_to_do() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let real = save(dir.path(), "real.png", &page(10, 10));
+    let missing = dir.path().join("missing.png");
+    let error = compare(&real, &missing, &CompareOptions::default()).expect_err("missing file");
+    let message = error.to_string();
+    assert!(
+        message.contains("after image") && message.contains("missing.png"),
+        "{message}"
+    );
+
+    let garbage = dir.path().join("garbage.png");
+    fs::write(&garbage, b"not a picture").expect("write");
+    let error = compare(&garbage, &real, &CompareOptions::default()).expect_err("not an image");
+    assert!(error.to_string().contains("before image"), "{error}");
+
+    let comparison = compare(&real, &real, &CompareOptions::default()).expect("compare");
+    let error = comparison
+        .write_images(dir.path(), "../escape")
+        .expect_err("a path, not a name");
+    assert!(matches!(error, VisualError::InvalidStem { .. }));
+}
