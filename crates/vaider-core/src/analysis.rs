@@ -19,10 +19,13 @@ pub enum Tool {
     UnderstandTechnicalDiagram,
     AnalyzeDataVisualization,
     UiDiffCheck,
+    /// The explanation of a visual comparison (before, and after with the changed regions
+    /// boxed and numbered), asked by `visual_compare`.
+    VisualCompare,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 8] = [
+    pub const ALL: [Tool; 9] = [
         Tool::AnalyzeVideo,
         Tool::AnalyzeImage,
         Tool::UiToArtifact,
@@ -31,6 +34,7 @@ impl Tool {
         Tool::UnderstandTechnicalDiagram,
         Tool::AnalyzeDataVisualization,
         Tool::UiDiffCheck,
+        Tool::VisualCompare,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,12 +47,18 @@ impl Tool {
             Tool::UnderstandTechnicalDiagram => "understand_technical_diagram",
             Tool::AnalyzeDataVisualization => "analyze_data_visualization",
             Tool::UiDiffCheck => "ui_diff_check",
+            Tool::VisualCompare => "visual_compare",
         }
     }
 
     /// Whether the tool looks at a video (all others look at images).
     pub fn takes_video(self) -> bool {
         self == Tool::AnalyzeVideo
+    }
+
+    /// Whether the tool looks at two images, the first given as `compare_with`.
+    pub fn takes_two_images(self) -> bool {
+        matches!(self, Tool::UiDiffCheck | Tool::VisualCompare)
     }
 }
 

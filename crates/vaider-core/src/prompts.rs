@@ -72,6 +72,7 @@ pub fn system(tool: Tool) -> String {
         Tool::DiagnoseErrorScreenshot => "Your task: read the error in the screenshot (message, code, stack trace, the element or line it points at), explain its most likely causes, and give concrete fixes, most likely first.",
         Tool::UnderstandTechnicalDiagram => "Your task: explain the technical diagram: its kind, every component with its role, and every connection with its direction and label, then what the diagram as a whole says.",
         Tool::AnalyzeDataVisualization => "Your task: read the chart or dashboard: its type, axes, units and legend, the values you can read, and the trends, outliers and comparisons that matter. Give numbers as read; say when a value is estimated.",
+        Tool::VisualCompare => "Your task: explain what changed between two screenshots of the same UI, BEFORE (the first image) and AFTER (the second), where a pixel diff boxed and numbered every changed region on AFTER. For each numbered region say what changed in plain words (moved, resized, recoloured, text changed, appeared, disappeared; with sizes in pixels where you can tell). Then match the changes the developer expected against what you found: an expected change is matched only when you see it. Every change nobody expected is unexpected: its severity is error when something is broken, missing or wrong, warning when it is visible but may be harmless, info when it is cosmetic. Name regions as \"region N\".",
         Tool::UiDiffCheck => "Your task: compare two screenshots of the same UI, EXPECTED (the first image) and ACTUAL (the second). List every visible difference: layout, position, size, colour, text, missing or extra elements. For each, say where, how severe (high: broken or wrong content; medium: clearly visible; low: cosmetic), and how to fix it. Ignore differences in dynamic content such as clocks only when asked.",
     };
     format!("{SYSTEM}\n\n{task}")
@@ -92,6 +93,7 @@ the controls and their states, and any errors, warnings or visual defects.",
         Tool::UnderstandTechnicalDiagram => "Explain this diagram.",
         Tool::AnalyzeDataVisualization => "What does this chart show? Give the key findings.",
         Tool::UiDiffCheck => "Compare the expected and the actual UI and list every difference.",
+        Tool::VisualCompare => "Explain what changed in each numbered region, and which expected changes you see.",
     }
 }
 
@@ -129,6 +131,9 @@ pub fn user_prompt(
         Tool::UnderstandTechnicalDiagram => add("Diagram type", &options.diagram_type),
         Tool::AnalyzeDataVisualization => add("Focus on", &options.analysis_focus),
         Tool::UiDiffCheck => text.push_str("\nThe first image is EXPECTED, the second ACTUAL."),
+        Tool::VisualCompare => text.push_str(
+            "\nThe first image is BEFORE, the second AFTER with the changed regions boxed and numbered.",
+        ),
         Tool::AnalyzeVideo | Tool::AnalyzeImage => {}
     }
     if let Some(note) = media_note {
@@ -181,6 +186,20 @@ fn task_properties(tool: Tool) -> Option<Value> {
             "chart_type": {"type": "string"},
             "key_findings": strings,
             "data_points": object_array(&[("label", "string"), ("value", "string")])
+        }),
+        Tool::VisualCompare => json!({
+            "summary": {"type": "string"},
+            "found_changes": object_array(&[("region", "string"), ("change", "string")]),
+            "unexpected_changes": {
+                "type": "array",
+                "items": strict_object(json!({
+                    "region": {"type": "string"},
+                    "change": {"type": "string"},
+                    "severity": {"type": "string", "enum": ["info", "warning", "error"]}
+                }))
+            },
+            "expected_matched": strings,
+            "expected_missed": strings
         }),
         Tool::UiDiffCheck => json!({
             "matches": {"type": "boolean"},

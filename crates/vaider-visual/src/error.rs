@@ -28,6 +28,9 @@ pub enum VisualError {
          \"01-vs-02\", without folders"
     )]
     InvalidStem { stem: String },
+    /// The screenshot store refused or could not do something; the message says what to do.
+    #[error("{message}")]
+    Store { message: String },
 }
 
 pub type Result<T> = std::result::Result<T, VisualError>;

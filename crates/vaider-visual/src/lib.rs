@@ -22,6 +22,8 @@ pub mod error;
 pub mod mask;
 mod output;
 pub mod regions;
+pub mod service;
+pub mod store;
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +33,7 @@ pub use diff::{diff_images, AlphaBackground, DiffOptions, PixelDiff, SizeChange}
 pub use error::{Result, VisualError};
 pub use mask::ChangedMask;
 pub use regions::{find_regions, Region, RegionOptions};
+pub use store::{Dimensions, NewScreenshot, Removal, Screenshot, Store};
 
 use output::Picture;
 
@@ -169,4 +172,30 @@ impl Comparison {
         output::write_all_or_none(&pictures)?;
         Ok(images)
     }
+}
+
+/// A PNG of the image at `path` no larger than `max_side` pixels a side, for an agent that
+/// asked to see a picture inline (a whole screenshot would fill its context).
+pub fn thumbnail(path: &Path, max_side: u32) -> Result<Vec<u8>> {
+    let image = ImageReader::open(path)
+        .map_err(|e| VisualError::Read {
+            which: "annotated",
+            path: path.to_path_buf(),
+            source: image::ImageError::IoError(e),
+        })?
+        .decode()
+        .map_err(|source| VisualError::Read {
+            which: "annotated",
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let small = image.thumbnail(max_side, max_side);
+    let mut png = Vec::new();
+    small
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .map_err(|e| VisualError::Write {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e),
+        })?;
+    Ok(png)
 }

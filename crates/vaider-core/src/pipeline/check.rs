@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::call::Call;
 use super::MAX_TIMEOUT;
-use crate::analysis::{AnalysisRequest, Tool};
+use crate::analysis::AnalysisRequest;
 use crate::config::{Adapter, ProviderConfig};
 use crate::engine::Vaider;
 use crate::error::{Result, VaiderError};
@@ -162,16 +162,16 @@ fn check_limits(call: &Call, provider: &ProviderConfig) -> Result<()> {
 /// The sources to check, in order: a diff's expected image, then the media itself.
 fn sources(request: &AnalysisRequest) -> Result<Vec<&str>> {
     let mut sources = Vec::new();
-    if request.tool == Tool::UiDiffCheck {
+    if request.tool.takes_two_images() {
         let expected = request
             .compare_with
             .as_deref()
             .filter(|s| !s.trim().is_empty())
             .ok_or_else(|| {
-                VaiderError::InvalidRequest(
-                    "ui_diff_check needs both expected_image_source and actual_image_source."
-                        .into(),
-                )
+                VaiderError::InvalidRequest(format!(
+                    "{} needs two images: the first (expected, or before) and the second (actual, or after).",
+                    request.tool.as_str()
+                ))
             })?;
         sources.push(expected);
     }

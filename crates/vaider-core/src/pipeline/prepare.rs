@@ -134,14 +134,16 @@ impl Vaider {
 
 /// A diff's images are named for the model, in the order the prompt expects.
 fn diff_label(tool: Tool, index: usize) -> Option<String> {
-    (tool == Tool::UiDiffCheck).then(|| {
-        if index == 0 {
-            "EXPECTED (the first image):"
-        } else {
-            "ACTUAL (the second image):"
+    let label = match (tool, index) {
+        (Tool::UiDiffCheck, 0) => "EXPECTED (the first image):",
+        (Tool::UiDiffCheck, _) => "ACTUAL (the second image):",
+        (Tool::VisualCompare, 0) => "BEFORE (the first image):",
+        (Tool::VisualCompare, _) => {
+            "AFTER, the changed regions boxed and numbered (the second image):"
         }
-        .to_string()
-    })
+        _ => return None,
+    };
+    Some(label.to_string())
 }
 
 /// An image inline, fitted to the provider's limits; one too large to send inline goes as a

@@ -168,7 +168,7 @@ fn readable(result: &AnalysisResult) -> String {
 /// the 2026 spec, but the 2025 clients in the field (Cursor, Claude Code, VS Code) still send
 /// them, and they are the only way to learn what a relative path is relative to.
 #[allow(deprecated)]
-async fn client_roots(ctx: &RequestContext<RoleServer>) -> Vec<PathBuf> {
+pub(super) async fn client_roots(ctx: &RequestContext<RoleServer>) -> Vec<PathBuf> {
     let offers_roots = ctx
         .peer
         .peer_info()

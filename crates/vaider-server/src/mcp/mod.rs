@@ -1,5 +1,5 @@
 //! The MCP door, served over Streamable HTTP at `/mcp` and over stdio: one module of tools per
-//! capability (`analysis`, `status`), each an `impl VaiderMcp` with its own router; this file
+//! capability (`analysis`, `status`, `visual`), each an `impl VaiderMcp` with its own router; this file
 //! joins the routers and answers the protocol. Each tool call is a request for the one pipeline.
 //!
 //! Adding a tool to a capability touches only that capability's file; a new capability is a
@@ -10,6 +10,7 @@ mod call;
 mod progress;
 mod schema;
 mod status;
+mod visual;
 
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ pub struct VaiderMcp {
 
 impl VaiderMcp {
     pub fn new(engine: Arc<Vaider>) -> Self {
-        let tools = Self::analysis_tools() + Self::status_tools();
+        let tools = Self::analysis_tools() + Self::status_tools() + Self::visual_tools();
         VaiderMcp {
             engine,
             tool_router: schema::standard_schemas(tools),

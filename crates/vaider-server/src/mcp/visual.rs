@@ -1,0 +1,220 @@
+//! The visual comparison tools of contracts.md §1: `visual_compare`, `visual_prepare` and
+//! `visual_cleanup` (and `visual_capture`, where a capture adapter is built in). Each result
+//! is `{success, data}` (or `{success: false, error}`): paths, numbers and sentences; a small
+//! thumbnail of the annotated screenshot only when asked (`include_image`).
+
+use std::path::PathBuf;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router, ErrorData, RoleServer};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use vaider_core::analysis::Door;
+use vaider_visual::service::{self, CompareRequest, Removal};
+use vaider_visual::Store;
+
+use super::progress::McpProgress;
+use super::VaiderMcp;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct VisualCompareArgs {
+    /// The screenshot before the change: a path (absolute, or relative to the workspace),
+    /// e.g. ".screenshots/phases/01-before-card-update.png".
+    pub before: String,
+    /// The screenshot after the change.
+    pub after: String,
+    /// The changes you meant to make, e.g. ["the card's padding grew"]; each is matched
+    /// against what changed. Default: the list given to visual_prepare, if any.
+    #[serde(default)]
+    pub expected_changes: Vec<String>,
+    /// Also return a small thumbnail of the annotated screenshot inline (default false: the
+    /// result gives its path).
+    #[serde(default)]
+    pub include_image: bool,
+    /// The provider to explain the change with, instead of the configured one.
+    #[serde(default)]
+    pub provider: String,
+    #[serde(default)]
+    pub model: String,
+    /// The workspace folder, when the client has no workspace roots.
+    #[serde(default)]
+    pub cwd: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct VisualPrepareArgs {
+    /// The changes the next visual_compare should find, one short statement each.
+    pub expected_changes_list: Vec<String>,
+    #[serde(default)]
+    pub cwd: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct VisualCleanupArgs {
+    /// One phase number to remove. Without it, all phases but the last `keep_last` go.
+    #[serde(default)]
+    pub phase_to_remove: u32,
+    /// How many of the newest phases to keep (default 3).
+    #[serde(default)]
+    pub keep_last: u32,
+    #[serde(default)]
+    pub cwd: String,
+}
+
+#[tool_router(router = visual_tools, vis = "pub(super)")]
+impl VaiderMcp {
+    /// Compare two screenshots: a free local pixel diff first (pixelmatch's metric; rendering
+    /// noise ignored), then, only when pixels changed, the vision model says what changed in
+    /// each numbered region and which changes were expected. Returns the annotated
+    /// screenshot's path, the pixel counts, the findings and the validation.
+    #[tool(name = "visual_compare")]
+    async fn visual_compare(
+        &self,
+        Parameters(args): Parameters<VisualCompareArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let project = self.project(&ctx, &args.cwd).await;
+        let progress = McpProgress::start(&ctx);
+        let request = CompareRequest {
+            project: &project,
+            before: args.before.as_ref(),
+            after: args.after.as_ref(),
+            expected_changes: args.expected_changes,
+            provider: super::call::non_empty(args.provider),
+            model: super::call::non_empty(args.model),
+            door: Door::Mcp,
+        };
+        let outcome = service::compare_screenshots(&self.engine, request, &progress).await;
+        drop(progress);
+        Ok(match outcome {
+            Ok(data) => {
+                let thumbnail = args
+                    .include_image
+                    .then(|| vaider_visual::thumbnail(data.annotated_screenshot.as_ref(), 512).ok())
+                    .flatten();
+                let summary = compare_sentence(&data);
+                let mut result =
+                    envelope(Ok(serde_json::to_value(&data).unwrap_or_default()), summary);
+                if let Some(png) = thumbnail {
+                    use base64::Engine as _;
+                    let data = base64::engine::general_purpose::STANDARD.encode(png);
+                    result.content.push(ContentBlock::image(data, "image/png"));
+                }
+                result
+            }
+            Err(e) => envelope(Err(e.to_string()), String::new()),
+        })
+    }
+
+    /// Declare the changes the next visual_compare should find (kept in the workspace's
+    /// .screenshots folder until that comparison).
+    #[tool(name = "visual_prepare")]
+    async fn visual_prepare(
+        &self,
+        Parameters(args): Parameters<VisualPrepareArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let project = self.project(&ctx, &args.cwd).await;
+        Ok(
+            match service::declare_expected(&project, &args.expected_changes_list) {
+                Ok(kept) => {
+                    let sentence = format!(
+                        "{} expected changes kept for the next comparison.",
+                        kept.len()
+                    );
+                    envelope(Ok(json!({"expected_changes_list": kept})), sentence)
+                }
+                Err(e) => envelope(Err(e.to_string()), String::new()),
+            },
+        )
+    }
+
+    /// Remove old screenshots from the workspace's store: one phase, or all but the newest
+    /// `keep_last` (default 3).
+    #[tool(name = "visual_cleanup")]
+    async fn visual_cleanup(
+        &self,
+        Parameters(args): Parameters<VisualCleanupArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let project = self.project(&ctx, &args.cwd).await;
+        let which = match (args.phase_to_remove, args.keep_last) {
+            (0, 0) => Removal::AllButLast(3),
+            (0, n) => Removal::AllButLast(n as usize),
+            (phase, _) => Removal::Phase(phase),
+        };
+        let store = Store::in_project(&project);
+        Ok(
+            match tokio::task::spawn_blocking(move || store.remove(which)).await {
+                Ok(Ok(removed)) => {
+                    let sentence = format!("{} screenshots removed.", removed.len());
+                    envelope(Ok(json!({"removed": removed})), sentence)
+                }
+                Ok(Err(e)) => envelope(Err(e.to_string()), String::new()),
+                Err(e) => envelope(Err(format!("the cleanup stopped: {e}")), String::new()),
+            },
+        )
+    }
+}
+
+impl VaiderMcp {
+    /// The workspace the store lives in: the client's first root, else `cwd`, else the
+    /// server's working folder.
+    async fn project(&self, ctx: &RequestContext<RoleServer>, cwd: &str) -> PathBuf {
+        let roots = super::call::client_roots(ctx).await;
+        roots
+            .into_iter()
+            .next()
+            .or_else(|| (!cwd.trim().is_empty()).then(|| PathBuf::from(cwd.trim())))
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+}
+
+/// `{success: true, data}` with a sentence for people, or `{success: false, error}` as an
+/// error result the agent reads and acts on.
+fn envelope(outcome: Result<Value, String>, sentence: String) -> CallToolResult {
+    match outcome {
+        Ok(data) => {
+            let structured = json!({"success": true, "data": data});
+            let mut result = CallToolResult::success(vec![
+                ContentBlock::text(sentence),
+                ContentBlock::text(structured.to_string()),
+            ]);
+            result.structured_content = Some(structured);
+            result
+        }
+        Err(error) => {
+            let structured = json!({"success": false, "error": error});
+            let mut result = CallToolResult::error(vec![ContentBlock::text(error)]);
+            result.structured_content = Some(structured);
+            result
+        }
+    }
+}
+
+fn compare_sentence(data: &service::CompareData) -> String {
+    let diff = &data.pixel_diff;
+    if diff.total_changes == 0 {
+        return format!(
+            "{} Annotated: {}",
+            data.agentic_analysis.summary, data.annotated_screenshot
+        );
+    }
+    let v = &data.validation;
+    format!(
+        "{} changed regions ({} pixels, {:.2} %). {} Expected and found: {}; expected but missing: {}; unexpected: {}{}. Annotated: {}",
+        diff.total_changes,
+        diff.changed_pixels,
+        diff.diff_percentage,
+        data.agentic_analysis.summary,
+        v.expected_matched.len(),
+        v.expected_missed.len(),
+        v.unexpected_found.len(),
+        if v.regressions { " (regressions)" } else { "" },
+        data.annotated_screenshot
+    )
+}

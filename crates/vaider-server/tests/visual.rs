@@ -1,0 +1,247 @@
+//! The visual comparison tools over MCP (rmcp's client, real HTTP) with the fake Gemini: the
+//! pixel diff decides whether the model is asked at all, the pictures and the result land in
+//! the workspace's `.screenshots/`, the model's answer becomes the contract's analysis and
+//! validation, and a store that cannot be written leaves nothing partial.
+
+mod common;
+
+use std::path::Path;
+
+use common::{call, TestServer};
+use serde_json::{json, Value};
+
+fn structured(result: &rmcp::model::CallToolResult) -> Value {
+    result
+        .structured_content
+        .clone()
+        .expect("structuredContent")
+}
+
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn identical_screenshots_make_no_model_call() {
+    let server = TestServer::start().await;
+    let client = server.mcp().await;
+    let shot = server.media_path("login.png");
+    let result = call(
+        &client,
+        "visual_compare",
+        json!({"before": shot, "after": shot, "cwd": server.media.path()}),
+    )
+    .await;
+    let body = structured(&result);
+    assert_eq!(body["success"], true, "{body}");
+    let data = &body["data"];
+    assert_eq!(data["pixel_diff"]["total_changes"], 0);
+    assert_eq!(data["pixel_diff"]["changed_pixels"], 0);
+    assert!(Path::new(data["annotated_screenshot"].as_str().unwrap()).is_file());
+    assert!(server.fake.generate_requests().is_empty(), "no model call");
+    assert!(server.engine.history().list(10, 0).unwrap().is_empty());
+    // Results are paths, numbers and sentences: no image unless asked.
+    assert!(result.content.iter().all(|c| c.as_image().is_none()));
+}
+
+#[tokio::test]
+async fn a_change_is_explained_and_matched_against_the_expected_changes() {
+    let server = TestServer::start().await;
+    let expected = "an error message appears under the password field";
+    server.fake.set_reply_text(Some(
+        json!({
+            "description": "The login error is shown.",
+            "summary": "An error message appeared and the button moved.",
+            "found_changes": [{"region": "region 1", "change": "a red error message appeared"}],
+            "unexpected_changes": [{"region": "region 2", "change": "the Sign in button moved 5 px down", "severity": "error"}],
+            "expected_matched": [expected],
+            "expected_missed": []
+        })
+        .to_string(),
+    ));
+    let client = server.mcp().await;
+    let prepared = call(
+        &client,
+        "visual_prepare",
+        json!({"expected_changes_list": [expected], "cwd": server.media.path()}),
+    )
+    .await;
+    assert_eq!(structured(&prepared)["success"], true);
+    let result = call(
+        &client,
+        "visual_compare",
+        json!({
+            "before": "login.png", "after": "login-error.png",
+            "cwd": server.media.path(), "include_image": true
+        }),
+    )
+    .await;
+    let body = structured(&result);
+    assert_eq!(body["success"], true, "{body}");
+    let data = &body["data"];
+    assert!(
+        data["pixel_diff"]["total_changes"].as_u64().unwrap() >= 1,
+        "{data}"
+    );
+    assert!(data["pixel_diff"]["changed_pixels"].as_u64().unwrap() > 0);
+    assert_eq!(data["validation"]["expected_matched"], json!([expected]));
+    assert_eq!(data["validation"]["expected_missed"], json!([]));
+    assert_eq!(data["validation"]["regressions"], true);
+    assert_eq!(
+        data["validation"]["unexpected_found"],
+        json!(["region 2: the Sign in button moved 5 px down"])
+    );
+    assert_eq!(
+        data["agentic_analysis"]["found_changes"][0]["region"],
+        "region 1"
+    );
+    // The model saw both images and was told the regions and the expected change.
+    let sent = server.fake.generate_requests().pop().unwrap();
+    let parts = sent["contents"][0]["parts"].as_array().unwrap();
+    assert_eq!(
+        parts
+            .iter()
+            .filter(|p| p.get("inlineData").is_some())
+            .count(),
+        2
+    );
+    let prompt: String = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+    assert!(
+        prompt.contains("region 1:") && prompt.contains(expected),
+        "{prompt}"
+    );
+    // The call is in the history like any other.
+    let id = data["interaction_id"].as_str().unwrap();
+    let row = server.engine.history().get(id).unwrap().unwrap();
+    assert_eq!(row.tool, "visual_compare");
+    // The pictures and the result are in the workspace's store, and the model call's files
+    // beside the picture it was shown, as for every analysis.
+    let comparisons = server.media.path().join(".screenshots/comparisons");
+    assert_eq!(
+        files_under(&comparisons),
+        [
+            "login-vs-login-error-annotation.png",
+            "login-vs-login-error-annotation.png.VaiderInteractions",
+            "login-vs-login-error-diff.json",
+            "login-vs-login-error-diff.png",
+            "login-vs-login-error-heatmap.png"
+        ]
+    );
+    // The thumbnail came because it was asked for, small.
+    let image = result
+        .content
+        .iter()
+        .find_map(|c| c.as_image())
+        .expect("a thumbnail");
+    use base64::Engine as _;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(&image.data)
+        .unwrap();
+    let thumb = image::load_from_memory(&png).unwrap();
+    assert!(thumb.width() <= 512 && thumb.height() <= 512);
+
+    // The declared list was for that comparison only.
+    let again = call(
+        &client,
+        "visual_compare",
+        json!({"before": "login.png", "after": "login-error.png", "cwd": server.media.path()}),
+    )
+    .await;
+    assert_eq!(
+        structured(&again)["data"]["validation"]["expected_matched"],
+        json!([])
+    );
+}
+
+#[tokio::test]
+async fn a_store_that_cannot_be_written_fails_clearly_and_leaves_nothing() {
+    let server = TestServer::start().await;
+    // A file where the comparisons folder should be.
+    std::fs::create_dir_all(server.media.path().join(".screenshots")).unwrap();
+    std::fs::write(
+        server.media.path().join(".screenshots/comparisons"),
+        b"in the way",
+    )
+    .unwrap();
+    let client = server.mcp().await;
+    let result = call(
+        &client,
+        "visual_compare",
+        json!({"before": "login.png", "after": "dashboard.png", "cwd": server.media.path()}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    let body = structured(&result);
+    assert_eq!(body["success"], false);
+    assert!(
+        body["error"].as_str().unwrap().contains("comparisons"),
+        "{body}"
+    );
+    assert!(server.fake.generate_requests().is_empty());
+    assert_eq!(
+        files_under(&server.media.path().join(".screenshots")),
+        ["comparisons"]
+    );
+
+    // A missing screenshot names itself.
+    let result = call(
+        &client,
+        "visual_compare",
+        json!({"before": "nope.png", "after": "dashboard.png", "cwd": server.media.path()}),
+    )
+    .await;
+    assert!(structured(&result)["error"]
+        .as_str()
+        .unwrap()
+        .contains("nope.png"));
+}
+
+#[tokio::test]
+async fn cleanup_keeps_the_newest_phases() {
+    let server = TestServer::start().await;
+    let store = vaider_visual::Store::in_project(server.media.path());
+    let png = std::fs::read(server.media_path("login.png")).unwrap();
+    for name in ["a", "b", "c", "d", "e"] {
+        store
+            .add(vaider_visual::NewScreenshot {
+                name,
+                description: "",
+                platform: "web",
+                png: &png,
+                timestamp: "2026-11-22T18:00:00.000Z".into(),
+            })
+            .unwrap();
+    }
+    let client = server.mcp().await;
+    let result = call(
+        &client,
+        "visual_cleanup",
+        json!({"cwd": server.media.path()}),
+    )
+    .await;
+    let body = structured(&result);
+    let removed: Vec<u64> = body["data"]["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["phase"].as_u64().unwrap())
+        .collect();
+    assert_eq!(removed, [1, 2]);
+    let result = call(
+        &client,
+        "visual_cleanup",
+        json!({"cwd": server.media.path(), "phase_to_remove": 4}),
+    )
+    .await;
+    assert_eq!(structured(&result)["data"]["removed"][0]["name"], "d");
+    let left: Vec<u32> = store.list().unwrap().iter().map(|s| s.phase).collect();
+    assert_eq!(left, [3, 5]);
+}

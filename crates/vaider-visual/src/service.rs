@@ -1,0 +1,416 @@
+//! `visual_compare`, `visual_prepare` and `visual_cleanup` as every door runs them (MCP, CLI):
+//! the free pixel diff first; the pictures kept in the store's `comparisons/`; and only when
+//! pixels really changed, the vision model's explanation through Vaider's one pipeline (so it
+//! is in the history, cached and costed), matched against the changes the agent expected.
+//! Results have the shapes of contracts.md §1.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use vaider_core::analysis::{AnalysisRequest, Door, Tool};
+use vaider_core::progress::ProgressSink;
+use vaider_core::Vaider;
+
+use crate::store::{write_atomic, Store};
+use crate::{compare, CompareOptions, Comparison, Region};
+
+/// `visual_compare`'s `data`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareData {
+    /// The after-image with the changed regions boxed and numbered.
+    pub annotated_screenshot: String,
+    pub pixel_diff: PixelDiffData,
+    pub agentic_analysis: AgenticAnalysis,
+    pub validation: Validation,
+    /// Beyond the contract: the other pictures, the regions, and the model call, if any.
+    pub diff_image: Option<String>,
+    pub heat_map: String,
+    pub regions: Vec<RegionData>,
+    /// Set when the two screenshots differ in size: a layout change, compared on the overlap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_change: Option<String>,
+    /// The history entry of the model's explanation; none when no pixels changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interaction_id: Option<String>,
+    pub cost_usd: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PixelDiffData {
+    /// Changed regions (noise dropped).
+    pub total_changes: usize,
+    pub changed_pixels: u64,
+    /// Of all pixels, in percent (0.08 means 0.08 %).
+    pub diff_percentage: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgenticAnalysis {
+    pub summary: String,
+    pub found_changes: Vec<FoundChange>,
+    pub unexpected_changes: Vec<UnexpectedChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FoundChange {
+    pub region: String,
+    pub change: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnexpectedChange {
+    pub region: String,
+    pub change: String,
+    /// "info", "warning" or "error".
+    pub severity: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Validation {
+    pub expected_matched: Vec<String>,
+    pub expected_missed: Vec<String>,
+    pub unexpected_found: Vec<String>,
+    pub regressions: bool,
+}
+
+/// A region as the result lists it: its number on the annotated image and its box.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegionData {
+    pub number: u32,
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+    pub changed_pixels: u64,
+}
+
+/// What a comparison is asked.
+pub struct CompareRequest<'a> {
+    pub project: &'a Path,
+    pub before: &'a Path,
+    pub after: &'a Path,
+    /// Empty: the list declared with `visual_prepare`, if any.
+    pub expected_changes: Vec<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub door: Door,
+}
+
+/// A comparison that could not be made, with what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CompareError(pub String);
+
+/// Compares two screenshots, explains the change when there is one, and keeps the pictures
+/// and the result in the store.
+pub async fn compare_screenshots(
+    engine: &Vaider,
+    request: CompareRequest<'_>,
+    progress: &dyn ProgressSink,
+) -> Result<CompareData, CompareError> {
+    let store = Store::in_project(request.project);
+    let (before, after) = (
+        resolve(request.project, request.before),
+        resolve(request.project, request.after),
+    );
+    let declared = request.expected_changes.is_empty();
+    let expected = match declared {
+        true => read_declared(&store),
+        false => request.expected_changes.clone(),
+    };
+    let (b, a) = (before.clone(), after.clone());
+    let comparison =
+        tokio::task::spawn_blocking(move || compare(&b, &a, &CompareOptions::default()))
+            .await
+            .map_err(|e| CompareError(format!("the comparison stopped: {e}")))?
+            .map_err(|e| CompareError(e.to_string()))?;
+    let stem = comparison_stem(&store, &before, &after);
+    let dir = store.comparisons_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        CompareError(format!(
+            "cannot create {}: {e}; check that the project folder is writable",
+            dir.display()
+        ))
+    })?;
+    let pictures = {
+        let (comparison, dir, stem) = (comparison.clone(), dir.clone(), stem.clone());
+        tokio::task::spawn_blocking(move || comparison.write_images(&dir, &stem))
+            .await
+            .map_err(|e| CompareError(format!("drawing the pictures stopped: {e}")))?
+            .map_err(|e| CompareError(e.to_string()))?
+    };
+    let mut data = CompareData {
+        annotated_screenshot: pictures.annotation.display().to_string(),
+        pixel_diff: PixelDiffData {
+            total_changes: comparison.total_changes(),
+            changed_pixels: comparison.changed_pixels(),
+            diff_percentage: comparison.diff_percentage(),
+        },
+        agentic_analysis: AgenticAnalysis {
+            summary: String::new(),
+            found_changes: Vec::new(),
+            unexpected_changes: Vec::new(),
+        },
+        validation: Validation::default(),
+        diff_image: pictures.diff.map(|p| p.display().to_string()),
+        heat_map: pictures.heat_map.display().to_string(),
+        regions: comparison.regions.iter().map(region_data).collect(),
+        size_change: comparison.size_changed().map(|s| {
+            format!(
+                "the size changed from {}x{} to {}x{} (a layout change); the overlap was compared",
+                s.before.0, s.before.1, s.after.0, s.after.1
+            )
+        }),
+        interaction_id: None,
+        cost_usd: 0.0,
+    };
+    if comparison.total_changes() == 0 {
+        // Identical, or only rendering noise: no model call, nothing to pay.
+        data.agentic_analysis.summary = no_change_summary(&comparison);
+        data.validation.expected_missed = expected;
+    } else {
+        explain(
+            engine,
+            &request,
+            &before,
+            &pictures.annotation,
+            &comparison,
+            &expected,
+            progress,
+            &mut data,
+        )
+        .await?;
+    }
+    let json = serde_json::to_vec_pretty(&data).unwrap_or_default();
+    let path = dir.join(format!("{stem}-diff.json"));
+    write_atomic(&path, &json).map_err(|e| CompareError(e.to_string()))?;
+    if declared {
+        // Used by this comparison, which is done: the next one starts with none.
+        let _ = std::fs::remove_file(declared_path(&store));
+    }
+    Ok(data)
+}
+
+fn no_change_summary(comparison: &Comparison) -> String {
+    match comparison.changed_pixels() {
+        0 => "No change: the two screenshots are identical.".into(),
+        n => format!("No visible change: {n} changed pixels were rendering noise, below the smallest region counted."),
+    }
+}
+
+fn region_data(region: &Region) -> RegionData {
+    RegionData {
+        number: region.number,
+        x: region.x,
+        y: region.y,
+        width: region.width,
+        height: region.height,
+        changed_pixels: region.changed_pixels,
+    }
+}
+
+/// A relative path is relative to the project.
+fn resolve(project: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        project.join(path)
+    }
+}
+
+/// `01-vs-02` for two stored phases, else the files' own names.
+fn comparison_stem(store: &Store, before: &Path, after: &Path) -> String {
+    let name = |path: &Path| match store.find(path) {
+        Some(shot) => format!("{:02}", shot.phase),
+        None => path
+            .file_stem()
+            .map(|s| {
+                s.to_string_lossy()
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+                    .collect()
+            })
+            .filter(|s: &String| !s.is_empty())
+            .unwrap_or_else(|| "image".into()),
+    };
+    format!("{}-vs-{}", name(before), name(after))
+}
+
+/// The file `visual_prepare` keeps the declared changes in, for the next comparison.
+fn declared_path(store: &Store) -> PathBuf {
+    store.root().join("expected-changes.json")
+}
+
+/// `visual_prepare`: keeps the changes the next comparison should find.
+pub fn declare_expected(project: &Path, changes: &[String]) -> Result<Vec<String>, CompareError> {
+    let store = Store::in_project(project);
+    let path = declared_path(&store);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CompareError(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let kept: Vec<String> = changes
+        .iter()
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect();
+    let json = serde_json::to_vec_pretty(&kept).unwrap_or_default();
+    write_atomic(&path, &json).map_err(|e| CompareError(e.to_string()))?;
+    Ok(kept)
+}
+
+/// The declared changes, for the next comparison (which removes them once it succeeded).
+fn read_declared(store: &Store) -> Vec<String> {
+    std::fs::read(declared_path(store))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// Asks the model, through the pipeline, what changed in each numbered region and whether the
+/// expected changes are there.
+#[allow(clippy::too_many_arguments)]
+async fn explain(
+    engine: &Vaider,
+    request: &CompareRequest<'_>,
+    before: &Path,
+    annotated: &Path,
+    comparison: &Comparison,
+    expected: &[String],
+    progress: &dyn ProgressSink,
+    data: &mut CompareData,
+) -> Result<(), CompareError> {
+    let mut analysis = AnalysisRequest::new(
+        Tool::VisualCompare,
+        request.door,
+        annotated.display().to_string(),
+    );
+    analysis.compare_with = Some(before.display().to_string());
+    analysis.prompt = Some(explain_prompt(
+        &comparison.regions,
+        expected,
+        data.size_change.as_deref(),
+    ));
+    analysis.provider = request.provider.clone();
+    analysis.model = request.model.clone();
+    analysis.base_dirs = vec![request.project.to_path_buf()];
+    let result = engine
+        .analyse(analysis, progress)
+        .await
+        .map_err(|failure| {
+            CompareError(format!(
+                "the model could not explain the change ({}: {}); the pictures are in {}",
+                failure.error.code().as_str(),
+                failure.error,
+                data.annotated_screenshot
+            ))
+        })?;
+    data.interaction_id = Some(result.interaction_id.clone());
+    data.cost_usd = result.cost_usd;
+    let details = result.details.unwrap_or_default();
+    data.agentic_analysis = read_analysis(&details, &result.description);
+    data.validation = validate(&details, expected, &data.agentic_analysis);
+    Ok(())
+}
+
+fn explain_prompt(regions: &[Region], expected: &[String], size_change: Option<&str>) -> String {
+    let mut text = String::from("The pixel diff found these changed regions, drawn as numbered boxes on the AFTER image (x, y, width, height in pixels):\n");
+    for r in regions {
+        text.push_str(&format!(
+            "- region {}: {}, {}, {}x{} ({} changed pixels)\n",
+            r.number, r.x, r.y, r.width, r.height, r.changed_pixels
+        ));
+    }
+    if let Some(size) = size_change {
+        text.push_str(&format!("Also: {size}.\n"));
+    }
+    if expected.is_empty() {
+        text.push_str("No changes were announced: every change found is unexpected.\n");
+    } else {
+        text.push_str("The changes the developer expected:\n");
+        for change in expected {
+            text.push_str(&format!("- {change}\n"));
+        }
+    }
+    text
+}
+
+fn strings(value: &serde_json::Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn read_analysis(details: &serde_json::Value, description: &str) -> AgenticAnalysis {
+    let changes = |key: &str| details[key].as_array().cloned().unwrap_or_default();
+    let text = |v: &serde_json::Value, key: &str| v[key].as_str().unwrap_or_default().to_string();
+    AgenticAnalysis {
+        summary: details["summary"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| description.to_string()),
+        found_changes: changes("found_changes")
+            .iter()
+            .map(|c| FoundChange {
+                region: text(c, "region"),
+                change: text(c, "change"),
+            })
+            .collect(),
+        unexpected_changes: changes("unexpected_changes")
+            .iter()
+            .map(|c| UnexpectedChange {
+                region: text(c, "region"),
+                change: text(c, "change"),
+                severity: match c["severity"].as_str() {
+                    Some(s @ ("info" | "warning" | "error")) => s.to_string(),
+                    _ => "warning".to_string(),
+                },
+            })
+            .collect(),
+    }
+}
+
+/// Which expected changes were found: the model's word for each, and every expected change it
+/// did not name counts as missed.
+fn validate(
+    details: &serde_json::Value,
+    expected: &[String],
+    analysis: &AgenticAnalysis,
+) -> Validation {
+    let matched_by_model = strings(&details["expected_matched"]);
+    let matched: Vec<String> = expected
+        .iter()
+        .filter(|e| {
+            matched_by_model
+                .iter()
+                .any(|m| m.trim().eq_ignore_ascii_case(e.trim()))
+        })
+        .cloned()
+        .collect();
+    Validation {
+        expected_missed: expected
+            .iter()
+            .filter(|e| !matched.contains(e))
+            .cloned()
+            .collect(),
+        expected_matched: matched,
+        unexpected_found: analysis
+            .unexpected_changes
+            .iter()
+            .map(|c| format!("{}: {}", c.region, c.change))
+            .collect(),
+        regressions: analysis
+            .unexpected_changes
+            .iter()
+            .any(|c| c.severity == "error"),
+    }
+}
+
+/// `visual_cleanup`: what is removed.
+pub use crate::store::Removal;
