@@ -478,9 +478,18 @@ async fn status_lists_providers_and_what_they_serve() {
         true,
         "local servers need no key"
     );
-    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 8);
+    // The eight vision tools and the explanation of a visual comparison.
+    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 9);
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 9, "eight vision tools and vaider_status");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        tools.len(),
+        12,
+        "eight vision tools, vaider_status and three visual tools: {names:?}"
+    );
+    for visual in ["visual_compare", "visual_prepare", "visual_cleanup"] {
+        assert!(names.contains(&visual), "{names:?}");
+    }
     client.cancel().await.unwrap();
 }
 
