@@ -1,0 +1,282 @@
+//! The one place in Vaider that starts and drives a browser over the Chrome DevTools Protocol.
+//! It launches the Chromium or Chrome already on the machine, headless with a throwaway
+//! profile, and takes page shots whose pixels do not depend on when they were taken.
+
+mod locate;
+mod settle;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
+use chromiumoxide::error::CdpError;
+use chromiumoxide::page::ScreenshotParams;
+use chromiumoxide::{BrowserConfig, Page};
+use futures_util::StreamExt;
+use tokio::task::JoinHandle;
+
+pub use locate::{find_chrome, find_chrome_in, CHROME_ENV};
+
+/// The largest side Chromium can paint into one screenshot.
+const MAX_SIDE: u32 = 16_384;
+
+/// How long a page may take to load before the shot is abandoned.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Why a browser could not be started or a page could not be shot.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error(
+        "no Chromium or Chrome found (looked at {looked}): install chromium \
+         (apt-get install chromium) or set {env} to the browser's path",
+        env = CHROME_ENV
+    )]
+    NoChrome { looked: String },
+    #[error(
+        "{env} names {path}, which is not a file: point it at a Chromium or Chrome program, \
+         or unset it to use the one found on the machine",
+        env = CHROME_ENV,
+        path = path.display()
+    )]
+    ChosenChromeMissing { path: PathBuf },
+    #[error("could not make a fresh profile folder for the browser: {0}")]
+    Profile(#[source] std::io::Error),
+    #[error("could not start the browser {path}: {source}", path = path.display())]
+    Launch {
+        path: PathBuf,
+        #[source]
+        source: CdpError,
+    },
+    #[error("the viewport must be 1 to {MAX_SIDE} pixels on each side, got {width}x{height}")]
+    BadViewport { width: u32, height: u32 },
+    #[error("could not open {url}: {source}")]
+    Navigate {
+        url: String,
+        #[source]
+        source: CdpError,
+    },
+    #[error("{url} did not finish loading within {} s", LOAD_TIMEOUT.as_secs())]
+    LoadTimeout { url: String },
+    #[error("the browser failed while {doing}: {source}")]
+    Cdp {
+        doing: &'static str,
+        #[source]
+        source: CdpError,
+    },
+}
+
+/// The size of the page's visible area in CSS pixels; the shot has exactly this size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Viewport {
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Default for Viewport {
+    fn default() -> Self {
+        Viewport {
+            width: 1280,
+            height: 800,
+        }
+    }
+}
+
+/// A running headless browser. Dropping it kills the browser and removes its profile.
+pub struct Browser {
+    browser: chromiumoxide::Browser,
+    handler: JoinHandle<()>,
+    // Kept for its Drop: the profile folder lives exactly as long as the browser.
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Starts the browser found by [`find_chrome`].
+    pub async fn launch() -> Result<Browser, BrowserError> {
+        Browser::launch_with(find_chrome()?).await
+    }
+
+    /// Starts the given Chromium or Chrome program, headless, with a fresh profile.
+    pub async fn launch_with(program: PathBuf) -> Result<Browser, BrowserError> {
+        // A fresh profile per launch: no cache, cookies or lock files shared with another run.
+        let profile = tempfile::Builder::new()
+            .prefix("vaider-chrome-")
+            .tempdir()
+            .map_err(BrowserError::Profile)?;
+        let mut config = BrowserConfig::builder()
+            .chrome_executable(&program)
+            .new_headless_mode()
+            .user_data_dir(profile.path())
+            // The viewport is set per page, explicitly, right before each shot.
+            .viewport(None)
+            .arg("--hide-scrollbars")
+            .arg("--force-color-profile=srgb")
+            .arg("--font-render-hinting=none");
+        if running_as_root() {
+            // Chromium refuses to start its sandbox as root; elsewhere the sandbox stays on.
+            config = config.no_sandbox();
+        }
+        let config = config.build().map_err(|reason| BrowserError::Launch {
+            path: program.clone(),
+            source: CdpError::msg(reason),
+        })?;
+        let (browser, mut handler) =
+            chromiumoxide::Browser::launch(config)
+                .await
+                .map_err(|source| BrowserError::Launch {
+                    path: program.clone(),
+                    source,
+                })?;
+        // The handler carries every CDP message; nothing moves unless it is polled.
+        let handler = tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(error) = event {
+                    tracing::debug!(%error, "browser connection message");
+                }
+            }
+        });
+        Ok(Browser {
+            browser,
+            handler,
+            _profile: profile,
+        })
+    }
+
+    /// Opens `url` in a new tab of `viewport`'s size, waits until the page is still, and returns
+    /// a PNG of the viewport (or of the whole page when `full_page`).
+    ///
+    /// "Still" means: loaded, web fonts ready, every image decoded, no network request for
+    /// half a second, CSS animations and transitions stopped, the caret hidden and focus taken
+    /// away, so that two shots of an unchanged page are the same bytes.
+    pub async fn page_screenshot(
+        &self,
+        url: &str,
+        viewport: Viewport,
+        full_page: bool,
+    ) -> Result<Vec<u8>, BrowserError> {
+        check_viewport(viewport)?;
+        let page = self
+            .browser
+            .new_page("about:blank")
+            .await
+            .map_err(cdp("opening a tab"))?;
+        let shot = shoot(&page, url, viewport, full_page).await;
+        if let Err(error) = page.close().await {
+            tracing::debug!(%error, "closing the tab");
+        }
+        shot
+    }
+
+    /// Closes the browser and waits for it to exit (dropping it kills it without waiting).
+    pub async fn close(mut self) {
+        if let Err(error) = self.browser.close().await {
+            tracing::debug!(%error, "asking the browser to close");
+        }
+        if let Err(error) = self.browser.wait().await {
+            tracing::debug!(%error, "waiting for the browser to exit");
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        self.handler.abort();
+        // The child was started with kill-on-drop; killing it here too means it is gone before
+        // the profile folder is removed rather than some time after.
+        if let Some(child) = self.browser.get_mut_child() {
+            if let Err(error) = child.as_mut_inner().start_kill() {
+                tracing::debug!(%error, "killing the browser");
+            }
+        }
+    }
+}
+
+async fn shoot(
+    page: &Page,
+    url: &str,
+    viewport: Viewport,
+    full_page: bool,
+) -> Result<Vec<u8>, BrowserError> {
+    set_viewport(page, viewport).await?;
+    // Listen before navigating, or the page's first requests would be missed.
+    let network = settle::NetworkWatch::start(page).await?;
+    match tokio::time::timeout(LOAD_TIMEOUT, page.goto(url)).await {
+        Err(_) => return Err(BrowserError::LoadTimeout { url: url.into() }),
+        Ok(Err(source)) => {
+            return Err(BrowserError::Navigate {
+                url: url.into(),
+                source,
+            })
+        }
+        Ok(Ok(_)) => {}
+    }
+    settle::settle(page, network).await?;
+    // Set again: something the page did (or an earlier full-page shot) may have changed it.
+    set_viewport(page, viewport).await?;
+    let params = ScreenshotParams::builder()
+        .format(CaptureScreenshotFormat::Png)
+        .full_page(full_page)
+        .build();
+    let png = page
+        .screenshot(params)
+        .await
+        .map_err(cdp("taking the screenshot"))?;
+    if full_page {
+        // A full-page shot resizes the page to its content and leaves it so.
+        set_viewport(page, viewport).await?;
+    }
+    Ok(png)
+}
+
+fn check_viewport(viewport: Viewport) -> Result<(), BrowserError> {
+    let fits = |side: u32| (1..=MAX_SIDE).contains(&side);
+    if fits(viewport.width) && fits(viewport.height) {
+        Ok(())
+    } else {
+        Err(BrowserError::BadViewport {
+            width: viewport.width,
+            height: viewport.height,
+        })
+    }
+}
+
+async fn set_viewport(page: &Page, viewport: Viewport) -> Result<(), BrowserError> {
+    // Scale 1 so one CSS pixel is one image pixel, whatever the machine's display.
+    let metrics = SetDeviceMetricsOverrideParams::new(viewport.width, viewport.height, 1.0, false);
+    page.execute(metrics)
+        .await
+        .map_err(cdp("setting the viewport"))?;
+    Ok(())
+}
+
+fn cdp(doing: &'static str) -> impl FnOnce(CdpError) -> BrowserError {
+    move |source| BrowserError::Cdp { doing, source }
+}
+
+#[cfg(unix)]
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[cfg(not(unix))]
+fn running_as_root() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_viewport_outside_what_chromium_can_paint_is_refused() {
+        for (width, height) in [(0, 600), (800, 0), (MAX_SIDE + 1, 600)] {
+            let err = check_viewport(Viewport { width, height }).unwrap_err();
+            assert!(
+                err.to_string().contains(&format!("{width}x{height}")),
+                "{err}"
+            );
+        }
+        assert!(check_viewport(Viewport::default()).is_ok());
+    }
+}
