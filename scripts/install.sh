@@ -14,7 +14,9 @@ set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MIN_RUST="1.89"
-APT_PACKAGES=(build-essential pkg-config curl ca-certificates)
+# The screen capture (xcap) builds its X11, Wayland and PipeWire sides, with bindgen (libclang).
+APT_PACKAGES=(build-essential pkg-config curl ca-certificates
+    libclang-dev libpipewire-0.3-dev libspa-0.2-dev libwayland-dev libegl-dev libgbm-dev libxcb1-dev)
 
 step() { printf '==> %s\n' "$*"; }
 die() {

@@ -58,6 +58,34 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             analyse(request, json).await
         }
         Command::History { json, limit } => history(json, limit),
+        Command::Capture {
+            name,
+            description,
+            url,
+            window,
+            target,
+            viewport,
+            full_page,
+            json,
+        } => {
+            crate::visual::capture(crate::visual::CaptureArgs {
+                name,
+                description,
+                url,
+                window,
+                target,
+                viewport,
+                full_page,
+                json,
+            })
+            .await
+        }
+        Command::Compare {
+            before,
+            after,
+            expected,
+            json,
+        } => crate::visual::compare(&before, &after, expected, json).await,
         Command::Token => {
             let config = Config::load()?;
             println!("{}", secrets::server_token(&config.data_dir())?);

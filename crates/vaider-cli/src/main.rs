@@ -2,6 +2,7 @@
 //! is in `vaider-core` (the pipeline) and `vaider-server` (HTTP and MCP).
 
 mod commands;
+mod visual;
 
 use std::path::PathBuf;
 
@@ -80,6 +81,43 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
+    /// Take a screenshot (the desktop, a window, a web page, an iOS simulator or an Android
+    /// emulator) and keep it as the next phase in ./.screenshots/phases/.
+    Capture {
+        /// The screenshot's name, e.g. before-card-update.
+        name: String,
+        #[arg(long, default_value = "")]
+        description: String,
+        /// A web page to capture in headless Chromium.
+        #[arg(long)]
+        url: Option<String>,
+        /// The first window whose title or application name contains this.
+        #[arg(long)]
+        window: Option<String>,
+        /// auto (default), web, desktop, ios or android.
+        #[arg(long)]
+        target: Option<String>,
+        /// The web page's viewport, WIDTHxHEIGHT (default 1280x800).
+        #[arg(long, value_parser = parse_viewport)]
+        viewport: Option<(u32, u32)>,
+        /// The whole scrollable page.
+        #[arg(long)]
+        full_page: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare two screenshots: the pixel diff, then (only when pixels changed) the model's
+    /// explanation, matched against the changes you expected. Exits 2 on a regression or a
+    /// missed expected change.
+    Compare {
+        before: PathBuf,
+        after: PathBuf,
+        /// A change you meant to make; repeat for several.
+        #[arg(long = "expect")]
+        expected: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the bearer token HTTP clients must send.
     Token,
     /// Manage provider API keys in the OS keychain.
@@ -153,4 +191,14 @@ fn parse_sampling(text: &str) -> Result<vaider_core::sampling::VideoSampling, St
             vaider_core::sampling::VideoSampling::NAMES
         )
     })
+}
+
+fn parse_viewport(text: &str) -> Result<(u32, u32), String> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{text:?} is not WIDTHxHEIGHT, e.g. 1280x800"))?;
+    match (w.trim().parse(), h.trim().parse()) {
+        (Ok(w), Ok(h)) if w > 0 && h > 0 => Ok((w, h)),
+        _ => Err(format!("{text:?} is not WIDTHxHEIGHT, e.g. 1280x800")),
+    }
 }

@@ -245,3 +245,85 @@ async fn cleanup_keeps_the_newest_phases() {
     let left: Vec<u32> = store.list().unwrap().iter().map(|s| s.phase).collect();
     assert_eq!(left, [3, 5]);
 }
+
+/// Serves one HTML page on loopback until the test ends.
+async fn serve_page(html: &'static str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                    html.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn web_pages_are_captured_into_phases_and_compared() {
+    let server = TestServer::start().await;
+    let url = serve_page(
+        "<html><body style='margin:0;background:#fff'>\
+         <div style='position:absolute;left:30px;top:40px;width:100px;height:50px;background:#ff0000'></div>\
+         </body></html>",
+    )
+    .await;
+    let client = server.mcp().await;
+    let mut paths = Vec::new();
+    for (name, phase) in [("before-card-update", 1), ("after-card-update", 2)] {
+        let result = call(
+            &client,
+            "visual_capture",
+            json!({
+                "name": name, "url": url, "target": "web",
+                "viewport_width": 400, "viewport_height": 300, "cwd": server.media.path()
+            }),
+        )
+        .await;
+        let body = structured(&result);
+        assert_eq!(body["success"], true, "{body}");
+        let data = &body["data"];
+        assert_eq!(data["phase"], phase);
+        assert_eq!(data["dimensions"], json!({"width": 400, "height": 300}));
+        let path = data["path"].as_str().unwrap().to_string();
+        assert!(path.ends_with(&format!("{phase:02}-{name}.png")), "{path}");
+        let shot = image::open(&path).unwrap().to_rgba8();
+        assert_eq!(shot.get_pixel(50, 60).0, [255, 0, 0, 255], "the red block");
+        assert_eq!(shot.get_pixel(10, 10).0, [255, 255, 255, 255]);
+        paths.push(path);
+    }
+    // The same page twice: no change, no model call, and the comparison is named by phase.
+    let result = call(
+        &client,
+        "visual_compare",
+        json!({"before": paths[0], "after": paths[1], "cwd": server.media.path()}),
+    )
+    .await;
+    let data = &structured(&result)["data"];
+    assert_eq!(data["pixel_diff"]["changed_pixels"], 0, "{data}");
+    assert!(data["annotated_screenshot"]
+        .as_str()
+        .unwrap()
+        .ends_with("01-vs-02-annotation.png"));
+    assert!(server.fake.generate_requests().is_empty());
+    // A bad name is refused with what to use, and nothing is kept.
+    let result = call(
+        &client,
+        "visual_capture",
+        json!({"name": "../x", "url": url, "target": "web", "cwd": server.media.path()}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(structured(&result)["error"]
+        .as_str()
+        .unwrap()
+        .contains("letters, digits"));
+}

@@ -1,4 +1,5 @@
-//! `visual_compare`, `visual_prepare` and `visual_cleanup` as every door runs them (MCP, CLI):
+//! `visual_capture`, `visual_compare`, `visual_prepare` and `visual_cleanup` as every door runs
+//! them (MCP, CLI). A capture is kept in the project's store as the next phase. A comparison:
 //! the free pixel diff first; the pictures kept in the store's `comparisons/`; and only when
 //! pixels really changed, the vision model's explanation through Vaider's one pipeline (so it
 //! is in the history, cached and costed), matched against the changes the agent expected.
@@ -414,3 +415,58 @@ fn validate(
 
 /// `visual_cleanup`: what is removed.
 pub use crate::store::Removal;
+
+/// `visual_capture`'s `data`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureData {
+    pub path: String,
+    pub timestamp: String,
+    pub phase: u32,
+    pub dimensions: crate::store::Dimensions,
+    /// Beyond the contract: where the shot came from ("web", "linux", "ios-simulator", ...).
+    pub platform: String,
+}
+
+/// Takes a screenshot with the first adapter that works (or the one `target` names) and
+/// keeps it in the project's store as the next phase.
+pub async fn capture_screenshot(
+    project: &Path,
+    name: &str,
+    description: &str,
+    target: &vaider_capture::Target,
+) -> Result<CaptureData, CompareError> {
+    // A name that cannot be kept is refused before anything is captured.
+    crate::store::check_name(name).map_err(|e| CompareError(e.to_string()))?;
+    let shot = vaider_capture::capture(target)
+        .await
+        .map_err(|e| CompareError(e.to_string()))?;
+    let store = Store::in_project(project);
+    let (name, description) = (name.to_string(), description.to_string());
+    let timestamp = chrono_now();
+    let kept = tokio::task::spawn_blocking(move || {
+        let screenshot = store.add(crate::store::NewScreenshot {
+            name: &name,
+            description: &description,
+            platform: shot.platform,
+            png: &shot.png,
+            timestamp,
+        })?;
+        Ok::<_, crate::VisualError>((store.png_path(&screenshot), screenshot))
+    })
+    .await
+    .map_err(|e| CompareError(format!("keeping the screenshot stopped: {e}")))?
+    .map_err(|e| CompareError(e.to_string()))?;
+    let (path, shot) = kept;
+    Ok(CaptureData {
+        path: path.display().to_string(),
+        timestamp: shot.timestamp,
+        phase: shot.phase,
+        dimensions: shot.dimensions,
+        platform: shot.platform,
+    })
+}
+
+/// Now, as the contract writes times: ISO-8601 UTC with milliseconds.
+fn chrono_now() -> String {
+    vaider_core::pipeline::now_rfc3339()
+}

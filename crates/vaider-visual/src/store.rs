@@ -183,8 +183,8 @@ fn file_stem(shot: &Screenshot) -> String {
     format!("{:02}-{}", shot.phase, shot.name)
 }
 
-/// A name becomes part of a file name: letters, digits, `-`, `_` and `.` only.
-fn check_name(name: &str) -> Result<()> {
+/// A screenshot's name becomes part of a file name: letters, digits, `-`, `_` and `.` only.
+pub fn check_name(name: &str) -> Result<()> {
     let fine = !name.is_empty()
         && name.len() <= 100
         && !name.starts_with('.')

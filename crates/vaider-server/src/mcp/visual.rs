@@ -1,5 +1,5 @@
-//! The visual comparison tools of contracts.md §1: `visual_compare`, `visual_prepare` and
-//! `visual_cleanup` (and `visual_capture`, where a capture adapter is built in). Each result
+//! The visual capture and comparison tools of contracts.md §1: `visual_capture`,
+//! `visual_compare`, `visual_prepare` and `visual_cleanup`. Each result
 //! is `{success, data}` (or `{success: false, error}`): paths, numbers and sentences; a small
 //! thumbnail of the annotated screenshot only when asked (`include_image`).
 
@@ -12,12 +12,43 @@ use rmcp::{tool, tool_router, ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use vaider_capture::{Target, Viewport, WebPage};
 use vaider_core::analysis::Door;
 use vaider_visual::service::{self, CompareRequest, Removal};
 use vaider_visual::Store;
 
 use super::progress::McpProgress;
 use super::VaiderMcp;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct VisualCaptureArgs {
+    /// The screenshot's name, kept as `NN-name.png` in the workspace's
+    /// .screenshots/phases/, e.g. "before-card-update". Letters, digits, '-', '_', '.'.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// A web page to capture in headless Chromium, e.g. "http://localhost:5173/cards".
+    #[serde(default)]
+    pub url: String,
+    /// Which adapter: "auto" (default: the desktop screen, an iOS simulator, an Android
+    /// emulator, then the web page given as url; the first that works), "web", "desktop",
+    /// "ios" or "android".
+    #[serde(default)]
+    pub target: String,
+    /// desktop: capture the first window whose title or application name contains this.
+    #[serde(default)]
+    pub window: String,
+    /// web: the viewport width and height in CSS pixels (default 1280x800).
+    #[serde(default)]
+    pub viewport_width: u32,
+    #[serde(default)]
+    pub viewport_height: u32,
+    /// web: the whole scrollable page rather than the viewport.
+    #[serde(default)]
+    pub full_page: bool,
+    #[serde(default)]
+    pub cwd: String,
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct VisualCompareArgs {
@@ -66,6 +97,43 @@ pub struct VisualCleanupArgs {
 
 #[tool_router(router = visual_tools, vis = "pub(super)")]
 impl VaiderMcp {
+    /// Take a screenshot (a web page in headless Chromium, the desktop or a window, an iOS
+    /// simulator or an Android emulator) and keep it as the next phase in the workspace's
+    /// .screenshots/phases/. Returns its path, time, phase and size.
+    #[tool(name = "visual_capture")]
+    async fn visual_capture(
+        &self,
+        Parameters(args): Parameters<VisualCaptureArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let project = self.project(&ctx, &args.cwd).await;
+        let target = match capture_target(&args) {
+            Ok(target) => target,
+            Err(e) => return Ok(envelope(Err(e), String::new())),
+        };
+        Ok(
+            match service::capture_screenshot(&project, &args.name, &args.description, &target)
+                .await
+            {
+                Ok(data) => {
+                    let sentence = format!(
+                        "Phase {} kept: {} ({}x{}, {}).",
+                        data.phase,
+                        data.path,
+                        data.dimensions.width,
+                        data.dimensions.height,
+                        data.platform
+                    );
+                    envelope(
+                        Ok(serde_json::to_value(&data).unwrap_or_default()),
+                        sentence,
+                    )
+                }
+                Err(e) => envelope(Err(e.to_string()), String::new()),
+            },
+        )
+    }
+
     /// Compare two screenshots: a free local pixel diff first (pixelmatch's metric; rendering
     /// noise ignored), then, only when pixels changed, the vision model says what changed in
     /// each numbered region and which changes were expected. Returns the annotated
@@ -171,6 +239,36 @@ impl VaiderMcp {
             .or_else(|| (!cwd.trim().is_empty()).then(|| PathBuf::from(cwd.trim())))
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."))
+    }
+}
+
+/// The adapter a capture asks for, from its arguments.
+fn capture_target(args: &VisualCaptureArgs) -> Result<Target, String> {
+    let url = args.url.trim();
+    let web = (!url.is_empty()).then(|| {
+        let mut page = WebPage::new(url);
+        if args.viewport_width > 0 && args.viewport_height > 0 {
+            page.viewport = Viewport {
+                width: args.viewport_width,
+                height: args.viewport_height,
+            };
+        }
+        page.full_page = args.full_page;
+        page
+    });
+    let window = (!args.window.trim().is_empty()).then(|| args.window.trim().to_string());
+    match args.target.trim().to_ascii_lowercase().as_str() {
+        "" | "auto" if window.is_some() => Ok(Target::Desktop { window }),
+        "" | "auto" => Ok(Target::Auto { web }),
+        "web" => web.map(Target::Web).ok_or_else(|| {
+            "target \"web\" needs a url, e.g. \"http://localhost:3000\".".to_string()
+        }),
+        "desktop" => Ok(Target::Desktop { window }),
+        "ios" => Ok(Target::Ios),
+        "android" => Ok(Target::Android),
+        other => Err(format!(
+            "target {other:?} is not known: use auto, web, desktop, ios or android."
+        )),
     }
 }
 

@@ -1,0 +1,145 @@
+//! `vaider capture` and `vaider compare`: the visual tools from the terminal, through the same
+//! code the MCP tools run (the store in the current folder's `.screenshots/`, the pixel diff,
+//! the model's explanation through the pipeline).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use vaider_capture::{Target, Viewport, WebPage};
+use vaider_core::analysis::Door;
+use vaider_core::progress::NoProgress;
+use vaider_core::{Config, Vaider};
+use vaider_visual::service::{self, CompareRequest};
+
+/// What `vaider capture` was asked.
+pub struct CaptureArgs {
+    pub name: String,
+    pub description: String,
+    pub url: Option<String>,
+    pub window: Option<String>,
+    pub target: Option<String>,
+    pub viewport: Option<(u32, u32)>,
+    pub full_page: bool,
+    pub json: bool,
+}
+
+pub async fn capture(args: CaptureArgs) -> Result<ExitCode> {
+    let project = std::env::current_dir()?;
+    let target = match target(&args) {
+        Ok(target) => target,
+        Err(message) => return Ok(fail(&message, args.json)),
+    };
+    match service::capture_screenshot(&project, &args.name, &args.description, &target).await {
+        Ok(data) if args.json => print_json(&serde_json::json!({"success": true, "data": data})),
+        Ok(data) => {
+            println!("{}", data.path);
+            eprintln!(
+                "phase {} · {}x{} · {}",
+                data.phase, data.dimensions.width, data.dimensions.height, data.platform
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Ok(fail(&e.to_string(), args.json)),
+    }
+}
+
+fn target(args: &CaptureArgs) -> Result<Target, String> {
+    let web = args.url.as_ref().map(|url| {
+        let mut page = WebPage::new(url.clone());
+        if let Some((width, height)) = args.viewport {
+            page.viewport = Viewport { width, height };
+        }
+        page.full_page = args.full_page;
+        page
+    });
+    match args.target.as_deref().unwrap_or("auto") {
+        "auto" if args.window.is_some() => Ok(Target::Desktop {
+            window: args.window.clone(),
+        }),
+        "auto" => Ok(Target::Auto { web }),
+        "web" => web
+            .map(Target::Web)
+            .ok_or_else(|| "--target web needs --url".to_string()),
+        "desktop" => Ok(Target::Desktop {
+            window: args.window.clone(),
+        }),
+        "ios" => Ok(Target::Ios),
+        "android" => Ok(Target::Android),
+        other => Err(format!(
+            "--target {other:?} is not known: use auto, web, desktop, ios or android"
+        )),
+    }
+}
+
+pub async fn compare(
+    before: &Path,
+    after: &Path,
+    expected: Vec<String>,
+    json: bool,
+) -> Result<ExitCode> {
+    let engine = Vaider::open(Config::load()?)?;
+    let project: PathBuf = std::env::current_dir()?;
+    let request = CompareRequest {
+        project: &project,
+        before,
+        after,
+        expected_changes: expected,
+        provider: None,
+        model: None,
+        door: Door::Cli,
+    };
+    match service::compare_screenshots(&engine, request, &NoProgress).await {
+        Ok(data) if json => print_json(&serde_json::json!({"success": true, "data": data})),
+        Ok(data) => {
+            let diff = &data.pixel_diff;
+            println!("{}", data.agentic_analysis.summary);
+            for change in &data.agentic_analysis.found_changes {
+                println!("- {}: {}", change.region, change.change);
+            }
+            for change in &data.agentic_analysis.unexpected_changes {
+                println!(
+                    "- UNEXPECTED ({}) {}: {}",
+                    change.severity, change.region, change.change
+                );
+            }
+            let v = &data.validation;
+            for e in &v.expected_matched {
+                println!("- [MATCHED] {e}");
+            }
+            for e in &v.expected_missed {
+                println!("- [MISSED] {e}");
+            }
+            eprintln!(
+                "\n{} regions · {} changed pixels ({:.3} %) · annotated {}",
+                diff.total_changes,
+                diff.changed_pixels,
+                diff.diff_percentage,
+                data.annotated_screenshot
+            );
+            Ok(if v.regressions || !v.expected_missed.is_empty() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Err(e) => Ok(fail(&e.to_string(), json)),
+    }
+}
+
+fn print_json(value: &serde_json::Value) -> Result<ExitCode> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn fail(message: &str, json: bool) -> ExitCode {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"success": false, "error": message})
+        );
+    } else {
+        eprintln!("vaider: {message}");
+    }
+    ExitCode::FAILURE
+}

@@ -1,0 +1,98 @@
+//! `vaider capture` and `vaider compare` from the terminal: the store lands in the current
+//! folder's `.screenshots/`, and a comparison without a change needs no model (and no key).
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::*;
+
+#[test]
+fn compare_of_identical_screenshots_needs_no_model_and_keeps_the_pictures() {
+    let sandbox = Sandbox::new();
+    sandbox.media("login.png");
+    let mut command = sandbox.vaider();
+    command
+        .current_dir(sandbox.work())
+        .args(["compare", "login.png", "login.png", "--json"]);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let body: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(body["success"], true, "{body}");
+    assert_eq!(body["data"]["pixel_diff"]["total_changes"], 0);
+    let annotated = body["data"]["annotated_screenshot"].as_str().unwrap();
+    assert!(annotated.starts_with(
+        &sandbox
+            .work()
+            .join(".screenshots/comparisons")
+            .display()
+            .to_string()
+    ));
+    assert!(std::path::Path::new(annotated).is_file());
+}
+
+#[test]
+fn capture_from_a_simulator_is_kept_as_the_next_phase() {
+    let sandbox = Sandbox::new();
+    // A stub `xcrun` that "screenshots the booted simulator" by copying a known PNG.
+    let bin = sandbox.root.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let png = shared_media().join("login.png");
+    let stub = bin.join("xcrun");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\n# xcrun simctl io booted screenshot FILE\ncp '{}' \"$5\"\n",
+            png.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (name, phase) in [("before", 1), ("after", 2)] {
+        let mut command = sandbox.vaider();
+        command
+            .current_dir(sandbox.work())
+            .env("PATH", &path)
+            .args(["capture", name, "--target", "ios", "--json"]);
+        let output = run(command);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let body: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(body["data"]["phase"], phase, "{body}");
+        assert_eq!(body["data"]["platform"], "ios-simulator");
+        assert_eq!(body["data"]["dimensions"]["width"], 800);
+    }
+    let phases = sandbox.work().join(".screenshots/phases");
+    assert!(phases.join("01-before.png").is_file());
+    assert!(phases.join("02-after.json").is_file());
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(phases.join(".index.json")).unwrap()).unwrap();
+    assert_eq!(index.as_array().unwrap().len(), 2);
+
+    // With no adapter at all, the error names each one tried.
+    let mut command = sandbox.vaider();
+    command
+        .current_dir(sandbox.work())
+        .env("PATH", "/nonexistent")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["capture", "nothing"]);
+    let output = run(command);
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    for adapter in [
+        "desktop screen",
+        "iOS simulator",
+        "Android emulator",
+        "web page",
+    ] {
+        assert!(
+            message.contains(adapter),
+            "{adapter} missing from: {message}"
+        );
+    }
+}
