@@ -484,10 +484,10 @@ async fn status_lists_providers_and_what_they_serve() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         tools.len(),
-        12,
-        "eight vision tools, vaider_status and three visual tools: {names:?}"
+        13,
+        "eight vision tools, vaider_status and four visual tools: {names:?}"
     );
-    for visual in ["visual_compare", "visual_prepare", "visual_cleanup"] {
+    for visual in ["visual_capture", "visual_compare", "visual_prepare", "visual_cleanup"] {
         assert!(names.contains(&visual), "{names:?}");
     }
     client.cancel().await.unwrap();
