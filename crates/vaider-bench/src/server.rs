@@ -72,6 +72,8 @@ impl Server {
             .env("VAIDER_GEMINI_BASE_URL", fake_url)
             .env("VAIDER_GEMINI_POLL_INTERVAL_MS", "20")
             .env("VAIDER_TIMEOUT_SEC", "600")
+            // The bench makes many calls a minute on purpose: no per-minute budget.
+            .env("VAIDER_MAX_CALLS_PER_MINUTE", "0")
             .env("VAIDER_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -63,6 +63,9 @@ pub struct Config {
     pub cache: bool,
     /// Tries per upstream request for retryable errors (429 with a wait, 500, 503, 504).
     pub max_attempts: u32,
+    /// Model calls a minute to one provider, at most (a token bucket; 0: no limit). Calls past
+    /// it wait their turn within their time limit.
+    pub max_calls_per_minute: u32,
     /// Where history and downloads live; empty means the OS data folder.
     pub data_dir: Option<PathBuf>,
     /// Largest file fetched from an http(s) URL source.
@@ -90,6 +93,7 @@ impl Default for Config {
             max_concurrent: 5,
             cache: true,
             max_attempts: 3,
+            max_calls_per_minute: 15,
             data_dir: None,
             download_limit_mb: 2048,
             video_sampling: Default::default(),
@@ -349,6 +353,7 @@ impl Config {
                 "VAIDER_MAX_CONCURRENT" => self.max_concurrent = parse(name, &value)?,
                 "VAIDER_CACHE" => self.cache = parse_bool(name, &value)?,
                 "VAIDER_MAX_ATTEMPTS" => self.max_attempts = parse(name, &value)?,
+                "VAIDER_MAX_CALLS_PER_MINUTE" => self.max_calls_per_minute = parse(name, &value)?,
                 "VAIDER_DATA_DIR" => self.data_dir = Some(PathBuf::from(value)),
                 "VAIDER_DOWNLOAD_LIMIT_MB" => self.download_limit_mb = parse(name, &value)?,
                 "VAIDER_VIDEO_SAMPLING" => {
@@ -518,6 +523,7 @@ pub const ENV_VARS: &[&str] = &[
     "VAIDER_MAX_CONCURRENT",
     "VAIDER_CACHE",
     "VAIDER_MAX_ATTEMPTS",
+    "VAIDER_MAX_CALLS_PER_MINUTE",
     "VAIDER_DATA_DIR",
     "VAIDER_DOWNLOAD_LIMIT_MB",
     "VAIDER_VIDEO_SAMPLING",

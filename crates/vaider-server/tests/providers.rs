@@ -487,7 +487,12 @@ async fn status_lists_providers_and_what_they_serve() {
         13,
         "eight vision tools, vaider_status and four visual tools: {names:?}"
     );
-    for visual in ["visual_capture", "visual_compare", "visual_prepare", "visual_cleanup"] {
+    for visual in [
+        "visual_capture",
+        "visual_compare",
+        "visual_prepare",
+        "visual_cleanup",
+    ] {
         assert!(names.contains(&visual), "{names:?}");
     }
     client.cancel().await.unwrap();

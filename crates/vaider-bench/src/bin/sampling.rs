@@ -147,6 +147,8 @@ async fn main() -> Result<()> {
     let mut config = Config {
         data_dir: Some(work.path().join("data")),
         timeout_sec: 120,
+        // Many calls a minute on purpose: no per-minute budget.
+        max_calls_per_minute: 0,
         ..Config::default()
     };
     config.gemini.base_url = fake.base_url();

@@ -46,6 +46,14 @@ const LIMITS: &[Limit] = &[
         value: |c| c.max_attempts as u64,
     },
     Limit {
+        key: "max_calls_per_minute",
+        ui_name: "maxCallsPerMinute",
+        env: "VAIDER_MAX_CALLS_PER_MINUTE",
+        low: 0,
+        high: 100_000,
+        value: |c| c.max_calls_per_minute as u64,
+    },
+    Limit {
         key: "download_limit_mb",
         ui_name: "downloadLimitMb",
         env: "VAIDER_DOWNLOAD_LIMIT_MB",

@@ -263,6 +263,16 @@ impl Vaider {
             )
             .await?;
         let user_prompt = call.prompts.user(prepared.note.as_deref());
+        // The provider's per-minute budget, after the media is ready: a call that waits its turn
+        // holds its upload slot, as one that waits for a 429's delay does.
+        self.rate_limits
+            .acquire(
+                &checked.provider.name,
+                call.config.max_calls_per_minute,
+                call.deadline,
+                progress,
+            )
+            .await?;
         let provider = crate::provider::build(
             &checked.provider,
             self.http.clone(),

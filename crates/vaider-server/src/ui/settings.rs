@@ -21,6 +21,7 @@ const ENV_FIELDS: &[(&str, &[&str])] = &[
     ("maxConcurrent", &["VAIDER_MAX_CONCURRENT"]),
     ("timeoutSec", &["VAIDER_TIMEOUT_SEC"]),
     ("maxAttempts", &["VAIDER_MAX_ATTEMPTS"]),
+    ("maxCallsPerMinute", &["VAIDER_MAX_CALLS_PER_MINUTE"]),
     ("cache", &["VAIDER_CACHE"]),
     ("dataDir", &["VAIDER_DATA_DIR"]),
     ("downloadLimitMb", &["VAIDER_DOWNLOAD_LIMIT_MB"]),
@@ -50,6 +51,7 @@ struct Values {
     max_concurrent: usize,
     timeout_sec: u64,
     max_attempts: u32,
+    max_calls_per_minute: u32,
     cache: bool,
     /// Empty for the default folder.
     data_dir: String,
@@ -152,6 +154,7 @@ async fn current(state: &AppState) -> Settings {
             max_concurrent: config.max_concurrent,
             timeout_sec: config.timeout_sec,
             max_attempts: config.max_attempts,
+            max_calls_per_minute: config.max_calls_per_minute,
             cache: config.cache,
             data_dir: config
                 .data_dir
@@ -182,6 +185,7 @@ pub(super) struct SettingsBody {
     max_concurrent: Option<usize>,
     timeout_sec: Option<u64>,
     max_attempts: Option<u32>,
+    max_calls_per_minute: Option<u32>,
     cache: Option<bool>,
     data_dir: Option<String>,
     download_limit_mb: Option<u64>,
@@ -234,6 +238,9 @@ fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
     }
     if let Some(n) = body.max_attempts {
         config.max_attempts = n;
+    }
+    if let Some(n) = body.max_calls_per_minute {
+        config.max_calls_per_minute = n;
     }
     if let Some(cache) = body.cache {
         config.cache = cache;

@@ -65,6 +65,8 @@ impl TestServer {
         // Quick polls and retries keep the tests fast; the protocol is the same.
         config.gemini.poll_interval_ms = 20;
         config.gemini.retry_base_ms = 20;
+        // Tests make many calls a minute; the per-minute budget has its own tests.
+        config.max_calls_per_minute = 0;
         adjust(&mut config);
         let engine = Vaider::open(config).unwrap();
         engine.set_api_key(
