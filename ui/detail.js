@@ -7,6 +7,7 @@ import { api } from './api.js';
 import { app, on } from './state.js';
 import { errorState } from './shell.js';
 import { detailsBlock, inline, prettyJson, richText } from './richtext.js';
+import { comparisonViewer } from './compare.js';
 
 const ERROR_HELP = {
   NO_API_KEY: () => ['Add a key for this provider in ', h('a', { href: '#/settings' }, 'Settings'),
@@ -149,6 +150,8 @@ export function detailView(root, r) {
         video.addEventListener('loadedmetadata', () => { video.currentTime = t; }, { once: true });
       }
       parts.push(h('figure', { class: 'media' }, video));
+    } else if (d.mediaUrl && d.expectedMediaUrl && d.tool === 'visual_compare') {
+      parts.push(comparisonViewer(d.expectedMediaUrl, d.mediaUrl, withSrc));
     } else if (d.mediaUrl && (isImage || d.expectedMediaUrl)) {
       if (d.expectedMediaUrl) {
         parts.push(h('figure', { class: 'media' },

@@ -23,6 +23,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../../../ui/api.js"),
     ),
     (
+        "compare.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/compare.js"),
+    ),
+    (
         "detail.js",
         "text/javascript; charset=utf-8",
         include_str!("../../../../ui/detail.js"),
