@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use vaider_capture::{capture_in, CaptureError, Environment, Target};
+use vaider_capture::{capture_in, Environment, Target};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt, CreateWindowAux, PropMode, WindowClass};
 use x11rb::wrapper::ConnectionExt as _;
@@ -179,7 +179,9 @@ async fn desktop_screen_and_a_window_by_title_under_xvfb() {
                 println!("desktop window capture took {:?}", started_at.elapsed());
                 break shot;
             }
-            Err(CaptureError::NoWindow { .. }) if Instant::now() < deadline => {
+            // Until the window manager has started, it has not set _NET_CLIENT_LIST_STACKING
+            // and windows cannot be listed at all: that too is waited out.
+            Err(_) if Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             Err(error) => panic!("window capture failed: {error}"),
