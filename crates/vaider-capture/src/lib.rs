@@ -159,6 +159,47 @@ pub mod adapter {
     pub const WEB: &str = "web page";
 }
 
+/// What a caller asks to capture, as `visual_capture` and `vaider capture` take it: every
+/// field optional, empty meaning not given.
+#[derive(Debug, Clone, Default)]
+pub struct Request<'a> {
+    /// auto (default), web, desktop, ios or android.
+    pub target: &'a str,
+    pub url: &'a str,
+    pub window: &'a str,
+    pub viewport: Option<Viewport>,
+    pub full_page: bool,
+}
+
+impl Target {
+    /// The target a request names; an error, saying what to give, when it names none.
+    pub fn from_request(request: &Request<'_>) -> Result<Target, String> {
+        let url = request.url.trim();
+        let web = (!url.is_empty()).then(|| WebPage {
+            url: url.to_string(),
+            viewport: request.viewport.unwrap_or_default(),
+            full_page: request.full_page,
+        });
+        let window = Some(request.window.trim())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string);
+        match request.target.trim().to_ascii_lowercase().as_str() {
+            // A window is on the desktop: naming one picks the desktop adapter.
+            "" | "auto" if window.is_some() => Ok(Target::Desktop { window }),
+            "" | "auto" => Ok(Target::Auto { web }),
+            "web" => web.map(Target::Web).ok_or_else(|| {
+                "the web target needs a url, e.g. http://localhost:3000".to_string()
+            }),
+            "desktop" => Ok(Target::Desktop { window }),
+            "ios" => Ok(Target::Ios),
+            "android" => Ok(Target::Android),
+            other => Err(format!(
+                "target {other:?} is not known: use auto, web, desktop, ios or android"
+            )),
+        }
+    }
+}
+
 /// Captures `target` with the environment of this process.
 pub async fn capture(target: &Target) -> Result<Shot, CaptureError> {
     capture_in(target, &Environment::from_process()).await

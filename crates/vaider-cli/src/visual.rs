@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vaider_capture::{Target, Viewport, WebPage};
+use vaider_capture::{Request as CaptureRequest, Target, Viewport};
 use vaider_core::analysis::Door;
 use vaider_core::progress::NoProgress;
 use vaider_core::{Config, Vaider};
@@ -45,31 +45,15 @@ pub async fn capture(args: CaptureArgs) -> Result<ExitCode> {
 }
 
 fn target(args: &CaptureArgs) -> Result<Target, String> {
-    let web = args.url.as_ref().map(|url| {
-        let mut page = WebPage::new(url.clone());
-        if let Some((width, height)) = args.viewport {
-            page.viewport = Viewport { width, height };
-        }
-        page.full_page = args.full_page;
-        page
-    });
-    match args.target.as_deref().unwrap_or("auto") {
-        "auto" if args.window.is_some() => Ok(Target::Desktop {
-            window: args.window.clone(),
-        }),
-        "auto" => Ok(Target::Auto { web }),
-        "web" => web
-            .map(Target::Web)
-            .ok_or_else(|| "--target web needs --url".to_string()),
-        "desktop" => Ok(Target::Desktop {
-            window: args.window.clone(),
-        }),
-        "ios" => Ok(Target::Ios),
-        "android" => Ok(Target::Android),
-        other => Err(format!(
-            "--target {other:?} is not known: use auto, web, desktop, ios or android"
-        )),
-    }
+    Target::from_request(&CaptureRequest {
+        target: args.target.as_deref().unwrap_or_default(),
+        url: args.url.as_deref().unwrap_or_default(),
+        window: args.window.as_deref().unwrap_or_default(),
+        viewport: args
+            .viewport
+            .map(|(width, height)| Viewport { width, height }),
+        full_page: args.full_page,
+    })
 }
 
 pub async fn compare(

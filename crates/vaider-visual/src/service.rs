@@ -442,7 +442,7 @@ pub async fn capture_screenshot(
         .map_err(|e| CompareError(e.to_string()))?;
     let store = Store::in_project(project);
     let (name, description) = (name.to_string(), description.to_string());
-    let timestamp = chrono_now();
+    let timestamp = vaider_core::pipeline::now_rfc3339();
     let kept = tokio::task::spawn_blocking(move || {
         let screenshot = store.add(crate::store::NewScreenshot {
             name: &name,
@@ -464,9 +464,4 @@ pub async fn capture_screenshot(
         dimensions: shot.dimensions,
         platform: shot.platform,
     })
-}
-
-/// Now, as the contract writes times: ISO-8601 UTC with milliseconds.
-fn chrono_now() -> String {
-    vaider_core::pipeline::now_rfc3339()
 }

@@ -12,7 +12,7 @@ use rmcp::{tool, tool_router, ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use vaider_capture::{Target, Viewport, WebPage};
+use vaider_capture::{Request as CaptureRequest, Target, Viewport};
 use vaider_core::analysis::Door;
 use vaider_visual::service::{self, CompareRequest, Removal};
 use vaider_visual::Store;
@@ -244,32 +244,16 @@ impl VaiderMcp {
 
 /// The adapter a capture asks for, from its arguments.
 fn capture_target(args: &VisualCaptureArgs) -> Result<Target, String> {
-    let url = args.url.trim();
-    let web = (!url.is_empty()).then(|| {
-        let mut page = WebPage::new(url);
-        if args.viewport_width > 0 && args.viewport_height > 0 {
-            page.viewport = Viewport {
-                width: args.viewport_width,
-                height: args.viewport_height,
-            };
-        }
-        page.full_page = args.full_page;
-        page
-    });
-    let window = (!args.window.trim().is_empty()).then(|| args.window.trim().to_string());
-    match args.target.trim().to_ascii_lowercase().as_str() {
-        "" | "auto" if window.is_some() => Ok(Target::Desktop { window }),
-        "" | "auto" => Ok(Target::Auto { web }),
-        "web" => web.map(Target::Web).ok_or_else(|| {
-            "target \"web\" needs a url, e.g. \"http://localhost:3000\".".to_string()
+    Target::from_request(&CaptureRequest {
+        target: &args.target,
+        url: &args.url,
+        window: &args.window,
+        viewport: (args.viewport_width > 0 && args.viewport_height > 0).then_some(Viewport {
+            width: args.viewport_width,
+            height: args.viewport_height,
         }),
-        "desktop" => Ok(Target::Desktop { window }),
-        "ios" => Ok(Target::Ios),
-        "android" => Ok(Target::Android),
-        other => Err(format!(
-            "target {other:?} is not known: use auto, web, desktop, ios or android."
-        )),
-    }
+        full_page: args.full_page,
+    })
 }
 
 /// `{success: true, data}` with a sentence for people, or `{success: false, error}` as an
