@@ -131,6 +131,9 @@ pub struct AnalysisRequest {
     /// The interaction id to use, when the caller must know it before the answer (the UI's
     /// "Run again" opens the new entry at once). None: a fresh one.
     pub id: Option<String>,
+    /// The job this call is part of (e.g. a test validation), so the history shows the call
+    /// under it. None: a call of its own.
+    pub parent_id: Option<String>,
 }
 
 impl AnalysisRequest {
@@ -150,6 +153,7 @@ impl AnalysisRequest {
             no_cache: false,
             base_dirs: Vec::new(),
             id: None,
+            parent_id: None,
         }
     }
 }

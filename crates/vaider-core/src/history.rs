@@ -9,7 +9,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+mod jobs;
 mod search;
+pub use jobs::{JobEnd, NewJob};
 pub use search::{Facets, Page, Query};
 
 use crate::analysis::AnalysisResult;
@@ -104,6 +106,9 @@ pub struct Interaction {
     /// used (compare with `input_tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_sampling_input_tokens: Option<u64>,
+    /// The job (e.g. a test validation) this model call was made for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
 }
 
 /// What is known when a row is opened, before the provider is called. Owned, so a call can
@@ -129,6 +134,8 @@ pub struct NewInteraction {
     pub expected_path: Option<String>,
     /// The lease of the process running the call (see `lease`).
     pub owner: Option<String>,
+    /// The job this call is part of, if any (see `jobs`).
+    pub parent_id: Option<String>,
 }
 
 /// A row started or ended: what the history views listen to, so they update without polling.
@@ -235,18 +242,23 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "default_sampling_input_tokens",
         "ALTER TABLE interactions ADD COLUMN default_sampling_input_tokens INTEGER;",
     ),
+    (
+        "parent_id",
+        "ALTER TABLE interactions ADD COLUMN parent_id TEXT;",
+    ),
 ];
 
 /// Indexes on migrated columns, created after the migrations.
 const LATE_INDEXES: &str = "
 CREATE INDEX IF NOT EXISTS interactions_project ON interactions(project, created_at DESC);
 CREATE INDEX IF NOT EXISTS interactions_tool ON interactions(tool, created_at DESC);
+CREATE INDEX IF NOT EXISTS interactions_parent ON interactions(parent_id);
 ";
 
 const COLUMNS: &str = "id, created_at, finished_at, tool, door, source, media_path, media_type,
     media_sha256, size_bytes, provider, model, prompt, expectations_json, status, cached,
     description, error_code, error_message, input_tokens, output_tokens, cost_usd, duration_ms,
-    log_dir, project, expected_path, default_sampling_input_tokens";
+    log_dir, project, expected_path, default_sampling_input_tokens, parent_id";
 
 impl History {
     pub fn open(path: &Path) -> Result<History> {
@@ -333,8 +345,9 @@ impl History {
                 c.execute(
                     "INSERT INTO interactions (id, created_at, tool, door, source, media_path,
                         media_type, media_sha256, size_bytes, provider, model, prompt,
-                        expectations_json, status, cache_key, log_dir, project, expected_path, owner)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14, ?15, ?16, ?17, ?18)",
+                        expectations_json, status, cache_key, log_dir, project, expected_path, owner,
+                        parent_id)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'running', ?14, ?15, ?16, ?17, ?18, ?19)",
                     params![
                         row.id,
                         row.created_at,
@@ -354,6 +367,7 @@ impl History {
                         row.project,
                         row.expected_path,
                         row.owner,
+                        row.parent_id,
                     ],
                 )
             },
@@ -565,6 +579,7 @@ fn row_to_interaction(r: &rusqlite::Row<'_>) -> rusqlite::Result<Interaction> {
         project: r.get(24)?,
         expected_path: r.get(25)?,
         default_sampling_input_tokens: r.get::<_, Option<i64>>(26)?.map(|t| t as u64),
+        parent_id: r.get(27)?,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod error;
 pub mod history;
 pub mod image_fit;
 pub mod interaction_log;
+pub mod job;
 pub mod keyframes;
 pub mod lease;
 pub mod media;

@@ -124,6 +124,7 @@ fn row_of(call: &Call) -> NewInteraction {
         model: call.model.clone(),
         prompt: call.prompts.prompt.clone(),
         expectations: call.request.expectations.clone(),
+        parent_id: call.request.parent_id.clone(),
         ..NewInteraction::default()
     }
 }
