@@ -10,8 +10,16 @@ use crate::error::Result;
 use crate::history::{History, JobEnd, NewJob, Outcome, Status};
 use crate::pipeline::now_rfc3339;
 
+/// A fresh job id (time-ordered, like a call's), for a caller that names the job's folder
+/// before the job starts.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().simple().to_string()
+}
+
 /// What a job is about, for its history row.
 pub struct JobStart<'a> {
+    /// From [`new_id`].
+    pub id: String,
     pub tool: &'static str,
     pub door: Door,
     pub source: &'a str,
@@ -31,9 +39,9 @@ pub struct Job {
 impl Vaider {
     /// Opens a job's history row (status `running`), as this process's.
     pub async fn start_job(&self, start: JobStart<'_>) -> Result<Job> {
-        let id = uuid::Uuid::now_v7().simple().to_string();
+        let id = start.id.clone();
         let row = NewJob {
-            id: id.clone(),
+            id: start.id,
             created_at: now_rfc3339(),
             tool: start.tool,
             door: start.door.as_str(),

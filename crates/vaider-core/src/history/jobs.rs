@@ -156,7 +156,9 @@ mod tests {
                 message: "x",
                 duration_ms: 1,
             };
-            history.finish(id, "2026-11-22T20:00:05.000Z", failed).unwrap();
+            history
+                .finish(id, "2026-11-22T20:00:05.000Z", failed)
+                .unwrap();
             history
                 .with(
                     |c| {
@@ -190,7 +192,9 @@ mod tests {
         assert_eq!(job.parent_id, None);
         let children = history.children("job").unwrap();
         assert_eq!(children.len(), 2);
-        assert!(children.iter().all(|c| c.parent_id.as_deref() == Some("job")));
+        assert!(children
+            .iter()
+            .all(|c| c.parent_id.as_deref() == Some("job")));
         assert_eq!(history.job_result("job").unwrap(), Some(result));
     }
 }

@@ -1,0 +1,64 @@
+//! Vaider's test-run validation: runs a project's own Playwright test
+//! (`validate_test`), reads its JSON report and its traces (the page's console errors and
+//! failed requests), finds its screenshots, has the vision model watch its recording through
+//! the one pipeline, and judges it by the rubric of contracts.md §2. `analyse_test_results`
+//! does the watching for a run that already finished: each failed test's video, with its
+//! error as context.
+//!
+//! One module per job: `runner` (the Playwright process), `report` (its JSON report),
+//! `trace` (trace.zip and the stderr rules), `screenshots` (the design's search order),
+//! `rubric` (the criteria and their texts), `video` (the pipeline call), `service` and
+//! `results` (the two entry points every door calls).
+
+pub mod report;
+pub mod results;
+pub mod rubric;
+pub mod runner;
+pub mod screenshots;
+pub mod service;
+pub mod trace;
+pub mod video;
+
+use std::path::{Path, PathBuf};
+
+pub use results::{analyse_test_results, ResultsRequest};
+pub use rubric::Limits;
+pub use service::{validate_test, AgentResult, ValidateRequest};
+
+/// A path as the agent gave it: absolute as is; relative, the first of the workspace folders
+/// where it exists, else the first folder's (or the working folder's) join, for the error.
+/// An existing path is made canonical (no `..`, no symlinks), as Playwright names its files.
+pub fn resolve(path: &str, base_dirs: &[PathBuf]) -> PathBuf {
+    let found = find(path, base_dirs);
+    std::fs::canonicalize(&found).unwrap_or(found)
+}
+
+fn find(path: &str, base_dirs: &[PathBuf]) -> PathBuf {
+    let given = Path::new(path.trim());
+    if given.is_absolute() {
+        return given.to_path_buf();
+    }
+    let cwd = std::env::current_dir().ok();
+    let mut candidates = base_dirs.iter().cloned().chain(cwd).map(|d| d.join(given));
+    let first = candidates.next();
+    first
+        .clone()
+        .filter(|p| p.exists())
+        .or_else(|| candidates.find(|p| p.exists()))
+        .or(first)
+        .unwrap_or_else(|| given.to_path_buf())
+}
+
+/// A run folder's name: the time, then the id's last characters (like an analysis's).
+fn folder_name(id: &str) -> String {
+    let tail: String = id
+        .chars()
+        .rev()
+        .take(8)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let now = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+    format!("{now}-validate-{tail}")
+}

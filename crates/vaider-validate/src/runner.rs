@@ -1,0 +1,334 @@
+//! Runs the project's own Playwright on one test file: its installed version and its config,
+//! through a generated config that imports theirs and turns on video, screenshots, trace and
+//! the JSON reporter for this run only (their file is not touched). The run is bounded by a
+//! timeout that kills its whole process group (Node, the workers, the browsers), and the
+//! runner's stdout and stderr are kept in the run's folder.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// The config file names Playwright looks for, in its own order.
+const CONFIG_NAMES: [&str; 6] = [
+    "playwright.config.ts",
+    "playwright.config.js",
+    "playwright.config.mts",
+    "playwright.config.mjs",
+    "playwright.config.cts",
+    "playwright.config.cjs",
+];
+
+/// What one run is given.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    /// The test file, absolute.
+    pub test_file: PathBuf,
+    /// Where Playwright runs (the config's folder), absolute.
+    pub project_dir: PathBuf,
+    /// The project's config, if it has one.
+    pub config: Option<PathBuf>,
+    pub grep: Option<String>,
+    /// The run's own folder: the generated config, the report, test-results and the logs.
+    pub run_dir: PathBuf,
+    pub timeout: Duration,
+}
+
+/// Where a finished (or stopped) run left its files.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    pub report: PathBuf,
+    pub output_dir: PathBuf,
+    pub stdout_log: PathBuf,
+    pub stderr_log: PathBuf,
+    pub config: PathBuf,
+}
+
+/// A run that could not start, with what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("Node.js was not found on PATH: install Node.js 18 or newer (https://nodejs.org, or e.g. `apt-get install nodejs npm`) so Vaider can run the project's Playwright")]
+    NodeMissing,
+    #[error("Playwright is not installed for {0}: run `npm install -D @playwright/test` in the project (Vaider runs the project's own Playwright, which downloads no browser of its own here)")]
+    PlaywrightMissing(String),
+    #[error("could not {0}")]
+    Io(String),
+}
+
+/// The folder of the nearest `playwright.config.*` above `test_file`, with that config; else
+/// the nearest folder with a `package.json`, else the test's folder.
+pub fn find_project(test_file: &Path) -> (PathBuf, Option<PathBuf>) {
+    let start = test_file.parent().unwrap_or(Path::new("/"));
+    for dir in start.ancestors() {
+        if let Some(config) = config_in(dir) {
+            return (dir.to_path_buf(), Some(config));
+        }
+    }
+    let package = start
+        .ancestors()
+        .find(|d| d.join("package.json").is_file())
+        .unwrap_or(start);
+    (package.to_path_buf(), None)
+}
+
+/// The Playwright config in `dir`, if there is one.
+pub fn config_in(dir: &Path) -> Option<PathBuf> {
+    CONFIG_NAMES
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The project's Playwright command line (`@playwright/test`'s or `playwright`'s `cli.js`),
+/// found as Node would resolve it from the project folder.
+pub fn find_playwright(project_dir: &Path) -> Result<PathBuf, RunError> {
+    for dir in project_dir.ancestors() {
+        for package in ["@playwright/test", "playwright"] {
+            let cli = dir.join("node_modules").join(package).join("cli.js");
+            if cli.is_file() {
+                return Ok(cli);
+            }
+        }
+    }
+    Err(RunError::PlaywrightMissing(
+        project_dir.display().to_string(),
+    ))
+}
+
+/// `node` on PATH.
+pub fn find_node() -> Result<PathBuf, RunError> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("node"))
+        .find(|p| p.is_file())
+        .ok_or(RunError::NodeMissing)
+}
+
+/// Runs the test and waits for it, at most `plan.timeout`.
+pub async fn run(plan: &RunPlan) -> Result<RunOutput, RunError> {
+    let node = find_node()?;
+    let cli = find_playwright(&plan.project_dir)?;
+    std::fs::create_dir_all(&plan.run_dir)
+        .map_err(|e| RunError::Io(format!("create {}: {e}", plan.run_dir.display())))?;
+    let output = RunOutput {
+        exit_code: None,
+        timed_out: false,
+        duration_ms: 0,
+        report: plan.run_dir.join("report.json"),
+        output_dir: plan.run_dir.join("test-results"),
+        stdout_log: plan.run_dir.join("runner.stdout.log"),
+        stderr_log: plan.run_dir.join("runner.stderr.log"),
+        config: plan.run_dir.join(wrapper_name(plan.config.as_deref())),
+    };
+    let wrapper = wrapper_config(plan, &output);
+    std::fs::write(&output.config, wrapper)
+        .map_err(|e| RunError::Io(format!("write {}: {e}", output.config.display())))?;
+    let log = |path: &Path| {
+        std::fs::File::create(path)
+            .map_err(|e| RunError::Io(format!("create {}: {e}", path.display())))
+    };
+    let mut command = tokio::process::Command::new(node);
+    command
+        .arg(&cli)
+        .arg("test")
+        .arg("--config")
+        .arg(&output.config)
+        .arg(file_filter(&plan.test_file))
+        .current_dir(&plan.project_dir)
+        .env("FORCE_COLOR", "0")
+        .stdin(Stdio::null())
+        .stdout(log(&output.stdout_log)?)
+        .stderr(log(&output.stderr_log)?);
+    if let Some(grep) = plan.grep.as_deref().filter(|g| !g.is_empty()) {
+        command.arg("--grep").arg(grep);
+    }
+    #[cfg(unix)]
+    command.process_group(0);
+    let started = Instant::now();
+    let child = command
+        .spawn()
+        .map_err(|e| RunError::Io(format!("start Playwright ({}): {e}", cli.display())))?;
+    let mut group = ProcessGroup::new(child);
+    let waited = tokio::time::timeout(plan.timeout, group.child.wait()).await;
+    let mut output = output;
+    output.duration_ms = started.elapsed().as_millis() as u64;
+    match waited {
+        Ok(Ok(status)) => output.exit_code = status.code(),
+        Ok(Err(e)) => return Err(RunError::Io(format!("wait for Playwright: {e}"))),
+        Err(_) => output.timed_out = true,
+    }
+    // Whatever is left of the run (a browser a crashed worker left behind) goes with it.
+    group.kill();
+    if output.timed_out {
+        let _ = group.child.wait().await;
+    }
+    Ok(output)
+}
+
+/// The run's Node process and everything it started; killed when dropped (a cancelled call).
+struct ProcessGroup {
+    child: tokio::process::Child,
+    killed: bool,
+}
+
+impl ProcessGroup {
+    fn new(child: tokio::process::Child) -> Self {
+        ProcessGroup {
+            child,
+            killed: false,
+        }
+    }
+
+    fn kill(&mut self) {
+        if self.killed {
+            return;
+        }
+        self.killed = true;
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id() {
+            // SAFETY: killpg only sends a signal; the group is the one this child leads.
+            unsafe {
+                libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.start_kill();
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `.mts` for a TypeScript config, so Playwright transpiles the import of theirs.
+fn wrapper_name(config: Option<&Path>) -> &'static str {
+    let typescript = config
+        .and_then(|c| c.extension())
+        .is_some_and(|e| e == "ts" || e == "mts" || e == "cts");
+    if typescript {
+        "vaider.playwright.config.mts"
+    } else {
+        "vaider.playwright.config.mjs"
+    }
+}
+
+/// A config that imports the project's and overrides only what the run needs. It lives in the
+/// run's folder, so every path theirs gives relative to its own folder is made absolute.
+/// Project-level `use` wins over the top level in Playwright, so each project is mapped too.
+fn wrapper_config(plan: &RunPlan, output: &RunOutput) -> String {
+    let js = |p: &Path| serde_json::to_string(&p.display().to_string()).unwrap_or_default();
+    let import = match &plan.config {
+        Some(config) => format!(
+            "import * as loaded from {};\nconst base = unwrap(loaded);",
+            serde_json::to_string(&file_url(config)).unwrap_or_default()
+        ),
+        None => "const base = {};".to_string(),
+    };
+    format!(
+        r#"// Written by Vaider for one validation run: the project's config, with video,
+// screenshots, trace and the JSON report turned on. The project's own file is unchanged.
+import path from 'node:path';
+function unwrap(m) {{
+  let c = m && 'default' in m ? m.default : m;
+  if (c && c.__esModule && 'default' in c) c = c.default;
+  return c || {{}};
+}}
+{import}
+const dir = {dir};
+const abs = (p) => (typeof p === 'string' && !path.isAbsolute(p) ? path.resolve(dir, p) : p);
+const on = (use) => ({{ ...(use || {{}}), video: 'on', screenshot: 'on', trace: 'on' }});
+const server = (s) => ({{ ...s, cwd: abs(s.cwd ?? '.') }});
+const config = {{
+  ...base,
+  testDir: abs(base.testDir ?? '.'),
+  outputDir: {out},
+  reporter: [['list'], ['json', {{ outputFile: {report} }}]],
+  use: on(base.use),
+}};
+if (base.globalSetup) config.globalSetup = Array.isArray(base.globalSetup) ? base.globalSetup.map(abs) : abs(base.globalSetup);
+if (base.globalTeardown) config.globalTeardown = Array.isArray(base.globalTeardown) ? base.globalTeardown.map(abs) : abs(base.globalTeardown);
+if (base.webServer) config.webServer = Array.isArray(base.webServer) ? base.webServer.map(server) : server(base.webServer);
+if (Array.isArray(base.projects)) {{
+  config.projects = base.projects.map(({{ outputDir, ...p }}) => ({{
+    ...p,
+    ...(p.testDir ? {{ testDir: abs(p.testDir) }} : {{}}),
+    use: on(p.use),
+  }}));
+}}
+export default config;
+"#,
+        dir = js(&plan.project_dir),
+        out = js(&output.output_dir),
+        report = js(&output.report),
+    )
+}
+
+/// Playwright reads a file argument as a regular expression over the file's path: the path's
+/// own `.`, `(`, `+`, `$` ... must match themselves.
+fn file_filter(path: &Path) -> String {
+    let mut pattern = String::new();
+    for c in path.display().to_string().chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
+}
+
+/// `file:///...` for an absolute path, so the import works whatever characters it has.
+fn file_url(path: &Path) -> String {
+    let mut url = String::from("file://");
+    for byte in path.display().to_string().bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                url.push(byte as char)
+            }
+            _ => url.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nearest_config_above_the_test_is_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("e2e/auth")).unwrap();
+        std::fs::write(root.join("playwright.config.ts"), "").unwrap();
+        let test = root.join("e2e/auth/login.spec.ts");
+        assert_eq!(
+            find_project(&test),
+            (root.to_path_buf(), Some(root.join("playwright.config.ts")))
+        );
+        std::fs::write(root.join("e2e/playwright.config.mjs"), "").unwrap();
+        assert_eq!(find_project(&test).0, root.join("e2e"));
+    }
+
+    #[test]
+    fn a_missing_playwright_says_how_to_install_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = find_playwright(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("npm install -D @playwright/test"), "{error}");
+    }
+
+    #[test]
+    fn a_file_filter_matches_only_its_path() {
+        assert_eq!(
+            file_filter(Path::new("/p/a (1)/x.spec.ts")),
+            r"/p/a \(1\)/x\.spec\.ts"
+        );
+    }
+
+    #[test]
+    fn paths_become_file_urls() {
+        assert_eq!(file_url(Path::new("/a b/c#.mjs")), "file:///a%20b/c%23.mjs");
+    }
+}

@@ -1,0 +1,385 @@
+//! `validate_test` as every door runs it (MCP, REST, CLI): run the project's Playwright test,
+//! read its report and trace, find its screenshots, have the model watch its video when the
+//! agent gave expectations, judge it by the rubric, and answer contracts.md §2's
+//! `AgentResult`. Each validation is one history entry (a job) with its model call under it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use vaider_core::analysis::Door;
+use vaider_core::job::{Job, JobStart};
+use vaider_core::progress::ProgressSink;
+use vaider_core::Vaider;
+
+use crate::report::{Report, TestReport};
+use crate::rubric::{self, Extra, Limits, RubricValidation, ValidationResult};
+use crate::runner::{self, RunOutput, RunPlan};
+use crate::trace::{self, PageEvents};
+use crate::video::{self, Asker, VideoAnalysis};
+use crate::{resolve, screenshots};
+
+/// The run's time limit when the agent gives none: browser start, the tests, and teardown.
+pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest run an agent may ask for.
+pub const MAX_RUN_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The most of the runner's stderr read for the text rules.
+const MAX_STDERR_BYTES: u64 = 1024 * 1024;
+
+/// What a validation is asked.
+#[derive(Debug, Clone)]
+pub struct ValidateRequest {
+    /// The spec file: absolute, or relative to the workspace.
+    pub test_path: String,
+    /// Where `playwright.config.*` lives; None: the nearest one above the test.
+    pub project_dir: Option<String>,
+    pub grep: Option<String>,
+    /// What the recording must show; each becomes a rubric criterion.
+    pub expectations: Vec<String>,
+    pub limits: Limits,
+    /// The run's time limit; None: [`DEFAULT_RUN_TIMEOUT`].
+    pub timeout: Option<Duration>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub door: Door,
+    /// Folders a relative path may be relative to (the client's roots, its `cwd`).
+    pub base_dirs: Vec<PathBuf>,
+}
+
+/// contracts.md §2's `AgentResult`, field for field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentResult {
+    pub success: bool,
+    /// `{}` when the test file does not exist, else [`ValidateData`].
+    pub data: Value,
+    pub error: Option<String>,
+    /// Everything, browser start and video analysis included.
+    pub execution_time_ms: u64,
+    pub cost_usd: f64,
+    pub metadata: Value,
+}
+
+/// `data` of a validation that ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidateData {
+    pub validation_result: ValidationResult,
+    pub rubric_validation: RubricValidation,
+    /// Absolute.
+    pub test_path: String,
+    pub screenshots: Vec<String>,
+    /// This run's folder: the report, test-results (videos, traces), the runner's logs.
+    pub artifacts_dir: String,
+    /// Per test: title, status, duration, error and location, retries, attachments.
+    pub report: Vec<TestReport>,
+    /// What the model saw in the recording, when expectations were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video_analysis: Option<VideoAnalysis>,
+}
+
+/// Runs and judges one test file.
+pub async fn validate_test(
+    engine: &Vaider,
+    request: ValidateRequest,
+    progress: &dyn ProgressSink,
+) -> AgentResult {
+    let started = Instant::now();
+    let test_file = resolve(&request.test_path, &request.base_dirs);
+    if !test_file.is_file() {
+        let error = format!("Test file not found: {}", test_file.display());
+        record_refusal(engine, &request, &test_file, &error).await;
+        return failure(error, started, json!({}));
+    }
+    let (project_dir, config) = match request.project_dir.as_deref().map(str::trim) {
+        Some(dir) if !dir.is_empty() => {
+            let dir = resolve(dir, &request.base_dirs);
+            let config = runner::config_in(&dir);
+            (dir, config)
+        }
+        _ => runner::find_project(&test_file),
+    };
+    let id = vaider_core::job::new_id();
+    let run_dir = run_folder(engine, &test_file, &id);
+    let job = engine
+        .start_job(JobStart {
+            id: id.clone(),
+            tool: "validate_test",
+            door: request.door,
+            source: &test_file.display().to_string(),
+            expectations: &request.expectations,
+            log_dir: Some(&run_dir),
+            project: Some(&project_dir),
+        })
+        .await;
+    let job = match job {
+        Ok(job) => job,
+        Err(e) => return failure(e.to_string(), started, json!({})),
+    };
+    let plan = RunPlan {
+        test_file: test_file.clone(),
+        project_dir: project_dir.clone(),
+        config: config.clone(),
+        grep: request.grep.clone(),
+        run_dir: run_dir.clone(),
+        timeout: request
+            .timeout
+            .unwrap_or(DEFAULT_RUN_TIMEOUT)
+            .min(MAX_RUN_TIMEOUT),
+    };
+    let since = SystemTime::now() - Duration::from_secs(1);
+    let output = match runner::run(&plan).await {
+        Ok(output) => output,
+        Err(e) => {
+            let result = failure(e.to_string(), started, json!({}));
+            finish(job, &result, format!("could not run: {e}")).await;
+            return result;
+        }
+    };
+    let report = Report::read(&output.report).unwrap_or_default();
+    let mut validation = read_run(&plan, &output, &report, since);
+    validation.console_errors.truncate(100);
+    let asker = Asker {
+        door: request.door,
+        parent_id: job.id().to_string(),
+        provider: request.provider.clone(),
+        model: request.model.clone(),
+        timeout: None,
+        base_dirs: vec![project_dir.clone()],
+    };
+    let (video_analysis, video_problem) =
+        watch_video(engine, &asker, &report, &request.expectations, progress).await;
+    let extra = Extra {
+        timed_out_after_sec: output.timed_out.then(|| plan.timeout.as_secs()),
+        not_shown: video_analysis
+            .as_ref()
+            .map(VideoAnalysis::not_shown)
+            .unwrap_or_default(),
+        unclear: video_analysis
+            .as_ref()
+            .map(VideoAnalysis::unclear)
+            .unwrap_or_default(),
+        video_problem,
+    };
+    let rubric = rubric::judge(&validation, &request.limits, &extra);
+    let cost_usd = video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
+    let data = ValidateData {
+        screenshots: validation.screenshots.clone(),
+        validation_result: validation,
+        rubric_validation: rubric,
+        test_path: test_file.display().to_string(),
+        artifacts_dir: run_dir.display().to_string(),
+        report: report.tests,
+        video_analysis,
+    };
+    let result = AgentResult {
+        success: data.rubric_validation.passed,
+        error: data.rubric_validation.error(),
+        data: serde_json::to_value(&data).unwrap_or_default(),
+        execution_time_ms: started.elapsed().as_millis() as u64,
+        cost_usd,
+        metadata: metadata(job.id(), &project_dir, config.as_deref(), &output),
+    };
+    let _ = std::fs::write(
+        run_dir.join("agent-result.json"),
+        serde_json::to_vec_pretty(&result).unwrap_or_default(),
+    );
+    finish(job, &result, sentence(&test_file, &data)).await;
+    result
+}
+
+/// What the run showed, before the video and the rubric.
+fn read_run(
+    plan: &RunPlan,
+    output: &RunOutput,
+    report: &Report,
+    since: SystemTime,
+) -> ValidationResult {
+    let ran: Vec<&TestReport> = report
+        .tests
+        .iter()
+        .filter(|t| t.status != "skipped")
+        .collect();
+    let messages = report.errors.iter().map(String::as_str).chain(
+        report
+            .tests
+            .iter()
+            .filter_map(|t| t.error.as_ref())
+            .map(|e| e.message.as_str()),
+    );
+    let launch_failed = messages.into_iter().any(is_launch_failure);
+    let browser_launched = !launch_failed && !ran.is_empty();
+    let test_executed = browser_launched
+        && ran
+            .iter()
+            .any(|t| matches!(t.status.as_str(), "passed" | "failed" | "timedOut"));
+    let test_passed = test_executed
+        && !output.timed_out
+        && output.exit_code == Some(0)
+        && ran.iter().all(|t| !t.failed());
+    let name = screenshots::test_name(&plan.test_file);
+    ValidationResult {
+        browser_launched,
+        test_executed,
+        test_passed,
+        screenshots: screenshots::find(&plan.project_dir, &output.output_dir, &name, since),
+        execution_time_ms: ran.iter().map(|t| t.duration_ms).sum(),
+        ..page_events(report, &output.stderr_log).into_validation()
+    }
+}
+
+impl PageEvents {
+    fn into_validation(self) -> ValidationResult {
+        ValidationResult {
+            console_errors: self.console_errors,
+            network_failures: self.network_failures,
+            ..ValidationResult::default()
+        }
+    }
+}
+
+/// Playwright's words when the browser does not start.
+fn is_launch_failure(message: &str) -> bool {
+    [
+        "browserType.launch",
+        "Failed to launch",
+        "Executable doesn't exist",
+    ]
+    .iter()
+    .any(|mark| message.contains(mark))
+}
+
+/// From the traces when the run has any, else the text rules on the runner's stderr.
+fn page_events(report: &Report, stderr_log: &Path) -> PageEvents {
+    let mut events = PageEvents::default();
+    let mut traces = 0;
+    for path in report.attachments_named("trace") {
+        if let Some(found) = trace::read_trace(Path::new(path)) {
+            traces += 1;
+            events.extend(found);
+        }
+    }
+    if traces == 0 {
+        events = trace::from_stderr(&read_capped(stderr_log));
+    }
+    events
+}
+
+fn read_capped(path: &Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(MAX_STDERR_BYTES).read_to_string(&mut text);
+    }
+    text
+}
+
+/// The first recording of the run, watched against the expectations (only when there are
+/// some: a description nobody asked for costs money).
+async fn watch_video(
+    engine: &Vaider,
+    asker: &Asker,
+    report: &Report,
+    expectations: &[String],
+    progress: &dyn ProgressSink,
+) -> (Option<VideoAnalysis>, Option<String>) {
+    if expectations.is_empty() {
+        return (None, None);
+    }
+    let recorded = report
+        .attachments_named("video")
+        .map(PathBuf::from)
+        .find(|p| p.is_file());
+    let Some(video) = recorded else {
+        return (None, Some("the run recorded no video".into()));
+    };
+    match video::analyse(engine, asker, &video, None, expectations, progress).await {
+        Ok(analysis) => (Some(analysis), None),
+        Err(problem) => (None, Some(format!("the video analysis failed ({problem})"))),
+    }
+}
+
+/// The run's folder, beside the test like every interaction's (or in the data folder when
+/// the test's folder cannot be written).
+fn run_folder(engine: &Vaider, test_file: &Path, id: &str) -> PathBuf {
+    let name = crate::folder_name(id);
+    match vaider_core::interaction_log::InteractionLog::create(test_file, &name, engine.data_dir())
+    {
+        Ok(log) => log.dir().to_path_buf(),
+        Err(_) => engine.data_dir().join("validations").join(name),
+    }
+}
+
+fn metadata(id: &str, project: &Path, config: Option<&Path>, output: &RunOutput) -> Value {
+    json!({
+        "vaider_version": vaider_core::VERSION,
+        "interaction_id": id,
+        "project_dir": project.display().to_string(),
+        "playwright_config": config.map(|c| c.display().to_string()),
+        "runner": {
+            "exit_code": output.exit_code,
+            "timed_out": output.timed_out,
+            "duration_ms": output.duration_ms,
+            "stdout_log": output.stdout_log.display().to_string(),
+            "stderr_log": output.stderr_log.display().to_string(),
+            "config": output.config.display().to_string(),
+            "report": output.report.display().to_string(),
+        },
+    })
+}
+
+pub(crate) fn failure(error: String, started: Instant, metadata: Value) -> AgentResult {
+    AgentResult {
+        success: false,
+        data: json!({}),
+        error: Some(error),
+        execution_time_ms: started.elapsed().as_millis() as u64,
+        cost_usd: 0.0,
+        metadata,
+    }
+}
+
+/// One line for the history list.
+fn sentence(test_file: &Path, data: &ValidateData) -> String {
+    let name = test_file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let v = &data.validation_result;
+    let verdict = if data.rubric_validation.passed {
+        "passed the rubric"
+    } else {
+        "failed the rubric"
+    };
+    format!(
+        "{name} {verdict}: {} tests, {} screenshots, {} console errors, {} network failures, {} ms.",
+        data.report.len(),
+        v.screenshots.len(),
+        v.console_errors.len(),
+        v.network_failures.len(),
+        v.execution_time_ms
+    )
+}
+
+pub(crate) async fn finish(job: Job, result: &AgentResult, description: String) {
+    let value = serde_json::to_value(result).unwrap_or_default();
+    if let Err(e) = job.finish(description, value, result.error.clone()).await {
+        tracing::error!("{e}");
+    }
+}
+
+/// A validation refused before it ran is in the history too, already closed.
+async fn record_refusal(engine: &Vaider, request: &ValidateRequest, test: &Path, error: &str) {
+    let start = JobStart {
+        id: vaider_core::job::new_id(),
+        tool: "validate_test",
+        door: request.door,
+        source: &test.display().to_string(),
+        expectations: &request.expectations,
+        log_dir: None,
+        project: request.base_dirs.first().map(PathBuf::as_path),
+    };
+    if let Ok(job) = engine.start_job(start).await {
+        let result = failure(error.to_string(), Instant::now(), json!({}));
+        finish(job, &result, error.to_string()).await;
+    }
+}

@@ -1,0 +1,215 @@
+//! What the page itself logged, which Playwright's JSON report does not carry: console errors
+//! and uncaught exceptions from each test's `trace.zip` (`*.trace`, JSON lines), and failed
+//! requests from its network log (`*.network`). Without a trace, the design's text rules on the
+//! runner's stderr. Every message is cut to 200 characters.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::Value;
+
+/// The longest message kept (contracts.md §2).
+pub const MAX_MESSAGE_CHARS: usize = 200;
+
+/// A trace entry larger than this is skipped: a test's events are small, a snapshot is not
+/// worth reading whole into memory.
+const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The page's console errors and network failures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageEvents {
+    pub console_errors: Vec<String>,
+    pub network_failures: Vec<String>,
+}
+
+impl PageEvents {
+    fn add_console(&mut self, text: &str) {
+        push_unique(&mut self.console_errors, text);
+    }
+
+    fn add_network(&mut self, text: &str) {
+        push_unique(&mut self.network_failures, text);
+    }
+
+    /// Adds another test's events.
+    pub fn extend(&mut self, other: PageEvents) {
+        for text in other.console_errors {
+            self.add_console(&text);
+        }
+        for text in other.network_failures {
+            self.add_network(&text);
+        }
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, text: &str) {
+    let text = cut(text.trim());
+    if !text.is_empty() && !list.contains(&text) {
+        list.push(text);
+    }
+}
+
+/// At most 200 characters (not bytes: a message may be in any language).
+pub fn cut(text: &str) -> String {
+    text.chars().take(MAX_MESSAGE_CHARS).collect()
+}
+
+/// Reads one `trace.zip`; None when it cannot be opened as a zip.
+pub fn read_trace(path: &Path) -> Option<PageEvents> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut archive = zip::ZipArchive::new(file).ok()?;
+    let mut events = PageEvents::default();
+    for index in 0..archive.len() {
+        let Ok(mut entry) = archive.by_index(index) else {
+            continue;
+        };
+        let Ok(name) = entry.name().map(|n| n.to_string()) else {
+            continue;
+        };
+        let kind = if name.ends_with(".trace") {
+            Kind::Events
+        } else if name.ends_with(".network") {
+            Kind::Network
+        } else {
+            continue;
+        };
+        if entry.size() > MAX_ENTRY_BYTES {
+            continue;
+        }
+        let mut text = String::new();
+        if entry.read_to_string(&mut text).is_err() {
+            continue;
+        }
+        for line in text.lines() {
+            if let Ok(value) = serde_json::from_str::<Value>(line) {
+                match kind {
+                    Kind::Events => read_event(&value, &mut events),
+                    Kind::Network => read_request(&value, &mut events),
+                }
+            }
+        }
+    }
+    Some(events)
+}
+
+enum Kind {
+    Events,
+    Network,
+}
+
+/// `{"type":"console","messageType":"error","text":...}` and uncaught exceptions
+/// (`{"type":"event","method":"pageError",...}`).
+fn read_event(value: &Value, events: &mut PageEvents) {
+    match value["type"].as_str() {
+        Some("console") if value["messageType"] == "error" => {
+            if let Some(text) = value["text"].as_str() {
+                events.add_console(text);
+            }
+        }
+        Some("event") if value["method"] == "pageError" => {
+            let error = &value["params"]["error"];
+            let text = error["error"]["message"]
+                .as_str()
+                .or_else(|| error["message"].as_str())
+                .or_else(|| error["value"].as_str());
+            if let Some(text) = text {
+                events.add_console(&format!("Uncaught {text}"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A request with a failure text (`net::ERR_CONNECTION_REFUSED`, ...).
+fn read_request(value: &Value, events: &mut PageEvents) {
+    if value["type"] != "resource-snapshot" {
+        return;
+    }
+    let snapshot = &value["snapshot"];
+    let failure = snapshot["response"]["_failureText"]
+        .as_str()
+        .filter(|f| !f.is_empty());
+    if let Some(failure) = failure {
+        let method = snapshot["request"]["method"].as_str().unwrap_or("GET");
+        let url = snapshot["request"]["url"].as_str().unwrap_or_default();
+        events.add_network(&format!("{failure}: {method} {url}"));
+    }
+}
+
+/// Whether a message is a network failure by the design's rule: it mentions `net::`, `ERR_`
+/// or `timeout` (case-insensitive).
+pub fn is_network_failure(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    ["net::", "err_", "timeout"]
+        .iter()
+        .any(|mark| lower.contains(mark))
+}
+
+/// The text rules, for a run without a trace: stderr lines that are network failures, and the
+/// other lines that mention an error.
+pub fn from_stderr(stderr: &str) -> PageEvents {
+    let mut events = PageEvents::default();
+    for line in stderr.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let line = crate::report::strip_ansi(line);
+        if is_network_failure(&line) {
+            events.add_network(&line);
+        } else if line.to_ascii_lowercase().contains("error") {
+            events.add_console(&line);
+        }
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn console_errors_and_failed_requests_come_from_the_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.zip");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let options = zip::write::SimpleFileOptions::default();
+        zip.start_file("1-trace.trace", options).unwrap();
+        let long = "x".repeat(300);
+        writeln!(
+            zip,
+            r#"{{"type":"console","messageType":"log","text":"hello"}}"#
+        )
+        .unwrap();
+        writeln!(
+            zip,
+            r#"{{"type":"console","messageType":"error","text":"{long}"}}"#
+        )
+        .unwrap();
+        writeln!(zip, r#"{{"type":"event","method":"pageError","params":{{"error":{{"error":{{"message":"boom"}}}}}}}}"#).unwrap();
+        writeln!(zip, "not json").unwrap();
+        zip.start_file("1-trace.network", options).unwrap();
+        writeln!(zip, r#"{{"type":"resource-snapshot","snapshot":{{"request":{{"method":"GET","url":"http://127.0.0.1:1/a"}},"response":{{"status":-1,"_failureText":"net::ERR_CONNECTION_REFUSED"}}}}}}"#).unwrap();
+        writeln!(zip, r#"{{"type":"resource-snapshot","snapshot":{{"request":{{"url":"http://x/"}},"response":{{"status":200}}}}}}"#).unwrap();
+        zip.finish().unwrap();
+        let events = read_trace(&path).unwrap();
+        assert_eq!(
+            events.console_errors,
+            ["x".repeat(200), "Uncaught boom".into()]
+        );
+        assert_eq!(
+            events.network_failures,
+            ["net::ERR_CONNECTION_REFUSED: GET http://127.0.0.1:1/a"]
+        );
+        assert!(read_trace(&dir.path().join("missing.zip")).is_none());
+    }
+
+    #[test]
+    fn the_text_rules_sort_stderr_lines() {
+        let events = from_stderr(
+            "page.goto: net::ERR_NAME_NOT_RESOLVED\nWaiting: TIMEOUT 5000ms\nTypeError: boom\nfine\n",
+        );
+        assert_eq!(events.network_failures.len(), 2);
+        assert_eq!(events.console_errors, ["TypeError: boom"]);
+        assert!(is_network_failure("ERR_FAILED"));
+        assert!(!is_network_failure("all good"));
+        assert_eq!(cut(&"é".repeat(250)).chars().count(), 200);
+    }
+}

@@ -1,0 +1,61 @@
+//! validate_test on the real fixture project (tests/playwright-project, the system Chromium)
+//! without any door: the runner, report, trace and rubric together. The doors' end-to-end
+//! tests are in vaider-server/tests/validate.rs.
+
+use std::path::PathBuf;
+
+use vaider_core::analysis::Door;
+use vaider_core::progress::NoProgress;
+use vaider_core::{Config, Vaider};
+use vaider_validate::{validate_test, Limits, ValidateRequest};
+
+fn fixture() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/playwright-project"
+    ))
+}
+
+fn request(test: &str) -> ValidateRequest {
+    ValidateRequest {
+        test_path: test.into(),
+        project_dir: None,
+        grep: None,
+        expectations: Vec::new(),
+        limits: Limits::default(),
+        timeout: None,
+        provider: None,
+        model: None,
+        door: Door::Cli,
+        base_dirs: vec![fixture()],
+    }
+}
+
+#[tokio::test]
+async fn a_passing_test_passes_the_rubric_and_is_one_history_entry() {
+    let data = tempfile::tempdir().unwrap();
+    let engine = Vaider::open(Config {
+        data_dir: Some(data.path().to_path_buf()),
+        ..Config::default()
+    })
+    .unwrap();
+    let result = validate_test(&engine, request("tests/login.spec.mjs"), &NoProgress).await;
+    let text = serde_json::to_string_pretty(&result).unwrap();
+    assert!(result.success, "{text}");
+    let v = &result.data["validation_result"];
+    assert_eq!(v["browser_launched"], true, "{text}");
+    assert_eq!(v["test_executed"], true);
+    assert_eq!(v["test_passed"], true);
+    let shots = v["screenshots"].as_array().unwrap();
+    assert_eq!(shots.len(), 2, "the test's own and Playwright's: {text}");
+    assert_eq!(result.cost_usd, 0.0);
+    let rows = engine.history().list(10, 0).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].tool, "validate_test");
+    assert_eq!(rows[0].status, vaider_core::history::Status::Ok);
+    // The run's files stay beside the test, not in the project's own test-results.
+    let dir = PathBuf::from(result.data["artifacts_dir"].as_str().unwrap());
+    assert!(dir.join("runner.stdout.log").is_file());
+    assert!(dir.join("report.json").is_file());
+    let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+}
