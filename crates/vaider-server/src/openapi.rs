@@ -57,6 +57,52 @@ pub fn document() -> Value {
                         "cwd": {"type": "string", "description": "Folder a relative videoPath is relative to."}
                     }
                 },
+                "ValidateRequest": {
+                    "type": "object",
+                    "required": ["test_path"],
+                    "properties": {
+                        "test_path": {"type": "string", "description": "The Playwright spec: absolute, or relative to cwd."},
+                        "project_dir": {"type": "string", "description": "The folder of playwright.config.*; default: the nearest one above the test."},
+                        "grep": {"type": "string", "description": "Only tests whose title matches (Playwright's --grep)."},
+                        "expectations": {"type": "array", "items": {"type": "string"}, "description": "What the recording must show; the video is watched and each one not shown fails the rubric."},
+                        "max_test_duration_ms": {"type": "integer", "minimum": 0, "default": 45000},
+                        "min_screenshots": {"type": "integer", "minimum": 0, "default": 1},
+                        "timeout_sec": {"type": "integer", "minimum": 0, "default": 120, "description": "The run's time limit; it is killed then."},
+                        "provider": {"type": "string"},
+                        "model": {"type": "string"},
+                        "cwd": {"type": "string", "description": "Folder relative paths are relative to."}
+                    }
+                },
+                "AgentResult": {
+                    "type": "object",
+                    "required": ["success", "data", "error", "execution_time_ms", "cost_usd", "metadata"],
+                    "properties": {
+                        "success": {"type": "boolean", "description": "The rubric passed."},
+                        "data": {"type": "object", "description": "{} when the test file does not exist or the run could not start", "properties": {
+                            "validation_result": {"type": "object", "properties": {
+                                "browser_launched": {"type": "boolean"},
+                                "test_executed": {"type": "boolean"},
+                                "test_passed": {"type": "boolean"},
+                                "screenshots": {"type": "array", "items": {"type": "string"}},
+                                "console_errors": {"type": "array", "items": {"type": "string", "maxLength": 200}},
+                                "network_failures": {"type": "array", "items": {"type": "string", "maxLength": 200}},
+                                "execution_time_ms": {"type": "integer", "minimum": 0}}},
+                            "rubric_validation": {"type": "object", "properties": {
+                                "passed": {"type": "boolean"},
+                                "errors": {"type": "array", "items": {"type": "string"}},
+                                "warnings": {"type": "array", "items": {"type": "string"}}}},
+                            "test_path": {"type": "string"},
+                            "screenshots": {"type": "array", "items": {"type": "string"}},
+                            "artifacts_dir": {"type": "string"},
+                            "report": {"type": "array", "items": {"type": "object"}, "description": "Per test: title, status, duration_ms, error {message, location}, retries, attachments."},
+                            "video_analysis": {"type": "object", "description": "When expectations were given: the description and each expectation's verdict."}
+                        }},
+                        "error": {"type": ["string", "null"], "description": "The rubric's errors joined with \"; \"."},
+                        "execution_time_ms": {"type": "integer", "minimum": 0},
+                        "cost_usd": {"type": "number", "minimum": 0},
+                        "metadata": {"type": "object"}
+                    }
+                },
                 "AnalyseResponse": {
                     "type": "object",
                     "required": ["description", "framesAnalysed", "model", "durationMs"],
@@ -94,6 +140,17 @@ pub fn document() -> Value {
                     "422": error("INVALID_REQUEST: the body is malformed", json!({}), &[]),
                     "500": error("UPSTREAM_ERROR: the model service failed; upstreamResponse is its answer, when it gave one (INTERNAL: Vaider itself failed)", json!({"upstreamResponse": {"type": "object", "required": ["status", "body"], "properties": {"status": {"type": "integer"}, "body": {"type": "string"}}}}), &[]),
                     "503": error("NO_API_KEY: no API key is configured; PAUSED: a person paused Vaider from its tray menu or history window", json!({}), &[])
+                }
+            }},
+            "/v1/validate": {"post": {
+                "summary": "Run a Playwright test and judge it (contracts.md §2's AgentResult)",
+                "security": [{"bearer": []}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ValidateRequest"}}}},
+                "responses": {
+                    "200": {"description": "The AgentResult; a failed rubric is success: false", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AgentResult"}}}},
+                    "401": error("UNAUTHORIZED: missing or wrong token", json!({}), &[]),
+                    "403": error("FORBIDDEN_ORIGIN / FORBIDDEN_HOST: not a local client", json!({}), &[]),
+                    "422": error("INVALID_REQUEST: the body is malformed", json!({}), &[])
                 }
             }},
             "/v1/health": {"get": {

@@ -1,4 +1,5 @@
-//! The `/v1` REST contract: `POST /v1/analyse`, `GET /v1/health`, `GET /v1/openapi.json`.
+//! The `/v1` REST contract: `POST /v1/analyse`, `POST /v1/validate`, `GET /v1/health`,
+//! `GET /v1/openapi.json`.
 //! Handlers only translate JSON to an [`AnalysisRequest`] and back; everything else is the
 //! pipeline's. Errors become the contract's JSON in one place, [`ApiError`].
 
@@ -80,6 +81,25 @@ pub async fn analyse(State(state): State<AppState>, body: Bytes) -> Result<Respo
     let result = state.engine.analyse(request, &NoProgress).await?;
     // The contract's four fields (description, framesAnalysed, model, durationMs) and the
     // rest of what MCP clients also get.
+    Ok(Json(result).into_response())
+}
+
+/// `POST /v1/validate`: runs a Playwright test and answers the `AgentResult` (a failed rubric
+/// is an answer too: `success: false`, 200). Same fields as the MCP tool `validate_test`.
+pub async fn validate(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
+    let args: crate::mcp::validate::ValidateTestArgs =
+        serde_json::from_slice(&body).map_err(|e| {
+            malformed(format!(
+                "The body is not valid: {e}. Expected {{\"test_path\": string, \"project_dir\"?: string, \"grep\"?: string, \"expectations\"?: [string], \"max_test_duration_ms\"?: integer, \"min_screenshots\"?: integer, \"timeout_sec\"?: integer, \"cwd\"?: string}}."
+            ))
+        })?;
+    let cwd: Vec<PathBuf> = Some(args.cwd.trim())
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    let request = crate::mcp::validate::validate_request(args, Door::Rest, cwd);
+    let result = vaider_validate::validate_test(&state.engine, request, &NoProgress).await;
     Ok(Json(result).into_response())
 }
 

@@ -484,14 +484,16 @@ async fn status_lists_providers_and_what_they_serve() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         tools.len(),
-        13,
-        "eight vision tools, vaider_status and four visual tools: {names:?}"
+        15,
+        "eight vision tools, vaider_status, four visual tools and two test-run tools: {names:?}"
     );
     for visual in [
         "visual_capture",
         "visual_compare",
         "visual_prepare",
         "visual_cleanup",
+        "validate_test",
+        "analyse_test_results",
     ] {
         assert!(names.contains(&visual), "{names:?}");
     }

@@ -59,6 +59,10 @@ pub fn read_trace(path: &Path) -> Option<PageEvents> {
     let file = std::fs::File::open(path).ok()?;
     let mut archive = zip::ZipArchive::new(file).ok()?;
     let mut events = PageEvents::default();
+    // Chromium also logs a failed request to the console ("Failed to load resource:
+    // net::ERR_..."): by the design's rule that is a network failure, not a console error, and
+    // the network log already has it with its URL. Kept apart, used only when that log is empty.
+    let mut console_network = PageEvents::default();
     for index in 0..archive.len() {
         let Ok(mut entry) = archive.by_index(index) else {
             continue;
@@ -83,11 +87,14 @@ pub fn read_trace(path: &Path) -> Option<PageEvents> {
         for line in text.lines() {
             if let Ok(value) = serde_json::from_str::<Value>(line) {
                 match kind {
-                    Kind::Events => read_event(&value, &mut events),
+                    Kind::Events => read_event(&value, &mut events, &mut console_network),
                     Kind::Network => read_request(&value, &mut events),
                 }
             }
         }
+    }
+    if events.network_failures.is_empty() {
+        events.network_failures = console_network.network_failures;
     }
     Some(events)
 }
@@ -99,13 +106,13 @@ enum Kind {
 
 /// `{"type":"console","messageType":"error","text":...}` and uncaught exceptions
 /// (`{"type":"event","method":"pageError",...}`).
-fn read_event(value: &Value, events: &mut PageEvents) {
+fn read_event(value: &Value, events: &mut PageEvents, network: &mut PageEvents) {
     match value["type"].as_str() {
-        Some("console") if value["messageType"] == "error" => {
-            if let Some(text) = value["text"].as_str() {
-                events.add_console(text);
-            }
-        }
+        Some("console") if value["messageType"] == "error" => match value["text"].as_str() {
+            Some(text) if is_network_failure(text) => network.add_network(text),
+            Some(text) => events.add_console(text),
+            None => {}
+        },
         Some("event") if value["method"] == "pageError" => {
             let error = &value["params"]["error"];
             let text = error["error"]["message"]
@@ -184,6 +191,7 @@ mod tests {
         )
         .unwrap();
         writeln!(zip, r#"{{"type":"event","method":"pageError","params":{{"error":{{"error":{{"message":"boom"}}}}}}}}"#).unwrap();
+        writeln!(zip, r#"{{"type":"console","messageType":"error","text":"Failed to load resource: net::ERR_CONNECTION_REFUSED"}}"#).unwrap();
         writeln!(zip, "not json").unwrap();
         zip.start_file("1-trace.network", options).unwrap();
         writeln!(zip, r#"{{"type":"resource-snapshot","snapshot":{{"request":{{"method":"GET","url":"http://127.0.0.1:1/a"}},"response":{{"status":-1,"_failureText":"net::ERR_CONNECTION_REFUSED"}}}}}}"#).unwrap();
@@ -199,6 +207,24 @@ mod tests {
             ["net::ERR_CONNECTION_REFUSED: GET http://127.0.0.1:1/a"]
         );
         assert!(read_trace(&dir.path().join("missing.zip")).is_none());
+    }
+
+    #[test]
+    fn a_console_network_error_counts_when_the_network_log_has_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.zip");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        zip.start_file("0-trace.trace", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        writeln!(
+            zip,
+            r#"{{"type":"console","messageType":"error","text":"GET /x net::ERR_FAILED"}}"#
+        )
+        .unwrap();
+        zip.finish().unwrap();
+        let events = read_trace(&path).unwrap();
+        assert!(events.console_errors.is_empty());
+        assert_eq!(events.network_failures, ["GET /x net::ERR_FAILED"]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The MCP door, served over Streamable HTTP at `/mcp` and over stdio: one module of tools per
-//! capability (`analysis`, `status`, `visual`), each an `impl VaiderMcp` with its own router; this file
+//! capability (`analysis`, `status`, `visual`, `validate`), each an `impl VaiderMcp` with its own router; this file
 //! joins the routers and answers the protocol. Each tool call is a request for the one pipeline.
 //!
 //! Adding a tool to a capability touches only that capability's file; a new capability is a
@@ -10,6 +10,7 @@ mod call;
 mod progress;
 mod schema;
 mod status;
+pub mod validate;
 mod visual;
 
 use std::sync::Arc;
@@ -33,7 +34,10 @@ pub struct VaiderMcp {
 
 impl VaiderMcp {
     pub fn new(engine: Arc<Vaider>) -> Self {
-        let tools = Self::analysis_tools() + Self::status_tools() + Self::visual_tools();
+        let tools = Self::analysis_tools()
+            + Self::status_tools()
+            + Self::visual_tools()
+            + Self::validate_tools();
         VaiderMcp {
             engine,
             tool_router: schema::standard_schemas(tools),
@@ -50,7 +54,8 @@ impl ServerHandler for VaiderMcp {
             )
             .with_instructions(
                 "Vaider is your eyes: analyze_video describes a GUI test recording step by step \
-                 (give `expectations` to get verdicts), analyze_image describes a screenshot. \
+                 (give `expectations` to get verdicts), analyze_image describes a screenshot, \
+                 validate_test runs a Playwright test and judges it (and its video). \
                  Limits: 5 mismatch retries, 3 Vaider-error retries, 30 s timeout per call \
                  (raise timeout_sec for long videos). See VaiderRules.txt.",
             )

@@ -1,0 +1,538 @@
+//! `validate_test` and `analyse_test_results` over MCP (rmcp's client, real HTTP) and REST, on
+//! a real Playwright project (tests/playwright-project, the system Chromium) with the fake
+//! Gemini as the model. Each scenario's AgentResult is checked field by field against
+//! contracts.md §2. Needs `npm ci` in tests/playwright-project (scripts/test.sh does it).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{call, sha256_hex, TestServer, TOKEN};
+use serde_json::{json, Value};
+
+/// A copy of the fixture project in a temporary folder (its node_modules linked), so each
+/// test's run folders and results are its own.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn copy() -> Project {
+        let source = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/playwright-project"
+        ));
+        let modules = source.join("node_modules/@playwright/test/cli.js");
+        assert!(
+            modules.is_file(),
+            "run `npm ci` in tests/playwright-project (bash scripts/test.sh does it)"
+        );
+        ensure_playwright_ffmpeg(&source);
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["package.json", "playwright.config.mjs"] {
+            std::fs::copy(source.join(name), dir.path().join(name)).unwrap();
+        }
+        for folder in ["pages", "tests", "broken-browser"] {
+            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+            for entry in std::fs::read_dir(source.join(folder)).unwrap() {
+                let entry = entry.unwrap();
+                if entry.file_type().unwrap().is_file() {
+                    std::fs::copy(
+                        entry.path(),
+                        dir.path().join(folder).join(entry.file_name()),
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        std::os::unix::fs::symlink(source.join("node_modules"), dir.path().join("node_modules"))
+            .unwrap();
+        Project { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).unwrap()
+    }
+
+    fn path(&self, relative: &str) -> String {
+        self.root().join(relative).display().to_string()
+    }
+}
+
+/// Playwright records video with its own ffmpeg build, which cannot be downloaded here; the
+/// Debian one works in its place (environment.md). scripts/lib.sh links it for the real HOME;
+/// the test run may have another HOME, so the link is made there too when missing.
+fn ensure_playwright_ffmpeg(project: &Path) {
+    let browsers = project.join("node_modules/playwright-core/browsers.json");
+    let text = std::fs::read_to_string(browsers).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let revision = value["browsers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "ffmpeg")
+        .and_then(|b| b["revision"].as_str())
+        .unwrap()
+        .to_string();
+    let root = std::env::var_os("PLAYWRIGHT_BROWSERS_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/ms-playwright")
+        });
+    let dir = root.join(format!("ffmpeg-{revision}"));
+    let link = dir.join("ffmpeg-linux");
+    if !link.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        let _ = std::os::unix::fs::symlink("/usr/bin/ffmpeg", &link);
+    }
+}
+
+fn structured(result: &rmcp::model::CallToolResult) -> Value {
+    result
+        .structured_content
+        .clone()
+        .expect("structuredContent")
+}
+
+async fn validate(server: &TestServer, arguments: Value) -> (Value, bool) {
+    let client = server.mcp().await;
+    let result = call(&client, "validate_test", arguments).await;
+    let is_error = result.is_error == Some(true);
+    client.cancel().await.unwrap();
+    (structured(&result), is_error)
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {value}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The fields every AgentResult of a run has, with the types of contracts.md §2.
+fn check_shape(body: &Value, project: &Project, test: &str) {
+    let keys: Vec<&str> = body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "cost_usd",
+            "data",
+            "error",
+            "execution_time_ms",
+            "metadata",
+            "success"
+        ],
+        "{body}"
+    );
+    let data = &body["data"];
+    let v = &data["validation_result"];
+    for key in ["browser_launched", "test_executed", "test_passed"] {
+        assert!(v[key].is_boolean(), "{key}: {body}");
+    }
+    for key in ["screenshots", "console_errors", "network_failures"] {
+        assert!(v[key].is_array(), "{key}: {body}");
+    }
+    for text in strings(&v["console_errors"])
+        .iter()
+        .chain(&strings(&v["network_failures"]))
+    {
+        assert!(text.chars().count() <= 200, "{text}");
+    }
+    assert!(v["execution_time_ms"].is_u64());
+    assert_eq!(data["test_path"], project.path(test));
+    assert_eq!(data["screenshots"], v["screenshots"]);
+    let shots = strings(&v["screenshots"]);
+    let times: Vec<_> = shots
+        .iter()
+        .map(|s| {
+            assert!(Path::new(s).is_absolute() && Path::new(s).is_file(), "{s}");
+            std::fs::metadata(s).unwrap().modified().unwrap()
+        })
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "oldest first: {shots:?}"
+    );
+    assert!(Path::new(data["artifacts_dir"].as_str().unwrap()).is_dir());
+    let rubric = &data["rubric_validation"];
+    assert_eq!(rubric["passed"], body["success"]);
+    let errors = strings(&rubric["errors"]);
+    match errors.is_empty() {
+        true => assert_eq!(body["error"], Value::Null),
+        false => assert_eq!(body["error"], errors.join("; ")),
+    }
+    assert!(strings(&rubric["warnings"]).len() <= 2);
+    assert!(
+        body["execution_time_ms"].as_u64().unwrap() >= v["execution_time_ms"].as_u64().unwrap()
+    );
+    assert!(body["cost_usd"].is_f64() || body["cost_usd"].is_u64());
+    assert!(body["metadata"]["interaction_id"].is_string());
+}
+
+#[tokio::test]
+async fn a_passing_test_with_screenshots_passes_the_rubric() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (body, is_error) = validate(
+        &server,
+        json!({"test_path": "tests/login.spec.mjs", "cwd": project.root()}),
+    )
+    .await;
+    check_shape(&body, &project, "tests/login.spec.mjs");
+    assert!(!is_error);
+    assert_eq!(body["success"], true, "{body}");
+    assert_eq!(body["error"], Value::Null);
+    assert_eq!(body["cost_usd"], 0.0);
+    let v = &body["data"]["validation_result"];
+    assert_eq!(v["browser_launched"], true);
+    assert_eq!(v["test_executed"], true);
+    assert_eq!(v["test_passed"], true);
+    let shots = strings(&v["screenshots"]);
+    assert_eq!(shots.len(), 2, "the test's own and Playwright's: {shots:?}");
+    assert!(shots.iter().any(|s| s.ends_with("/dashboard.png")));
+    assert_eq!(v["console_errors"], json!([]));
+    assert_eq!(v["network_failures"], json!([]));
+    let ms = v["execution_time_ms"].as_u64().unwrap();
+    assert!(ms > 0 && ms < 45_000, "{ms}");
+    assert_eq!(
+        body["data"]["rubric_validation"],
+        json!({"passed": true, "errors": [], "warnings": []})
+    );
+    let report = &body["data"]["report"][0];
+    assert_eq!(report["title"], "signs in and sees the welcome");
+    assert_eq!(report["status"], "passed");
+    assert_eq!(report["retries"], 0);
+    let names: Vec<&str> = report["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    for name in ["video", "trace", "screenshot"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    // No expectations: no model call, and no cost.
+    assert!(server.fake.generate_requests().is_empty());
+    assert!(body["data"].get("video_analysis").is_none());
+    // One history entry, the validation, with the AgentResult.
+    let id = body["metadata"]["interaction_id"].as_str().unwrap();
+    let row = server.engine.history().get(id).unwrap().unwrap();
+    assert_eq!(row.tool, "validate_test");
+    assert_eq!(row.door, "mcp");
+    assert_eq!(row.status, vaider_core::history::Status::Ok);
+    assert_eq!(
+        server.engine.history().job_result(id).unwrap(),
+        Some(body.clone())
+    );
+    // The runner's own output is kept in the run's folder.
+    let dir = PathBuf::from(body["data"]["artifacts_dir"].as_str().unwrap());
+    let stdout = std::fs::read_to_string(dir.join("runner.stdout.log")).unwrap();
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    assert!(dir.join("runner.stderr.log").is_file());
+}
+
+#[tokio::test]
+async fn a_failing_assertion_fails_the_rubric_with_its_error_and_location() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (body, _) = validate(
+        &server,
+        json!({"test_path": project.path("tests/failing.spec.mjs")}),
+    )
+    .await;
+    check_shape(&body, &project, "tests/failing.spec.mjs");
+    assert_eq!(body["success"], false);
+    let v = &body["data"]["validation_result"];
+    assert_eq!(v["browser_launched"], true);
+    assert_eq!(v["test_executed"], true);
+    assert_eq!(v["test_passed"], false);
+    assert_eq!(
+        body["data"]["rubric_validation"]["errors"],
+        json!(["Test failed (test_passed=false)"])
+    );
+    assert_eq!(body["error"], "Test failed (test_passed=false)");
+    let report = &body["data"]["report"][0];
+    assert_eq!(report["status"], "failed");
+    let message = report["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("toHaveText") && message.contains("Goodbye"),
+        "{message}"
+    );
+    assert!(!message.contains('\u{1b}'), "no colour codes: {message}");
+    let location = report["error"]["location"].as_str().unwrap();
+    assert!(location.contains("failing.spec.mjs:9:"), "{location}");
+    // Playwright's screenshot of the failure counts.
+    assert!(!strings(&v["screenshots"]).is_empty());
+}
+
+#[tokio::test]
+async fn console_errors_and_network_failures_come_from_the_page() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (body, _) = validate(
+        &server,
+        json!({"test_path": "tests/console-error.spec.mjs", "cwd": project.root()}),
+    )
+    .await;
+    check_shape(&body, &project, "tests/console-error.spec.mjs");
+    assert_eq!(body["success"], true, "warnings never fail: {body}");
+    let v = &body["data"]["validation_result"];
+    assert_eq!(
+        v["console_errors"],
+        json!(["Failed to load the widget: TypeError: widget is undefined"])
+    );
+    assert_eq!(v["network_failures"], json!([]));
+    assert_eq!(
+        body["data"]["rubric_validation"]["warnings"],
+        json!(["Console errors detected: 1 errors"])
+    );
+
+    let (body, _) = validate(
+        &server,
+        json!({"test_path": "tests/network-failure.spec.mjs", "cwd": project.root()}),
+    )
+    .await;
+    check_shape(&body, &project, "tests/network-failure.spec.mjs");
+    assert_eq!(body["success"], true, "{body}");
+    let failures = strings(&body["data"]["validation_result"]["network_failures"]);
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].contains("net::ERR_CONNECTION_REFUSED")
+            && failures[0].contains("127.0.0.1:45871/api/orders"),
+        "{failures:?}"
+    );
+    assert_eq!(
+        body["data"]["rubric_validation"]["warnings"],
+        json!(["Network failures detected: 1 failures"])
+    );
+}
+
+#[tokio::test]
+async fn a_test_slower_than_the_limit_fails_with_the_real_numbers() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (body, _) = validate(
+        &server,
+        json!({
+            "test_path": "tests/slow.spec.mjs", "cwd": project.root(),
+            "max_test_duration_ms": 1000, "min_screenshots": 1
+        }),
+    )
+    .await;
+    check_shape(&body, &project, "tests/slow.spec.mjs");
+    let v = &body["data"]["validation_result"];
+    assert_eq!(v["test_passed"], true);
+    let ms = v["execution_time_ms"].as_u64().unwrap();
+    assert!(ms >= 1500, "{ms}");
+    assert_eq!(
+        body["data"]["rubric_validation"]["errors"],
+        json!([format!("Execution time {ms}ms exceeds 1000ms limit")])
+    );
+    assert_eq!(body["success"], false);
+}
+
+#[tokio::test]
+async fn a_missing_test_file_is_the_contracts_error() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let missing = project.path("tests/nope.spec.mjs");
+    let (body, is_error) = validate(&server, json!({"test_path": missing})).await;
+    assert!(is_error);
+    assert_eq!(body["success"], false);
+    assert_eq!(body["data"], json!({}));
+    assert_eq!(body["error"], format!("Test file not found: {missing}"));
+    assert_eq!(body["cost_usd"], 0.0);
+    // REST answers the same AgentResult.
+    let response = server
+        .http()
+        .post(format!("{}/v1/validate", server.url))
+        .bearer_auth(TOKEN)
+        .json(&json!({"test_path": missing}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let rest: Value = response.json().await.unwrap();
+    assert_eq!(rest["data"], json!({}));
+    assert_eq!(rest["error"], format!("Test file not found: {missing}"));
+    // A malformed body is the REST contract's 422.
+    let response = server
+        .http()
+        .post(format!("{}/v1/validate", server.url))
+        .bearer_auth(TOKEN)
+        .json(&json!({"test_path": 7}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 422);
+}
+
+#[tokio::test]
+async fn a_browser_that_cannot_launch_fails_every_criterion_it_blocks() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    // Over REST this time: the same AgentResult as MCP's.
+    let response = server
+        .http()
+        .post(format!("{}/v1/validate", server.url))
+        .bearer_auth(TOKEN)
+        .json(&json!({"test_path": "broken-browser/launch.spec.mjs", "cwd": project.root()}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    check_shape(&body, &project, "broken-browser/launch.spec.mjs");
+    let v = &body["data"]["validation_result"];
+    assert_eq!(v["browser_launched"], false, "{body}");
+    assert_eq!(v["test_executed"], false);
+    assert_eq!(v["test_passed"], false);
+    assert_eq!(v["screenshots"], json!([]));
+    assert_eq!(
+        body["data"]["rubric_validation"]["errors"],
+        json!([
+            "Browser failed to launch",
+            "Test did not execute",
+            "Test failed (test_passed=false)",
+            "Schema validation error: [] should be non-empty at screenshots"
+        ])
+    );
+    assert_eq!(
+        body["metadata"]["playwright_config"],
+        project.path("broken-browser/playwright.config.mjs")
+    );
+    let id = body["metadata"]["interaction_id"].as_str().unwrap();
+    let row = server.engine.history().get(id).unwrap().unwrap();
+    assert_eq!(row.door, "rest");
+    assert_eq!(row.status, vaider_core::history::Status::Error);
+}
+
+#[tokio::test]
+async fn expectations_send_the_video_to_the_model_and_count_in_the_rubric() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (shown, missing) = ("the welcome heading appears", "an error banner is shown");
+    server.fake.set_reply_text(Some(
+        json!({
+            "description": "00:00 The login form. 00:01 'Welcome' appears.",
+            "expectations": [
+                {"verdict": "met", "evidence": "00:01 'Welcome' is shown"},
+                {"verdict": "not_met", "evidence": "no banner at any time"}
+            ]
+        })
+        .to_string(),
+    ));
+    let (body, _) = validate(
+        &server,
+        json!({
+            "test_path": "tests/login.spec.mjs", "cwd": project.root(),
+            "expectations": [shown, missing]
+        }),
+    )
+    .await;
+    check_shape(&body, &project, "tests/login.spec.mjs");
+    let analysis = &body["data"]["video_analysis"];
+    assert_eq!(analysis["expectations"][0]["verdict"], "met", "{body}");
+    assert_eq!(analysis["expectations"][1]["verdict"], "not_met");
+    assert_eq!(analysis["all_expectations_met"], false);
+    assert_eq!(
+        body["data"]["rubric_validation"]["errors"],
+        json!([format!("Video does not show: {missing}")])
+    );
+    assert_eq!(body["success"], false);
+    // The recording itself reached the model: the fake holds the same bytes.
+    let video = body["data"]["report"][0]["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "video")
+        .and_then(|a| a["path"].as_str())
+        .unwrap()
+        .to_string();
+    assert_eq!(analysis["video"], video);
+    let sha = sha256_hex(Path::new(&video));
+    assert!(
+        server.fake.files().iter().any(|f| f.sha256_hex == sha),
+        "no upload with the video's sha256"
+    );
+    // cost_usd is the history's cost of that call, which sits under the validation.
+    let call = server
+        .engine
+        .history()
+        .get(analysis["interaction_id"].as_str().unwrap())
+        .unwrap()
+        .unwrap();
+    assert!(call.cost_usd > 0.0);
+    assert_eq!(body["cost_usd"].as_f64().unwrap(), call.cost_usd);
+    let job = body["metadata"]["interaction_id"].as_str().unwrap();
+    assert_eq!(call.parent_id.as_deref(), Some(job));
+    assert_eq!(call.tool, "analyze_video");
+    let row = server.engine.history().get(job).unwrap().unwrap();
+    assert_eq!(row.cost_usd, call.cost_usd);
+}
+
+#[tokio::test]
+async fn analyse_test_results_watches_each_failed_tests_video() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (run, _) = validate(
+        &server,
+        json!({"test_path": "tests/two-failures.spec.mjs", "cwd": project.root()}),
+    )
+    .await;
+    assert_eq!(run["data"]["report"].as_array().unwrap().len(), 2, "{run}");
+    let results =
+        PathBuf::from(run["data"]["artifacts_dir"].as_str().unwrap()).join("test-results");
+    let client = server.mcp().await;
+    let answer = call(&client, "analyse_test_results", json!({"path": results})).await;
+    let body = structured(&answer);
+    assert_eq!(body["success"], true, "{body}");
+    let failed = body["data"]["failed_tests"].as_array().unwrap();
+    assert_eq!(failed.len(), 2, "{body}");
+    let mut cost = 0.0;
+    for test in failed {
+        let analysis = &test["analysis"];
+        assert!(
+            analysis["description"].as_str().unwrap().contains("sha256"),
+            "{test}"
+        );
+        cost += analysis["cost_usd"].as_f64().unwrap();
+        let video = test["video"].as_str().unwrap();
+        assert!(server
+            .fake
+            .files()
+            .iter()
+            .any(|f| f.sha256_hex == sha256_hex(Path::new(video))));
+    }
+    assert!((body["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12);
+    // Each video went with its own test's error as context.
+    let prompts: Vec<String> = server
+        .fake
+        .generate_requests()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    assert!(prompts
+        .iter()
+        .any(|p| p.contains("expects an error banner")));
+    assert!(prompts
+        .iter()
+        .any(|p| p.contains("expects the welcome before signing in")));
+    // One summary, test by test.
+    let summary = body["data"]["summary"].as_str().unwrap();
+    assert!(summary.starts_with("2 failed tests:"), "{summary}");
+    assert!(summary.contains("1. expects an error banner"), "{summary}");
+    assert!(
+        summary.contains("2. expects the welcome before signing in"),
+        "{summary}"
+    );
+    client.cancel().await.unwrap();
+}
