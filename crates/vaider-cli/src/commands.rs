@@ -86,6 +86,29 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             expected,
             json,
         } => crate::visual::compare(&before, &after, expected, json).await,
+        Command::Validate {
+            test_file,
+            project_dir,
+            grep,
+            expectations,
+            max_test_duration_ms,
+            min_screenshots,
+            timeout,
+            json,
+        } => {
+            crate::validate::validate(crate::validate::ValidateArgs {
+                test_file,
+                project_dir,
+                grep,
+                expectations,
+                max_test_duration_ms,
+                min_screenshots,
+                timeout,
+                json,
+            })
+            .await
+        }
+        Command::TestResults { path, json } => crate::validate::test_results(path, json).await,
         Command::Token => {
             let config = Config::load()?;
             println!("{}", secrets::server_token(&config.data_dir())?);

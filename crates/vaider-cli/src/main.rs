@@ -2,6 +2,7 @@
 //! is in `vaider-core` (the pipeline) and `vaider-server` (HTTP and MCP).
 
 mod commands;
+mod validate;
 mod visual;
 
 use std::path::PathBuf;
@@ -115,6 +116,39 @@ enum Command {
         /// A change you meant to make; repeat for several.
         #[arg(long = "expect")]
         expected: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a Playwright test with the project's own Playwright (video, screenshots and trace
+    /// on for this run) and judge it by the rubric. Exits 0 when it passed, 2 when the rubric
+    /// failed, 1 when the test could not be run.
+    Validate {
+        /// The spec file, e.g. e2e/login.spec.ts.
+        test_file: String,
+        /// The folder of playwright.config.* (default: the nearest one above the test).
+        #[arg(long)]
+        project_dir: Option<String>,
+        /// Only the tests whose title matches (Playwright's --grep).
+        #[arg(long)]
+        grep: Option<String>,
+        /// A statement the recording must show (the video is watched); repeat for several.
+        #[arg(long = "expect")]
+        expectations: Vec<String>,
+        #[arg(long, default_value_t = 45_000)]
+        max_test_duration_ms: u64,
+        #[arg(long, default_value_t = 1)]
+        min_screenshots: usize,
+        /// Time limit in seconds for the run (default 120).
+        #[arg(long)]
+        timeout: Option<u64>,
+        /// Print the AgentResult as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Watch the failed tests of a finished Playwright run (its test-results folder or JSON
+    /// report): each failed test's video is analysed with its error; one summary.
+    TestResults {
+        path: PathBuf,
         #[arg(long)]
         json: bool,
     },

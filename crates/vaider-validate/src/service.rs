@@ -149,7 +149,7 @@ pub async fn validate_test(
     let (video_analysis, video_problem) =
         watch_video(engine, &asker, &report, &request.expectations, progress).await;
     let extra = Extra {
-        timed_out_after_sec: output.timed_out.then(|| plan.timeout.as_secs()),
+        timed_out_after_sec: output.timed_out.then_some(plan.timeout.as_secs()),
         not_shown: video_analysis
             .as_ref()
             .map(VideoAnalysis::not_shown)
