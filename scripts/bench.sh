@@ -9,6 +9,8 @@
 #   --tmp    where the test videos are written (needs the sum of --sizes free, on disk)
 #   --upload-only  only the upload comparison with curl (see --help for its options)
 #   --sampling     only what change-aware video sampling saves (tokens, time before upload)
+#   --validate     only validate_test's overhead over `npx playwright test` alone [--runs N]
+#                  (needs tests/playwright-project's npm packages: scripts/test.sh installs them)
 # Takes about a minute on 2 cores once built; the first release build takes longer.
 set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,5 +19,9 @@ cd "$REPO_ROOT"
 cargo build --release -p vaider-cli -p vaider-bench
 if [ "${1:-}" = "--sampling" ]; then
     exec "$TARGET_DIR/release/vaider-sampling-bench"
+fi
+if [ "${1:-}" = "--validate" ]; then
+    shift
+    exec "$TARGET_DIR/release/vaider-validate-bench" "$@"
 fi
 exec "$TARGET_DIR/release/vaider-bench" "$@"
