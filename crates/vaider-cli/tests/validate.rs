@@ -4,6 +4,8 @@
 //! 1 nothing could be run.
 
 mod common;
+#[path = "../../../tests/playwright-project/support.rs"]
+mod support;
 
 use std::path::PathBuf;
 
@@ -11,11 +13,13 @@ use common::*;
 use serde_json::Value;
 
 fn fixture() -> PathBuf {
-    std::fs::canonicalize(concat!(
+    let dir = std::fs::canonicalize(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/playwright-project"
     ))
-    .unwrap()
+    .unwrap();
+    support::ensure_playwright_ffmpeg(&dir);
+    dir
 }
 
 fn validate(sandbox: &Sandbox, test: &str) -> (Option<i32>, Value) {

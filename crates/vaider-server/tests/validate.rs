@@ -4,6 +4,8 @@
 //! contracts.md §2. Needs `npm ci` in tests/playwright-project (scripts/test.sh does it).
 
 mod common;
+#[path = "../../../tests/playwright-project/support.rs"]
+mod support;
 
 use std::path::{Path, PathBuf};
 
@@ -27,7 +29,7 @@ impl Project {
             modules.is_file(),
             "run `npm ci` in tests/playwright-project (bash scripts/test.sh does it)"
         );
-        ensure_playwright_ffmpeg(&source);
+        support::ensure_playwright_ffmpeg(&source);
         let dir = tempfile::tempdir().unwrap();
         for name in ["package.json", "playwright.config.mjs"] {
             std::fs::copy(source.join(name), dir.path().join(name)).unwrap();
@@ -56,34 +58,6 @@ impl Project {
 
     fn path(&self, relative: &str) -> String {
         self.root().join(relative).display().to_string()
-    }
-}
-
-/// Playwright records video with its own ffmpeg build, which cannot be downloaded here; the
-/// Debian one works in its place (environment.md). scripts/lib.sh links it for the real HOME;
-/// the test run may have another HOME, so the link is made there too when missing.
-fn ensure_playwright_ffmpeg(project: &Path) {
-    let browsers = project.join("node_modules/playwright-core/browsers.json");
-    let text = std::fs::read_to_string(browsers).unwrap();
-    let value: Value = serde_json::from_str(&text).unwrap();
-    let revision = value["browsers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "ffmpeg")
-        .and_then(|b| b["revision"].as_str())
-        .unwrap()
-        .to_string();
-    let root = std::env::var_os("PLAYWRIGHT_BROWSERS_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/ms-playwright")
-        });
-    let dir = root.join(format!("ffmpeg-{revision}"));
-    let link = dir.join("ffmpeg-linux");
-    if !link.exists() {
-        std::fs::create_dir_all(&dir).unwrap();
-        let _ = std::os::unix::fs::symlink("/usr/bin/ffmpeg", &link);
     }
 }
 
@@ -336,6 +310,50 @@ async fn a_test_slower_than_the_limit_fails_with_the_real_numbers() {
         json!([format!("Execution time {ms}ms exceeds 1000ms limit")])
     );
     assert_eq!(body["success"], false);
+}
+
+#[tokio::test]
+async fn a_run_longer_than_its_timeout_is_killed_with_its_whole_process_group() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (body, _) = validate(
+        &server,
+        json!({"test_path": "tests/hangs.spec.mjs", "cwd": project.root(), "timeout_sec": 10}),
+    )
+    .await;
+    check_shape(&body, &project, "tests/hangs.spec.mjs");
+    assert_eq!(body["metadata"]["runner"]["timed_out"], true, "{body}");
+    let errors = strings(&body["data"]["rubric_validation"]["errors"]);
+    assert_eq!(
+        errors[0],
+        "Test run exceeded the 10s timeout and was stopped"
+    );
+    assert!(errors.contains(&"Test failed (test_passed=false)".to_string()));
+    // The browser had started and was recording when the run was stopped.
+    assert_eq!(
+        body["data"]["validation_result"]["browser_launched"], true,
+        "{body}"
+    );
+    // Nothing of the run is left: Node, its workers and Chromium all ran in the project
+    // folder, and no process runs there any more.
+    let root = project.root();
+    let left = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|p| {
+                std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root))
+            })
+            .filter_map(|p| std::fs::read(p.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .collect()
+    };
+    // SIGKILL is delivered at once, but a process takes a moment to go.
+    assert!(
+        common::eventually(|| left().is_empty()).await,
+        "{:?}",
+        left()
+    );
 }
 
 #[tokio::test]

@@ -60,10 +60,14 @@ fn ordered(mut files: Vec<(PathBuf, SystemTime)>) -> Vec<String> {
 }
 
 fn push_png(path: &Path, out: &mut Vec<(PathBuf, SystemTime)>) {
-    let is_png = path
+    push_file(path, "png", out);
+}
+
+fn push_file(path: &Path, extension: &str, out: &mut Vec<(PathBuf, SystemTime)>) {
+    let matches = path
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-    if !is_png {
+        .is_some_and(|e| e.eq_ignore_ascii_case(extension));
+    if !matches {
         return;
     }
     if let Ok(meta) = std::fs::metadata(path) {
@@ -75,6 +79,15 @@ fn push_png(path: &Path, out: &mut Vec<(PathBuf, SystemTime)>) {
 }
 
 fn collect_png(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, SystemTime)>) {
+    collect(dir, "png", depth, out);
+}
+
+/// Every file with this extension under `dir`, at any depth.
+pub fn collect_files(dir: &Path, extension: &str, out: &mut Vec<(PathBuf, SystemTime)>) {
+    collect(dir, extension, 0, out);
+}
+
+fn collect(dir: &Path, extension: &str, depth: usize, out: &mut Vec<(PathBuf, SystemTime)>) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -84,8 +97,8 @@ fn collect_png(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, SystemTime)>) {
     for entry in entries.flatten() {
         let path = entry.path();
         match entry.file_type() {
-            Ok(t) if t.is_dir() => collect_png(&path, depth + 1, out),
-            _ => push_png(&path, out),
+            Ok(t) if t.is_dir() => collect(&path, extension, depth + 1, out),
+            _ => push_file(&path, extension, out),
         }
     }
 }

@@ -207,11 +207,19 @@ fn read_run(
             .map(|e| e.message.as_str()),
     );
     let launch_failed = messages.into_iter().any(is_launch_failure);
-    let browser_launched = !launch_failed && !ran.is_empty();
+    // A run killed at its timeout writes no report: a recording it had started shows that the
+    // browser was up and a test was running.
+    let recording_started = report.tests.is_empty() && output.timed_out && {
+        let mut videos = Vec::new();
+        crate::screenshots::collect_files(&output.output_dir, "webm", &mut videos);
+        !videos.is_empty()
+    };
+    let browser_launched = !launch_failed && (!ran.is_empty() || recording_started);
     let test_executed = browser_launched
-        && ran
-            .iter()
-            .any(|t| matches!(t.status.as_str(), "passed" | "failed" | "timedOut"));
+        && (recording_started
+            || ran
+                .iter()
+                .any(|t| matches!(t.status.as_str(), "passed" | "failed" | "timedOut")));
     let test_passed = test_executed
         && !output.timed_out
         && output.exit_code == Some(0)

@@ -2,6 +2,9 @@
 //! without any door: the runner, report, trace and rubric together. The doors' end-to-end
 //! tests are in vaider-server/tests/validate.rs.
 
+#[path = "../../../tests/playwright-project/support.rs"]
+mod support;
+
 use std::path::PathBuf;
 
 use vaider_core::analysis::Door;
@@ -10,10 +13,12 @@ use vaider_core::{Config, Vaider};
 use vaider_validate::{validate_test, Limits, ValidateRequest};
 
 fn fixture() -> PathBuf {
-    PathBuf::from(concat!(
+    let dir = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/playwright-project"
-    ))
+    ));
+    support::ensure_playwright_ffmpeg(&dir);
+    dir
 }
 
 fn request(test: &str) -> ValidateRequest {
