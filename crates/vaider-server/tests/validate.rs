@@ -334,6 +334,11 @@ async fn a_run_longer_than_its_timeout_is_killed_with_its_whole_process_group() 
         body["data"]["validation_result"]["browser_launched"], true,
         "{body}"
     );
+    // What the page logged before it hung is read from the events not yet zipped.
+    assert_eq!(
+        body["data"]["validation_result"]["console_errors"],
+        json!(["Failed to load the widget: TypeError: widget is undefined"])
+    );
     // Nothing of the run is left: Node, its workers and Chromium all ran in the project
     // folder, and no process runs there any more.
     let root = project.root();

@@ -231,7 +231,7 @@ fn read_run(
         test_passed,
         screenshots: screenshots::find(&plan.project_dir, &output.output_dir, &name, since),
         execution_time_ms: ran.iter().map(|t| t.duration_ms).sum(),
-        ..page_events(report, &output.stderr_log).into_validation()
+        ..page_events(report, output).into_validation()
     }
 }
 
@@ -256,8 +256,9 @@ fn is_launch_failure(message: &str) -> bool {
     .any(|mark| message.contains(mark))
 }
 
-/// From the traces when the run has any, else the text rules on the runner's stderr.
-fn page_events(report: &Report, stderr_log: &Path) -> PageEvents {
+/// From the traces when the run has any (zipped, or not yet for a run stopped at its
+/// timeout), else the text rules on the runner's stderr.
+fn page_events(report: &Report, output: &RunOutput) -> PageEvents {
     let mut events = PageEvents::default();
     let mut traces = 0;
     for path in report.attachments_named("trace") {
@@ -267,7 +268,8 @@ fn page_events(report: &Report, stderr_log: &Path) -> PageEvents {
         }
     }
     if traces == 0 {
-        events = trace::from_stderr(&read_capped(stderr_log));
+        events = trace::read_unfinished(&output.output_dir)
+            .unwrap_or_else(|| trace::from_stderr(&read_capped(&output.stderr_log)));
     }
     events
 }

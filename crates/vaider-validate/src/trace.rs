@@ -1,7 +1,8 @@
 //! What the page itself logged, which Playwright's JSON report does not carry: console errors
 //! and uncaught exceptions from each test's `trace.zip` (`*.trace`, JSON lines), and failed
-//! requests from its network log (`*.network`). Without a trace, the design's text rules on the
-//! runner's stderr. Every message is cut to 200 characters.
+//! requests from its network log (`*.network`); for a run stopped at its timeout, the same
+//! files not yet zipped. Without any, the design's text rules on the runner's stderr. Every
+//! message is cut to 200 characters.
 
 use std::io::Read;
 use std::path::Path;
@@ -84,19 +85,55 @@ pub fn read_trace(path: &Path) -> Option<PageEvents> {
         if entry.read_to_string(&mut text).is_err() {
             continue;
         }
-        for line in text.lines() {
-            if let Ok(value) = serde_json::from_str::<Value>(line) {
-                match kind {
-                    Kind::Events => read_event(&value, &mut events, &mut console_network),
-                    Kind::Network => read_request(&value, &mut events),
-                }
+        read_lines(&kind, &text, &mut events, &mut console_network);
+    }
+    Some(settle(events, console_network))
+}
+
+/// A run stopped at its timeout leaves its tests' events unzipped
+/// (`.playwright-artifacts-*/traces/*.trace` and `*.network`: Playwright zips them when a test
+/// ends). None when there are none.
+pub fn read_unfinished(output_dir: &Path) -> Option<PageEvents> {
+    let mut files = Vec::new();
+    crate::screenshots::collect_files(output_dir, "trace", &mut files);
+    crate::screenshots::collect_files(output_dir, "network", &mut files);
+    if files.is_empty() {
+        return None;
+    }
+    let (mut events, mut console_network) = (PageEvents::default(), PageEvents::default());
+    for (path, _) in files {
+        let kind = match path.extension().and_then(|e| e.to_str()) {
+            Some("trace") => Kind::Events,
+            _ => Kind::Network,
+        };
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        let mut text = String::new();
+        if file.take(MAX_ENTRY_BYTES).read_to_string(&mut text).is_ok() {
+            read_lines(&kind, &text, &mut events, &mut console_network);
+        }
+    }
+    Some(settle(events, console_network))
+}
+
+fn read_lines(kind: &Kind, text: &str, events: &mut PageEvents, console_network: &mut PageEvents) {
+    for line in text.lines() {
+        if let Ok(value) = serde_json::from_str::<Value>(line) {
+            match kind {
+                Kind::Events => read_event(&value, events, console_network),
+                Kind::Network => read_request(&value, events),
             }
         }
     }
+}
+
+/// The console's lines about failed requests count only when the network log had none.
+fn settle(mut events: PageEvents, console_network: PageEvents) -> PageEvents {
     if events.network_failures.is_empty() {
         events.network_failures = console_network.network_failures;
     }
-    Some(events)
+    events
 }
 
 enum Kind {
@@ -225,6 +262,27 @@ mod tests {
         let events = read_trace(&path).unwrap();
         assert!(events.console_errors.is_empty());
         assert_eq!(events.network_failures, ["GET /x net::ERR_FAILED"]);
+    }
+
+    #[test]
+    fn a_run_stopped_half_way_is_read_from_its_unzipped_events() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_unfinished(dir.path()).is_none());
+        let traces = dir.path().join(".playwright-artifacts-0/traces");
+        std::fs::create_dir_all(&traces).unwrap();
+        std::fs::write(
+            traces.join("a-recording1.trace"),
+            r#"{"type":"console","messageType":"error","text":"boom"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            traces.join("a.network"),
+            r#"{"type":"resource-snapshot","snapshot":{"request":{"url":"http://x/"},"response":{"_failureText":"net::ERR_FAILED"}}}"#,
+        )
+        .unwrap();
+        let events = read_unfinished(dir.path()).unwrap();
+        assert_eq!(events.console_errors, ["boom"]);
+        assert_eq!(events.network_failures, ["net::ERR_FAILED: GET http://x/"]);
     }
 
     #[test]
