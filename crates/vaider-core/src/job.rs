@@ -71,12 +71,14 @@ impl Job {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// Closes the row: `ok` when the job's own verdict passed, else `error` with `error`.
+    /// Closes the row: `ok` when the job's own verdict passed, else `error` with `error`;
+    /// `media` (path, MIME type) is what the history shows beside the description.
     pub async fn finish(
         mut self,
         description: String,
         result: serde_json::Value,
         error: Option<String>,
+        media: Option<(String, &'static str)>,
     ) -> Result<()> {
         self.ended = true;
         let (id, duration_ms) = (self.id.clone(), self.elapsed_ms());
@@ -95,6 +97,7 @@ impl Job {
                         result: &result,
                         error: error.as_deref(),
                         duration_ms,
+                        media: media.as_ref().map(|(path, mime)| (path.as_str(), *mime)),
                     },
                 )
             })

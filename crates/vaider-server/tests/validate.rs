@@ -201,6 +201,40 @@ async fn a_passing_test_with_screenshots_passes_the_rubric() {
     assert_eq!(row.tool, "validate_test");
     assert_eq!(row.door, "mcp");
     assert_eq!(row.status, vaider_core::history::Status::Ok);
+    // The run's recording is what the history shows beside it.
+    let video = report["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "video")
+        .and_then(|a| a["path"].as_str())
+        .unwrap();
+    assert_eq!(row.media_path.as_deref(), Some(video));
+    assert_eq!(row.media_type.as_deref(), Some("video/webm"));
+    // The history UI's detail has it, and plays it.
+    let detail: Value = server
+        .http()
+        .get(format!("{}/api/interactions/{id}", server.url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(detail["tool"], "validate_test", "{detail}");
+    let media = server
+        .http()
+        .get(format!("{}/api/interactions/{id}/media", server.url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(media.status(), 200);
+    assert_eq!(
+        media.bytes().await.unwrap().len() as u64,
+        std::fs::metadata(video).unwrap().len()
+    );
     assert_eq!(
         server.engine.history().job_result(id).unwrap(),
         Some(body.clone())

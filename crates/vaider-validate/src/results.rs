@@ -114,7 +114,11 @@ pub async fn analyse_test_results(
         metadata: json!({"vaider_version": vaider_core::VERSION, "interaction_id": job.id()}),
     };
     let description = format!("{} failed tests analysed.", data.failed_tests.len());
-    finish(job, &result, description).await;
+    let video = data
+        .failed_tests
+        .iter()
+        .find_map(|t| t.analysis.as_ref().map(|a| a.video.clone()));
+    finish(job, &result, description, video.as_deref()).await;
     result
 }
 

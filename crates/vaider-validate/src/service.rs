@@ -131,7 +131,7 @@ pub async fn validate_test(
         Ok(output) => output,
         Err(e) => {
             let result = failure(e.to_string(), started, json!({}));
-            finish(job, &result, format!("could not run: {e}")).await;
+            finish(job, &result, format!("could not run: {e}"), None).await;
             return result;
         }
     };
@@ -161,6 +161,11 @@ pub async fn validate_test(
         video_problem,
     };
     let rubric = rubric::judge(&validation, &request.limits, &extra);
+    // The history shows the run's recording beside the validation's description.
+    let video = report
+        .attachments_named("video")
+        .find(|p| Path::new(p).is_file())
+        .map(str::to_string);
     let cost_usd = video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
     let data = ValidateData {
         screenshots: validation.screenshots.clone(),
@@ -183,7 +188,7 @@ pub async fn validate_test(
         run_dir.join("agent-result.json"),
         serde_json::to_vec_pretty(&result).unwrap_or_default(),
     );
-    finish(job, &result, sentence(&test_file, &data)).await;
+    finish(job, &result, sentence(&test_file, &data), video.as_deref()).await;
     result
 }
 
@@ -370,10 +375,28 @@ fn sentence(test_file: &Path, data: &ValidateData) -> String {
     )
 }
 
-pub(crate) async fn finish(job: Job, result: &AgentResult, description: String) {
+pub(crate) async fn finish(
+    job: Job,
+    result: &AgentResult,
+    description: String,
+    video: Option<&str>,
+) {
     let value = serde_json::to_value(result).unwrap_or_default();
-    if let Err(e) = job.finish(description, value, result.error.clone()).await {
+    let media = video.map(|path| (path.to_string(), video_mime(path)));
+    if let Err(e) = job
+        .finish(description, value, result.error.clone(), media)
+        .await
+    {
         tracing::error!("{e}");
+    }
+}
+
+/// Playwright records WebM; a project's own recorder may not.
+fn video_mime(path: &str) -> &'static str {
+    if path.to_ascii_lowercase().ends_with(".mp4") {
+        "video/mp4"
+    } else {
+        "video/webm"
     }
 }
 
@@ -390,6 +413,6 @@ async fn record_refusal(engine: &Vaider, request: &ValidateRequest, test: &Path,
     };
     if let Ok(job) = engine.start_job(start).await {
         let result = failure(error.to_string(), Instant::now(), json!({}));
-        finish(job, &result, error.to_string()).await;
+        finish(job, &result, error.to_string(), None).await;
     }
 }

@@ -36,6 +36,9 @@ pub struct JobEnd<'a> {
     pub result: &'a serde_json::Value,
     pub error: Option<&'a str>,
     pub duration_ms: u64,
+    /// What the history's detail shows beside the description (e.g. the run's recording):
+    /// its path and MIME type.
+    pub media: Option<(&'a str, &'static str)>,
 }
 
 impl History {
@@ -47,7 +50,6 @@ impl History {
             tool: job.tool,
             door: job.door,
             source: job.source.clone(),
-            media_path: Some(job.source.clone()),
             expectations: job.expectations.clone(),
             log_dir: job.log_dir.clone(),
             project: job.project.clone(),
@@ -65,6 +67,7 @@ impl History {
                 c.execute(
                     "UPDATE interactions SET finished_at = ?2, status = ?3, description = ?4,
                         result_json = ?5, error_code = ?6, error_message = ?7, duration_ms = ?8,
+                        media_path = COALESCE(?9, media_path), media_type = COALESCE(?10, media_type),
                         cost_usd = (SELECT COALESCE(SUM(cost_usd), 0) FROM interactions WHERE parent_id = ?1),
                         input_tokens = (SELECT COALESCE(SUM(input_tokens), 0) FROM interactions WHERE parent_id = ?1),
                         output_tokens = (SELECT COALESCE(SUM(output_tokens), 0) FROM interactions WHERE parent_id = ?1)
@@ -78,6 +81,8 @@ impl History {
                         error_code,
                         end.error,
                         end.duration_ms as i64,
+                        end.media.map(|(path, _)| path),
+                        end.media.map(|(_, mime)| mime),
                     ],
                 )
             },
@@ -182,6 +187,7 @@ mod tests {
                     result: &result,
                     error: None,
                     duration_ms: 6000,
+                    media: Some(("/p/video.webm", "video/webm")),
                 },
             )
             .unwrap();
@@ -190,6 +196,8 @@ mod tests {
         assert_eq!(job.status, Status::Ok);
         assert!((job.cost_usd - 0.75).abs() < 1e-9);
         assert_eq!(job.parent_id, None);
+        assert_eq!(job.media_path.as_deref(), Some("/p/video.webm"));
+        assert_eq!(job.media_type.as_deref(), Some("video/webm"));
         let children = history.children("job").unwrap();
         assert_eq!(children.len(), 2);
         assert!(children
