@@ -120,6 +120,9 @@ pub struct AnalysisRequest {
     pub provider: Option<String>,
     /// ui_diff_check: the expected image; `source` is then the actual one.
     pub compare_with: Option<String>,
+    /// Magnified crops of the parts that matter, sent after the main images: visual_compare's
+    /// "zoom" pass, so a small change on a large page is seen at its own pixels.
+    pub close_ups: Vec<String>,
     pub options: TaskOptions,
     pub timeout: Option<Duration>,
     /// How a video goes to a model that takes video; None: the config's `video_sampling`.
@@ -144,6 +147,7 @@ impl AnalysisRequest {
             model: None,
             provider: None,
             compare_with: None,
+            close_ups: Vec::new(),
             options: TaskOptions::default(),
             timeout: None,
             sampling: None,

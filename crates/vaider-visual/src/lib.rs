@@ -24,6 +24,7 @@ mod output;
 pub mod regions;
 pub mod service;
 pub mod store;
+pub mod zoom;
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +50,8 @@ pub struct CompareOptions {
 pub struct Comparison {
     pub pixel_diff: PixelDiff,
     pub regions: Vec<Region>,
+    /// The zoom pass's sheet; none when nothing changed.
+    pub close_ups: Option<zoom::CloseUps>,
     after: RgbaImage,
 }
 
@@ -59,6 +62,8 @@ pub struct ComparisonImages {
     pub diff: Option<PathBuf>,
     pub annotation: PathBuf,
     pub heat_map: PathBuf,
+    /// `<stem>-zoom.png`, the close-ups of the changed regions; none when nothing changed.
+    pub close_ups: Option<PathBuf>,
 }
 
 /// Reads both screenshots (in parallel) and compares them.
@@ -87,9 +92,12 @@ pub fn compare_images(
 ) -> Comparison {
     let pixel_diff = diff_images(before, &after, &options.diff);
     let regions = find_regions(&pixel_diff.mask, &options.regions);
+    // Cut now, while the before-image is at hand: the crops are small, the image is not.
+    let close_ups = zoom::close_ups(before, &after, &regions);
     Comparison {
         pixel_diff,
         regions,
+        close_ups,
         after,
     }
 }
@@ -144,8 +152,8 @@ impl Comparison {
         annotate::heat_map_image(&self.after, &self.pixel_diff.mask)
     }
 
-    /// Writes `<stem>-diff.png`, `<stem>-annotation.png` and `<stem>-heatmap.png` into `dir`,
-    /// each through a temporary file renamed into place; on any failure none is left.
+    /// Writes `<stem>-diff.png`, `<stem>-annotation.png`, `<stem>-heatmap.png` and, when a
+    /// region changed, `<stem>-zoom.png` into `dir`, each through a temporary file renamed into place; on any failure none is left.
     pub fn write_images(&self, dir: &Path, stem: &str) -> Result<ComparisonImages> {
         if stem.is_empty() || stem.contains(['/', '\\']) || stem == "." || stem == ".." {
             return Err(VisualError::InvalidStem {
@@ -160,6 +168,10 @@ impl Comparison {
                 .map(|_| dir.join(format!("{stem}-diff.png"))),
             annotation: dir.join(format!("{stem}-annotation.png")),
             heat_map: dir.join(format!("{stem}-heatmap.png")),
+            close_ups: self
+                .close_ups
+                .as_ref()
+                .map(|_| dir.join(format!("{stem}-zoom.png"))),
         };
         let draw_annotation = || self.annotation_image();
         let draw_heat_map = || self.heat_map_image();
@@ -169,6 +181,9 @@ impl Comparison {
         }
         pictures.push((images.annotation.clone(), Picture::Later(&draw_annotation)));
         pictures.push((images.heat_map.clone(), Picture::Later(&draw_heat_map)));
+        if let (Some(path), Some(close_ups)) = (&images.close_ups, &self.close_ups) {
+            pictures.push((path.clone(), Picture::Drawn(&close_ups.image)));
+        }
         output::write_all_or_none(&pictures)?;
         Ok(images)
     }
