@@ -50,6 +50,25 @@ async fn identical_screenshots_make_no_model_call() {
     assert!(server.engine.history().list(10, 0).unwrap().is_empty());
     // Results are paths, numbers and sentences: no image unless asked.
     assert!(result.content.iter().all(|c| c.as_image().is_none()));
+
+    // The noise tolerance is the agent's to set, within its range.
+    let other = server.media_path("login-error.png");
+    let refused = call(
+        &client,
+        "visual_compare",
+        json!({"before": shot, "after": other, "blur": 9, "cwd": server.media.path()}),
+    )
+    .await;
+    let body = structured(&refused);
+    assert_eq!(body["success"], false);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("blur must be from 0 to 3"),
+        "{body}"
+    );
+    assert!(server.fake.generate_requests().is_empty(), "refused first");
 }
 
 #[tokio::test]

@@ -43,6 +43,40 @@ use output::Picture;
 pub struct CompareOptions {
     pub diff: DiffOptions,
     pub regions: RegionOptions,
+    /// A Gaussian blur of this many pixels (sigma) on both images before the diff: the design's
+    /// noise rule, for screenshots noisier than a browser's (another GPU, a lossy codec). Off by
+    /// default: measured (`noise-study`), it lost a full stop that the minimum region area
+    /// keeps. With it, the count is no longer pixelmatch's (the pictures still show the
+    /// screenshots as they are).
+    pub blur: Option<f32>,
+}
+
+/// The largest blur a comparison takes: more would smear a word into its neighbours.
+pub const MAX_BLUR: f32 = 3.0;
+
+impl CompareOptions {
+    /// The options an agent may set, checked: `None` keeps the default.
+    pub fn with_noise_tolerance(min_region_pixels: Option<u64>, blur: Option<f32>) -> Result<Self> {
+        let mut options = CompareOptions::default();
+        if let Some(min) = min_region_pixels {
+            if min == 0 || min > 1_000_000 {
+                return Err(VisualError::Option(format!(
+                    "min_region_pixels must be from 1 to 1000000, not {min}; the default, {}, drops 1-2 px specks of rendering noise",
+                    regions::DEFAULT_MIN_REGION_PIXELS
+                )));
+            }
+            options.regions.min_region_pixels = min;
+        }
+        if let Some(sigma) = blur {
+            if !(0.0..=MAX_BLUR).contains(&sigma) {
+                return Err(VisualError::Option(format!(
+                    "blur must be from 0 to {MAX_BLUR} pixels, not {sigma}; 0 (the default) compares the pixels as they are"
+                )));
+            }
+            options.blur = (sigma > 0.0).then_some(sigma);
+        }
+        Ok(options)
+    }
 }
 
 /// Two screenshots compared: the counts, the regions, and what the pictures are drawn from.
@@ -90,7 +124,14 @@ pub fn compare_images(
     after: RgbaImage,
     options: &CompareOptions,
 ) -> Comparison {
-    let pixel_diff = diff_images(before, &after, &options.diff);
+    let pixel_diff = match options.blur {
+        Some(sigma) => diff_images(
+            &image::imageops::blur(before, sigma),
+            &image::imageops::blur(&after, sigma),
+            &options.diff,
+        ),
+        None => diff_images(before, &after, &options.diff),
+    };
     let regions = find_regions(&pixel_diff.mask, &options.regions);
     // Cut now, while the before-image is at hand: the crops are small, the image is not.
     let close_ups = zoom::close_ups(before, &after, &regions);

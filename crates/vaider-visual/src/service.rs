@@ -98,6 +98,8 @@ pub struct CompareRequest<'a> {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub door: Door,
+    /// The noise tolerance: checked with `CompareOptions::with_noise_tolerance`.
+    pub options: CompareOptions,
 }
 
 /// A comparison that could not be made, with what to do.
@@ -122,12 +124,11 @@ pub async fn compare_screenshots(
         true => read_declared(&store),
         false => request.expected_changes.clone(),
     };
-    let (b, a) = (before.clone(), after.clone());
-    let comparison =
-        tokio::task::spawn_blocking(move || compare(&b, &a, &CompareOptions::default()))
-            .await
-            .map_err(|e| CompareError(format!("the comparison stopped: {e}")))?
-            .map_err(|e| CompareError(e.to_string()))?;
+    let (b, a, options) = (before.clone(), after.clone(), request.options.clone());
+    let comparison = tokio::task::spawn_blocking(move || compare(&b, &a, &options))
+        .await
+        .map_err(|e| CompareError(format!("the comparison stopped: {e}")))?
+        .map_err(|e| CompareError(e.to_string()))?;
     let stem = comparison_stem(&store, &before, &after);
     let dir = store.comparisons_dir();
     std::fs::create_dir_all(&dir).map_err(|e| {
