@@ -18,6 +18,7 @@
 //! - unknown JSON fields are refused (400 "Unknown name ..."), camelCase and snake_case alike
 //!   are accepted; JSON request bodies are limited to 20 MiB.
 
+mod answer;
 mod errors;
 mod files;
 mod generate;
