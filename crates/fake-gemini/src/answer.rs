@@ -89,7 +89,10 @@ fn default_text(prompt: &Prompt) -> String {
             Value::String(v) => v,
             other => other.to_string(),
         },
-        ("application/json", Some(s)) => schema::example(s, &sentence).to_string(),
+        ("application/json", Some(s)) => match crate::judge::judgement(s, &prompt.user_text) {
+            Some(judged) => crate::judge::with_proof(judged, s, &sentence).to_string(),
+            None => schema::example(s, &sentence).to_string(),
+        },
         ("application/json", None) => json!({
             "summary": sentence,
             "prompt": prompt_echo(prompt),

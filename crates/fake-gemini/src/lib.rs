@@ -22,6 +22,7 @@ mod answer;
 mod errors;
 mod files;
 mod generate;
+mod judge;
 pub mod media;
 mod router;
 pub mod schema;

@@ -22,10 +22,13 @@ pub enum Tool {
     /// The explanation of a visual comparison (before, and after with the changed regions
     /// boxed and numbered), asked by `visual_compare`.
     VisualCompare,
+    /// A QA plan's judgement of a web page (its screenshot and visible text) against criteria,
+    /// asked by an `agentic_assertion` step.
+    JudgePage,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 9] = [
+    pub const ALL: [Tool; 10] = [
         Tool::AnalyzeVideo,
         Tool::AnalyzeImage,
         Tool::UiToArtifact,
@@ -35,6 +38,7 @@ impl Tool {
         Tool::AnalyzeDataVisualization,
         Tool::UiDiffCheck,
         Tool::VisualCompare,
+        Tool::JudgePage,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -48,6 +52,7 @@ impl Tool {
             Tool::AnalyzeDataVisualization => "analyze_data_visualization",
             Tool::UiDiffCheck => "ui_diff_check",
             Tool::VisualCompare => "visual_compare",
+            Tool::JudgePage => "judge_page",
         }
     }
 

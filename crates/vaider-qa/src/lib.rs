@@ -4,6 +4,7 @@
 //! (`plan`), their files in the project's `.qa-agent/` folder (`store`), and the browser steps
 //! (`steps`) a run (`run`) performs.
 
+pub mod judge;
 pub mod plan;
 pub mod run;
 pub mod steps;

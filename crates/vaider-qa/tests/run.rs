@@ -127,7 +127,7 @@ async fn every_command_and_assertion_passes_on_the_working_app_with_evidence() {
             ]}
         ]),
     );
-    let run = run_plan(&store, &plan, &options()).await.unwrap();
+    let run = run_plan(&store, &plan, &options(), None).await.unwrap();
     assert_eq!(run.status, RunStatus::Passed, "{run:#?}");
     assert_eq!(run.step_results.len(), 3);
     for step in &run.step_results {
@@ -152,6 +152,7 @@ async fn failed_step(base: &str, path: &str, check: Value) -> vaider_qa::StepRes
         &store,
         &plan(base, json!([log_in(path), check])),
         &options(),
+        None,
     )
     .await
     .unwrap();
@@ -280,7 +281,7 @@ async fn a_run_stops_at_the_first_failure_and_skips_the_rest() {
              "assertions": [{"type": "equals", "selector": "#count", "expected": "4 items"}]}
         ]),
     );
-    let run = run_plan(&store, &plan, &options()).await.unwrap();
+    let run = run_plan(&store, &plan, &options(), None).await.unwrap();
     assert_eq!(run.status, RunStatus::Failed);
     let statuses: Vec<StepStatus> = run.step_results.iter().map(|s| s.status).collect();
     assert_eq!(
@@ -303,7 +304,7 @@ async fn an_app_that_is_not_running_ends_the_run_as_an_error_that_says_so() {
     drop(closed);
     let project = tempfile::tempdir().unwrap();
     let store = QaStore::in_project(project.path());
-    let run = run_plan(&store, &plan(&base, json!([log_in("/")])), &options())
+    let run = run_plan(&store, &plan(&base, json!([log_in("/")])), &options(), None)
         .await
         .unwrap();
     assert_eq!(run.status, RunStatus::Error);
@@ -314,4 +315,83 @@ async fn an_app_that_is_not_running_ends_the_run_as_an_error_that_says_so() {
     );
     assert_eq!(run.step_results[0].status, StepStatus::Skipped);
     assert_eq!(store.runs(None, Some(RunStatus::Error)).len(), 1);
+}
+
+/// An engine whose model is the fake Gemini, which judges a page by a rule a test can predict:
+/// it passes when every phrase quoted in the criteria is in the page's text.
+async fn engine_with_fake() -> (
+    std::sync::Arc<vaider_core::Vaider>,
+    fake_gemini::FakeGemini,
+    tempfile::TempDir,
+) {
+    let fake = fake_gemini::FakeGemini::start().await;
+    let data = tempfile::tempdir().unwrap();
+    let mut config = vaider_core::Config {
+        data_dir: Some(data.path().to_path_buf()),
+        ..vaider_core::Config::default()
+    };
+    config.gemini.base_url = fake.base_url();
+    config.max_calls_per_minute = 0;
+    let engine = vaider_core::Vaider::open(config).unwrap();
+    engine.set_api_key(
+        vaider_core::secrets::ApiKey::new(fake_gemini::FakeGemini::API_KEY),
+        vaider_core::secrets::KeySource::Environment("GEMINI_API_KEY".into()),
+    );
+    (engine, fake, data)
+}
+
+fn judged(criteria: &str) -> Value {
+    json!({"id": "judge", "name": "the greeting", "type": "agentic_assertion",
+           "instruction": "Check the page after logging in.", "criteria": criteria})
+}
+
+fn sha256_hex(path: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+#[tokio::test]
+async fn an_agentic_assertion_shows_the_model_the_shot_the_browser_took_and_keeps_its_judgement() {
+    let base = serve_app().await;
+    let (engine, fake, _data) = engine_with_fake().await;
+    let project = tempfile::tempdir().unwrap();
+    let store = QaStore::in_project(project.path());
+    let criteria = "the greeting says \"Welcome, Ada\"";
+
+    let good = plan(&base, json!([log_in("/"), judged(criteria)]));
+    let run = run_plan(&store, &good, &options(), Some(&engine))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Passed, "{run:#?}");
+    let step = &run.step_results[1];
+    assert_eq!(step.llm_confidence, Some(0.9));
+    let reasoning = step.llm_reasoning.as_deref().unwrap();
+    // The fake names the sha256 of the bytes it received: the screenshot kept on the step.
+    let shot = step.screenshot.as_deref().unwrap();
+    assert!(reasoning.contains(&sha256_hex(shot)), "{reasoning}");
+    assert_eq!(fake.generate_requests().len(), 1);
+    // The call is in the history like any other model call.
+    let calls = engine.history().list(10, 0).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].tool, "judge_page");
+
+    // The wrong greeting is judged a failure, with the reasoning kept.
+    let buggy = plan(&base, json!([log_in("/wrong-greeting"), judged(criteria)]));
+    let run = run_plan(&store, &buggy, &options(), Some(&engine))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Failed, "{run:#?}");
+    let step = &run.step_results[1];
+    assert_eq!(step.status, StepStatus::Failed);
+    assert!(step
+        .llm_reasoning
+        .as_deref()
+        .unwrap()
+        .contains("not on the page: [\"Welcome, Ada\"]"));
+    assert_eq!(step.expected.as_deref(), Some(criteria));
+
+    // Without a model the step cannot be judged, and says so.
+    let run = run_plan(&store, &good, &options(), None).await.unwrap();
+    assert_eq!(run.status, RunStatus::Error);
+    assert!(run.error.unwrap().contains("need a vision model"));
 }
