@@ -151,7 +151,7 @@ export function detailView(root, r) {
       }
       parts.push(h('figure', { class: 'media' }, video));
     } else if (d.mediaUrl && d.expectedMediaUrl && d.tool === 'visual_compare') {
-      parts.push(comparisonViewer(d.expectedMediaUrl, d.mediaUrl, withSrc));
+      parts.push(comparisonViewer(d.expectedMediaUrl, d.mediaUrl, withSrc, d.comparison));
     } else if (d.mediaUrl && (isImage || d.expectedMediaUrl)) {
       if (d.expectedMediaUrl) {
         parts.push(h('figure', { class: 'media' },

@@ -229,36 +229,6 @@ test('an image analysis shows the image, a ui_diff_check both images and the dif
   await expect(table.locator('tbody .badge').first()).toHaveText(/high|medium|low/);
 });
 
-test('a visual comparison shows BEFORE and AFTER side by side, as a swipe and as an onion skin', async ({ page }) => {
-  const before = await ctx.server.addMedia('login.png', 'before.png', 'visual-compare');
-  const after = await ctx.server.addMedia('login-error.png', 'after.png', 'visual-compare');
-  const result = await ctx.server.mcpTool('visual_compare', { before, after, cwd: ctx.server.projectDir });
-  const data = result.structuredContent.data;
-  expect(data.pixel_diff.total_changes).toBeGreaterThan(0);
-  const id = data.interaction_id;
-  await openUi(page, ctx.server, `#/i/${id}`);
-  const stage = page.locator('#compare-stage');
-  // Side by side: both pictures load, BEFORE first, AFTER the annotated one.
-  await expect(stage.locator('figcaption')).toHaveText(['Before', 'After']);
-  await expect(stage.locator('img.cmp-before')).toHaveAttribute('src', `/api/interactions/${id}/media?which=expected`);
-  await expect(stage.locator('img.cmp-after')).toHaveAttribute('src', `/api/interactions/${id}/media`);
-  for (const sel of ['img.cmp-before', 'img.cmp-after']) {
-    await expect.poll(() => stage.locator(sel).evaluate((img) => img.complete && img.naturalWidth)).toBeGreaterThan(100);
-  }
-  await expect(page.locator('#compare-slider')).toBeHidden();
-  // Swipe: the slider reveals AFTER over BEFORE.
-  await page.click('#compare-swipe');
-  await expect(page.locator('#compare-swipe')).toHaveAttribute('aria-pressed', 'true');
-  await page.locator('#compare-slider').fill('30');
-  await expect(stage.locator('img.cmp-top')).toHaveCSS('clip-path', 'inset(0px 70% 0px 0px)');
-  // Onion skin: the slider fades AFTER in.
-  await page.click('#compare-onion');
-  await page.locator('#compare-slider').fill('25');
-  await expect(stage.locator('img.cmp-top')).toHaveCSS('opacity', '0.25');
-  // The findings are in the details, by region.
-  await expect(page.locator('#details')).toBeVisible();
-});
-
 test('an unknown id says so', async ({ page }) => {
   await openUi(page, ctx.server, '#/i/0000000000000000000000000000dead');
   await expect(page.locator('#detail-not-found')).toContainText('Not in the history');

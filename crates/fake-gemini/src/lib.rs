@@ -18,9 +18,11 @@
 //! - unknown JSON fields are refused (400 "Unknown name ..."), camelCase and snake_case alike
 //!   are accepted; JSON request bodies are limited to 20 MiB.
 
+mod answer;
 mod errors;
 mod files;
 mod generate;
+mod judge;
 pub mod media;
 mod router;
 pub mod schema;

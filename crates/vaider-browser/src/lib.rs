@@ -4,6 +4,7 @@
 
 mod locate;
 mod settle;
+mod tab;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
 pub use locate::{find_chrome, find_chrome_in, CHROME_ENV};
+pub use tab::{StepError, Tab};
 
 /// The largest side Chromium can paint into one screenshot.
 const MAX_SIDE: u32 = 16_384;

@@ -84,8 +84,13 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             before,
             after,
             expected,
+            min_region_pixels,
+            blur,
             json,
-        } => crate::visual::compare(&before, &after, expected, json).await,
+        } => {
+            let noise = (min_region_pixels, blur);
+            crate::visual::compare(&before, &after, expected, noise, json).await
+        }
         Command::Validate {
             test_file,
             project_dir,

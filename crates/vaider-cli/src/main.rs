@@ -116,6 +116,12 @@ enum Command {
         /// A change you meant to make; repeat for several.
         #[arg(long = "expect")]
         expected: Vec<String>,
+        /// A changed region with fewer pixels is rendering noise (default 3).
+        #[arg(long)]
+        min_region_pixels: Option<u64>,
+        /// Blur both screenshots by this many pixels (0-3) before the diff, for noisy captures.
+        #[arg(long)]
+        blur: Option<f32>,
         #[arg(long)]
         json: bool,
     },

@@ -11,6 +11,7 @@ use vaider_core::analysis::Door;
 use vaider_core::progress::NoProgress;
 use vaider_core::{Config, Vaider};
 use vaider_visual::service::{self, CompareRequest};
+use vaider_visual::CompareOptions;
 
 /// What `vaider capture` was asked.
 pub struct CaptureArgs {
@@ -60,8 +61,10 @@ pub async fn compare(
     before: &Path,
     after: &Path,
     expected: Vec<String>,
+    (min_region_pixels, blur): (Option<u64>, Option<f32>),
     json: bool,
 ) -> Result<ExitCode> {
+    let options = CompareOptions::with_noise_tolerance(min_region_pixels, blur)?;
     let engine = Vaider::open(Config::load()?)?;
     let project: PathBuf = std::env::current_dir()?;
     let request = CompareRequest {
@@ -72,6 +75,7 @@ pub async fn compare(
         provider: None,
         model: None,
         door: Door::Cli,
+        options,
     };
     match service::compare_screenshots(&engine, request, &NoProgress).await {
         Ok(data) if json => print_json(&serde_json::json!({"success": true, "data": data})),

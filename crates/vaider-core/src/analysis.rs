@@ -22,10 +22,13 @@ pub enum Tool {
     /// The explanation of a visual comparison (before, and after with the changed regions
     /// boxed and numbered), asked by `visual_compare`.
     VisualCompare,
+    /// A QA plan's judgement of a web page (its screenshot and visible text) against criteria,
+    /// asked by an `agentic_assertion` step.
+    JudgePage,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 9] = [
+    pub const ALL: [Tool; 10] = [
         Tool::AnalyzeVideo,
         Tool::AnalyzeImage,
         Tool::UiToArtifact,
@@ -35,6 +38,7 @@ impl Tool {
         Tool::AnalyzeDataVisualization,
         Tool::UiDiffCheck,
         Tool::VisualCompare,
+        Tool::JudgePage,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -48,6 +52,7 @@ impl Tool {
             Tool::AnalyzeDataVisualization => "analyze_data_visualization",
             Tool::UiDiffCheck => "ui_diff_check",
             Tool::VisualCompare => "visual_compare",
+            Tool::JudgePage => "judge_page",
         }
     }
 
@@ -120,6 +125,9 @@ pub struct AnalysisRequest {
     pub provider: Option<String>,
     /// ui_diff_check: the expected image; `source` is then the actual one.
     pub compare_with: Option<String>,
+    /// Magnified crops of the parts that matter, sent after the main images: visual_compare's
+    /// "zoom" pass, so a small change on a large page is seen at its own pixels.
+    pub close_ups: Vec<String>,
     pub options: TaskOptions,
     pub timeout: Option<Duration>,
     /// How a video goes to a model that takes video; None: the config's `video_sampling`.
@@ -147,6 +155,7 @@ impl AnalysisRequest {
             model: None,
             provider: None,
             compare_with: None,
+            close_ups: Vec::new(),
             options: TaskOptions::default(),
             timeout: None,
             sampling: None,

@@ -73,6 +73,7 @@ pub fn system(tool: Tool) -> String {
         Tool::UnderstandTechnicalDiagram => "Your task: explain the technical diagram: its kind, every component with its role, and every connection with its direction and label, then what the diagram as a whole says.",
         Tool::AnalyzeDataVisualization => "Your task: read the chart or dashboard: its type, axes, units and legend, the values you can read, and the trends, outliers and comparisons that matter. Give numbers as read; say when a value is estimated.",
         Tool::VisualCompare => "Your task: explain what changed between two screenshots of the same UI, BEFORE (the first image) and AFTER (the second), where a pixel diff boxed and numbered every changed region on AFTER. For each numbered region say what changed in plain words (moved, resized, recoloured, text changed, appeared, disappeared; with sizes in pixels where you can tell). Then match the changes the developer expected against what you found: an expected change is matched only when you see it. Every change nobody expected is unexpected: its severity is error when something is broken, missing or wrong, warning when it is visible but may be harmless, info when it is cosmetic. Name regions as \"region N\".",
+        Tool::JudgePage => "Your task: you are a QA tester judging a web page against criteria, from its screenshot and its visible text (given in the prompt). `passed` is true only when everything the criteria ask for is visibly true on this page; otherwise false. In `reasoning` say what you see that decides it, quoting the page's text exactly. `confidence` is how sure you are, from 0 to 1.",
         Tool::UiDiffCheck => "Your task: compare two screenshots of the same UI, EXPECTED (the first image) and ACTUAL (the second). List every visible difference: layout, position, size, colour, text, missing or extra elements. For each, say where, how severe (high: broken or wrong content; medium: clearly visible; low: cosmetic), and how to fix it. Ignore differences in dynamic content such as clocks only when asked.",
     };
     format!("{SYSTEM}\n\n{task}")
@@ -94,6 +95,7 @@ the controls and their states, and any errors, warnings or visual defects.",
         Tool::AnalyzeDataVisualization => "What does this chart show? Give the key findings.",
         Tool::UiDiffCheck => "Compare the expected and the actual UI and list every difference.",
         Tool::VisualCompare => "Explain what changed in each numbered region, and which expected changes you see.",
+        Tool::JudgePage => "Does this page meet the criteria?",
     }
 }
 
@@ -134,7 +136,7 @@ pub fn user_prompt(
         Tool::VisualCompare => text.push_str(
             "\nThe first image is BEFORE, the second AFTER with the changed regions boxed and numbered.",
         ),
-        Tool::AnalyzeVideo | Tool::AnalyzeImage => {}
+        Tool::AnalyzeVideo | Tool::AnalyzeImage | Tool::JudgePage => {}
     }
     if let Some(note) = media_note {
         text.push_str(&format!("\n\n{note}"));
@@ -186,6 +188,11 @@ fn task_properties(tool: Tool) -> Option<Value> {
             "chart_type": {"type": "string"},
             "key_findings": strings,
             "data_points": object_array(&[("label", "string"), ("value", "string")])
+        }),
+        Tool::JudgePage => json!({
+            "passed": {"type": "boolean"},
+            "reasoning": {"type": "string"},
+            "confidence": {"type": "number"}
         }),
         Tool::VisualCompare => json!({
             "summary": {"type": "string"},

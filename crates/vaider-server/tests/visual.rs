@@ -50,6 +50,25 @@ async fn identical_screenshots_make_no_model_call() {
     assert!(server.engine.history().list(10, 0).unwrap().is_empty());
     // Results are paths, numbers and sentences: no image unless asked.
     assert!(result.content.iter().all(|c| c.as_image().is_none()));
+
+    // The noise tolerance is the agent's to set, within its range.
+    let other = server.media_path("login-error.png");
+    let refused = call(
+        &client,
+        "visual_compare",
+        json!({"before": shot, "after": other, "blur": 9, "cwd": server.media.path()}),
+    )
+    .await;
+    let body = structured(&refused);
+    assert_eq!(body["success"], false);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("blur must be from 0 to 3"),
+        "{body}"
+    );
+    assert!(server.fake.generate_requests().is_empty(), "refused first");
 }
 
 #[tokio::test]
@@ -103,21 +122,48 @@ async fn a_change_is_explained_and_matched_against_the_expected_changes() {
         data["agentic_analysis"]["found_changes"][0]["region"],
         "region 1"
     );
-    // The model saw both images and was told the regions and the expected change.
+    // The model saw both images and the close-ups of the regions (the zoom pass), and was told
+    // the regions and the expected change.
     let sent = server.fake.generate_requests().pop().unwrap();
     let parts = sent["contents"][0]["parts"].as_array().unwrap();
+    let images: Vec<Vec<u8>> = parts
+        .iter()
+        .filter_map(|p| p["inlineData"]["data"].as_str())
+        .map(|data| {
+            base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(images.len(), 3);
+    let zoom = data["close_ups"].as_str().expect("a close-up sheet");
     assert_eq!(
-        parts
-            .iter()
-            .filter(|p| p.get("inlineData").is_some())
-            .count(),
-        2
+        images[2],
+        std::fs::read(zoom).unwrap(),
+        "the sheet as written"
+    );
+    let sheet = image::load_from_memory(&images[2]).unwrap().to_rgb8();
+    // The close-ups are at the screenshot's own scale or larger (the overview the model gets
+    // may be shrunk): the widest region fits twice (BEFORE and AFTER) at one pixel a pixel.
+    let widest = data["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["width"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    assert!(
+        u64::from(sheet.width()) >= 2 * widest,
+        "sheet {}x{}, widest region {widest}",
+        sheet.width(),
+        sheet.height()
     );
     let prompt: String = parts.iter().filter_map(|p| p["text"].as_str()).collect();
     assert!(
         prompt.contains("region 1:") && prompt.contains(expected),
         "{prompt}"
     );
+    assert!(prompt.contains("close-ups of region"), "{prompt}");
     // The call is in the history like any other.
     let id = data["interaction_id"].as_str().unwrap();
     let row = server.engine.history().get(id).unwrap().unwrap();
@@ -132,7 +178,8 @@ async fn a_change_is_explained_and_matched_against_the_expected_changes() {
             "login-vs-login-error-annotation.png.VaiderInteractions",
             "login-vs-login-error-diff.json",
             "login-vs-login-error-diff.png",
-            "login-vs-login-error-heatmap.png"
+            "login-vs-login-error-heatmap.png",
+            "login-vs-login-error-zoom.png"
         ]
     );
     // The thumbnail came because it was asked for, small.

@@ -47,7 +47,7 @@ const DIGITS: [[u8; 5]; 10] = [
 pub fn annotation_image(after: &RgbaImage, canvas: (u32, u32), regions: &[Region]) -> RgbImage {
     let mut image = after_on_canvas(after, canvas);
     for region in regions {
-        let colour = PALETTE[(region.number as usize).saturating_sub(1) % PALETTE.len()];
+        let colour = region_colour(region.number);
         draw_outline(&mut image, region, colour);
         draw_label(&mut image, region, colour);
     }
@@ -83,37 +83,54 @@ fn draw_outline(image: &mut RgbImage, region: &Region, colour: [u8; 3]) {
 /// The region's number in white on a tag of its colour, just above its box's top-left corner,
 /// or inside the box when there is no room above.
 fn draw_label(image: &mut RgbImage, region: &Region, colour: [u8; 3]) {
-    let digits: Vec<usize> = region
-        .number
-        .to_string()
-        .bytes()
-        .map(|digit| usize::from(digit - b'0'))
-        .collect();
-    let glyph_width = 3 * FONT_SCALE;
-    let text_width = digits.len() as u32 * (glyph_width + FONT_SCALE) - FONT_SCALE;
-    let tag_width = i64::from(text_width + 2 * LABEL_PADDING);
-    let tag_height = i64::from(5 * FONT_SCALE + 2 * LABEL_PADDING);
+    let (_, tag_height) = tag_size(region.number);
     let margin = i64::from(OUTLINE_PADDING + OUTLINE_WIDTH);
     let left = (i64::from(region.x) - margin).max(0);
-    let above = i64::from(region.y) - margin - tag_height;
+    let above = i64::from(region.y) - margin - i64::from(tag_height);
     let top = if above >= 0 {
         above
     } else {
         (i64::from(region.y) - margin).max(0)
     };
+    draw_tag(image, region.number, left, top, colour);
+}
+
+/// The width and height of a number's tag.
+pub(crate) fn tag_size(number: u32) -> (u32, u32) {
+    let digits = number.to_string().len() as u32;
+    let text_width = digits * (3 * FONT_SCALE + FONT_SCALE) - FONT_SCALE;
+    (
+        text_width + 2 * LABEL_PADDING,
+        5 * FONT_SCALE + 2 * LABEL_PADDING,
+    )
+}
+
+/// A number in white on a tag of the given colour, its top-left corner at (`left`, `top`).
+pub(crate) fn draw_tag(image: &mut RgbImage, number: u32, left: i64, top: i64, colour: [u8; 3]) {
+    let (tag_width, tag_height) = tag_size(number);
     fill(
         image,
         left,
         top,
-        left + tag_width - 1,
-        top + tag_height - 1,
+        left + i64::from(tag_width) - 1,
+        top + i64::from(tag_height) - 1,
         colour,
     );
     let mut x = left + i64::from(LABEL_PADDING);
-    for digit in digits {
-        draw_digit(image, digit, x, top + i64::from(LABEL_PADDING));
-        x += i64::from(glyph_width + FONT_SCALE);
+    for digit in number.to_string().bytes() {
+        draw_digit(
+            image,
+            usize::from(digit - b'0'),
+            x,
+            top + i64::from(LABEL_PADDING),
+        );
+        x += i64::from(3 * FONT_SCALE + FONT_SCALE);
     }
+}
+
+/// The colour of a region's box and tag.
+pub(crate) fn region_colour(number: u32) -> [u8; 3] {
+    PALETTE[(number as usize).saturating_sub(1) % PALETTE.len()]
 }
 
 fn draw_digit(image: &mut RgbImage, digit: usize, left: i64, top: i64) {
@@ -133,7 +150,14 @@ fn draw_digit(image: &mut RgbImage, digit: usize, left: i64, top: i64) {
 }
 
 /// Fills the rectangle with inclusive corners, clipped to the image.
-fn fill(image: &mut RgbImage, left: i64, top: i64, right: i64, bottom: i64, colour: [u8; 3]) {
+pub(crate) fn fill(
+    image: &mut RgbImage,
+    left: i64,
+    top: i64,
+    right: i64,
+    bottom: i64,
+    colour: [u8; 3],
+) {
     let (width, height) = (i64::from(image.width()), i64::from(image.height()));
     let (left, top) = (left.max(0), top.max(0));
     let (right, bottom) = (right.min(width - 1), bottom.min(height - 1));

@@ -31,6 +31,9 @@ pub enum VisualError {
     /// The screenshot store refused or could not do something; the message says what to do.
     #[error("{message}")]
     Store { message: String },
+    /// An option out of its range; the message gives the range and the default.
+    #[error("{0}")]
+    Option(String),
 }
 
 pub type Result<T> = std::result::Result<T, VisualError>;

@@ -24,6 +24,7 @@ mod output;
 pub mod regions;
 pub mod service;
 pub mod store;
+pub mod zoom;
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,40 @@ use output::Picture;
 pub struct CompareOptions {
     pub diff: DiffOptions,
     pub regions: RegionOptions,
+    /// A Gaussian blur of this many pixels (sigma) on both images before the diff: the design's
+    /// noise rule, for screenshots noisier than a browser's (another GPU, a lossy codec). Off by
+    /// default: measured (`noise-study`), it lost a full stop that the minimum region area
+    /// keeps. With it, the count is no longer pixelmatch's (the pictures still show the
+    /// screenshots as they are).
+    pub blur: Option<f32>,
+}
+
+/// The largest blur a comparison takes: more would smear a word into its neighbours.
+pub const MAX_BLUR: f32 = 3.0;
+
+impl CompareOptions {
+    /// The options an agent may set, checked: `None` keeps the default.
+    pub fn with_noise_tolerance(min_region_pixels: Option<u64>, blur: Option<f32>) -> Result<Self> {
+        let mut options = CompareOptions::default();
+        if let Some(min) = min_region_pixels {
+            if min == 0 || min > 1_000_000 {
+                return Err(VisualError::Option(format!(
+                    "min_region_pixels must be from 1 to 1000000, not {min}; the default, {}, drops 1-2 px specks of rendering noise",
+                    regions::DEFAULT_MIN_REGION_PIXELS
+                )));
+            }
+            options.regions.min_region_pixels = min;
+        }
+        if let Some(sigma) = blur {
+            if !(0.0..=MAX_BLUR).contains(&sigma) {
+                return Err(VisualError::Option(format!(
+                    "blur must be from 0 to {MAX_BLUR} pixels, not {sigma}; 0 (the default) compares the pixels as they are"
+                )));
+            }
+            options.blur = (sigma > 0.0).then_some(sigma);
+        }
+        Ok(options)
+    }
 }
 
 /// Two screenshots compared: the counts, the regions, and what the pictures are drawn from.
@@ -49,6 +84,8 @@ pub struct CompareOptions {
 pub struct Comparison {
     pub pixel_diff: PixelDiff,
     pub regions: Vec<Region>,
+    /// The zoom pass's sheet; none when nothing changed.
+    pub close_ups: Option<zoom::CloseUps>,
     after: RgbaImage,
 }
 
@@ -59,6 +96,8 @@ pub struct ComparisonImages {
     pub diff: Option<PathBuf>,
     pub annotation: PathBuf,
     pub heat_map: PathBuf,
+    /// `<stem>-zoom.png`, the close-ups of the changed regions; none when nothing changed.
+    pub close_ups: Option<PathBuf>,
 }
 
 /// Reads both screenshots (in parallel) and compares them.
@@ -85,11 +124,21 @@ pub fn compare_images(
     after: RgbaImage,
     options: &CompareOptions,
 ) -> Comparison {
-    let pixel_diff = diff_images(before, &after, &options.diff);
+    let pixel_diff = match options.blur {
+        Some(sigma) => diff_images(
+            &image::imageops::blur(before, sigma),
+            &image::imageops::blur(&after, sigma),
+            &options.diff,
+        ),
+        None => diff_images(before, &after, &options.diff),
+    };
     let regions = find_regions(&pixel_diff.mask, &options.regions);
+    // Cut now, while the before-image is at hand: the crops are small, the image is not.
+    let close_ups = zoom::close_ups(before, &after, &regions);
     Comparison {
         pixel_diff,
         regions,
+        close_ups,
         after,
     }
 }
@@ -144,8 +193,8 @@ impl Comparison {
         annotate::heat_map_image(&self.after, &self.pixel_diff.mask)
     }
 
-    /// Writes `<stem>-diff.png`, `<stem>-annotation.png` and `<stem>-heatmap.png` into `dir`,
-    /// each through a temporary file renamed into place; on any failure none is left.
+    /// Writes `<stem>-diff.png`, `<stem>-annotation.png`, `<stem>-heatmap.png` and, when a
+    /// region changed, `<stem>-zoom.png` into `dir`, each through a temporary file renamed into place; on any failure none is left.
     pub fn write_images(&self, dir: &Path, stem: &str) -> Result<ComparisonImages> {
         if stem.is_empty() || stem.contains(['/', '\\']) || stem == "." || stem == ".." {
             return Err(VisualError::InvalidStem {
@@ -160,6 +209,10 @@ impl Comparison {
                 .map(|_| dir.join(format!("{stem}-diff.png"))),
             annotation: dir.join(format!("{stem}-annotation.png")),
             heat_map: dir.join(format!("{stem}-heatmap.png")),
+            close_ups: self
+                .close_ups
+                .as_ref()
+                .map(|_| dir.join(format!("{stem}-zoom.png"))),
         };
         let draw_annotation = || self.annotation_image();
         let draw_heat_map = || self.heat_map_image();
@@ -169,6 +222,9 @@ impl Comparison {
         }
         pictures.push((images.annotation.clone(), Picture::Later(&draw_annotation)));
         pictures.push((images.heat_map.clone(), Picture::Later(&draw_heat_map)));
+        if let (Some(path), Some(close_ups)) = (&images.close_ups, &self.close_ups) {
+            pictures.push((path.clone(), Picture::Drawn(&close_ups.image)));
+        }
         output::write_all_or_none(&pictures)?;
         Ok(images)
     }

@@ -26,6 +26,9 @@ pub struct CompareData {
     /// Beyond the contract: the other pictures, the regions, and the model call, if any.
     pub diff_image: Option<String>,
     pub heat_map: String,
+    /// Close-ups of the largest changed regions (the zoom pass), as the model saw them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub close_ups: Option<String>,
     pub regions: Vec<RegionData>,
     /// Set when the two screenshots differ in size: a layout change, compared on the overlap.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,6 +98,8 @@ pub struct CompareRequest<'a> {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub door: Door,
+    /// The noise tolerance: checked with `CompareOptions::with_noise_tolerance`.
+    pub options: CompareOptions,
 }
 
 /// A comparison that could not be made, with what to do.
@@ -119,12 +124,11 @@ pub async fn compare_screenshots(
         true => read_declared(&store),
         false => request.expected_changes.clone(),
     };
-    let (b, a) = (before.clone(), after.clone());
-    let comparison =
-        tokio::task::spawn_blocking(move || compare(&b, &a, &CompareOptions::default()))
-            .await
-            .map_err(|e| CompareError(format!("the comparison stopped: {e}")))?
-            .map_err(|e| CompareError(e.to_string()))?;
+    let (b, a, options) = (before.clone(), after.clone(), request.options.clone());
+    let comparison = tokio::task::spawn_blocking(move || compare(&b, &a, &options))
+        .await
+        .map_err(|e| CompareError(format!("the comparison stopped: {e}")))?
+        .map_err(|e| CompareError(e.to_string()))?;
     let stem = comparison_stem(&store, &before, &after);
     let dir = store.comparisons_dir();
     std::fs::create_dir_all(&dir).map_err(|e| {
@@ -155,6 +159,7 @@ pub async fn compare_screenshots(
         validation: Validation::default(),
         diff_image: pictures.diff.map(|p| p.display().to_string()),
         heat_map: pictures.heat_map.display().to_string(),
+        close_ups: pictures.close_ups.as_ref().map(|p| p.display().to_string()),
         regions: comparison.regions.iter().map(region_data).collect(),
         size_change: comparison.size_changed().map(|s| {
             format!(
@@ -287,8 +292,15 @@ async fn explain(
         annotated.display().to_string(),
     );
     analysis.compare_with = Some(before.display().to_string());
+    analysis.close_ups = data.close_ups.iter().cloned().collect();
+    let zoomed = comparison
+        .close_ups
+        .as_ref()
+        .map(|c| c.regions.as_slice())
+        .unwrap_or_default();
     analysis.prompt = Some(explain_prompt(
         &comparison.regions,
+        zoomed,
         expected,
         data.size_change.as_deref(),
     ));
@@ -314,12 +326,25 @@ async fn explain(
     Ok(())
 }
 
-fn explain_prompt(regions: &[Region], expected: &[String], size_change: Option<&str>) -> String {
+fn explain_prompt(
+    regions: &[Region],
+    zoomed: &[u32],
+    expected: &[String],
+    size_change: Option<&str>,
+) -> String {
     let mut text = String::from("The pixel diff found these changed regions, drawn as numbered boxes on the AFTER image (x, y, width, height in pixels):\n");
     for r in regions {
         text.push_str(&format!(
             "- region {}: {}, {}, {}x{} ({} changed pixels)\n",
             r.number, r.x, r.y, r.width, r.height, r.changed_pixels
+        ));
+    }
+    if !zoomed.is_empty() {
+        let list: Vec<String> = zoomed.iter().map(u32::to_string).collect();
+        text.push_str(&format!(
+            "The last image has close-ups of region{} {}, cut from the screenshots' own pixels and magnified: one row each, its number, then BEFORE, then AFTER, the changed pixels framed. Read small text and exact colours there.\n",
+            if zoomed.len() == 1 { "" } else { "s" },
+            list.join(", ")
         ));
     }
     if let Some(size) = size_change {

@@ -146,7 +146,7 @@ fn screenshots_of_different_sizes_are_compared_not_refused() {
 }
 
 #[test]
-fn the_three_pictures_are_written_and_nothing_else() {
+fn the_four_pictures_are_written_and_nothing_else() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let mut after_image = page(90, 70);
     block(&mut after_image, 30, 30, 12, [10, 10, 10, 255]);
@@ -162,8 +162,15 @@ fn the_three_pictures_are_written_and_nothing_else() {
         vec![
             "01-vs-02-annotation.png",
             "01-vs-02-diff.png",
-            "01-vs-02-heatmap.png"
+            "01-vs-02-heatmap.png",
+            "01-vs-02-zoom.png"
         ]
+    );
+    let zoom = image::open(images.close_ups.expect("a close-up of the one region")).expect("read");
+    assert!(
+        zoom.width() > 2 * 12,
+        "both crops, magnified: {}",
+        zoom.width()
     );
     let diff = image::open(images.diff.expect("the diff is drawn by default")).expect("read");
     assert_eq!(
@@ -242,4 +249,42 @@ fn errors_say_which_file_and_what_to_do() {
         .write_images(dir.path(), "../escape")
         .expect_err("a path, not a name");
     assert!(matches!(error, VisualError::InvalidStem { .. }));
+}
+
+#[test]
+fn the_noise_tolerance_is_a_parameter_checked_before_anything_is_compared() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let before_image = page(200, 150);
+    let mut specks = before_image.clone();
+    // Three faint grey pixels together, as a GPU's anti-aliasing leaves them on a text edge.
+    for (x, y) in [(40, 40), (41, 40), (40, 41)] {
+        specks.put_pixel(x, y, Rgba([200, 200, 200, 255]));
+    }
+    let before = save(dir.path(), "before.png", &before_image);
+    let after = save(dir.path(), "after.png", &specks);
+
+    let default = compare(&before, &after, &CompareOptions::default()).expect("compare");
+    assert_eq!(default.total_changes(), 1, "3 px are kept by default");
+    let stricter = CompareOptions::with_noise_tolerance(Some(4), None).expect("valid");
+    assert_eq!(
+        compare(&before, &after, &stricter).unwrap().total_changes(),
+        0
+    );
+    let blurred = CompareOptions::with_noise_tolerance(None, Some(1.0)).expect("valid");
+    let with_blur = compare(&before, &after, &blurred).unwrap();
+    assert_eq!(with_blur.total_changes(), 0, "{:?}", with_blur.regions);
+    // A blur of 0 is no blur: pixelmatch's count.
+    let none = CompareOptions::with_noise_tolerance(None, Some(0.0)).expect("valid");
+    assert_eq!(none, CompareOptions::default());
+
+    for (min, blur, says) in [
+        (Some(0), None, "min_region_pixels must be from 1"),
+        (None, Some(5.0), "blur must be from 0 to 3"),
+        (None, Some(f32::NAN), "blur must be from 0 to 3"),
+        (None, Some(-1.0), "blur must be from 0 to 3"),
+    ] {
+        let error = CompareOptions::with_noise_tolerance(min, blur).unwrap_err();
+        assert!(matches!(error, VisualError::Option(_)));
+        assert!(error.to_string().contains(says), "{error}");
+    }
 }

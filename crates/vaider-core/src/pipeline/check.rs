@@ -24,13 +24,19 @@ pub(super) struct Checked {
     pub expected: Option<CheckedFile>,
     /// The file the interaction is about (for a diff: the actual image).
     pub subject: CheckedFile,
+    /// Close-ups sent after the main images.
+    pub close_ups: Vec<CheckedFile>,
     pub key: Option<ApiKey>,
 }
 
 impl Checked {
-    /// Every file, in the order the model sees them (a diff's expected image first).
+    /// Every file, in the order the model sees them (a diff's expected image first, the
+    /// close-ups last).
     pub fn media(&self) -> impl Iterator<Item = &CheckedFile> {
-        self.expected.iter().chain(std::iter::once(&self.subject))
+        self.expected
+            .iter()
+            .chain(std::iter::once(&self.subject))
+            .chain(&self.close_ups)
     }
 }
 
@@ -50,6 +56,8 @@ impl Vaider {
                     return Err(error);
                 }
             };
+            let close_ups =
+                media.split_off(media.len().saturating_sub(call.request.close_ups.len()));
             let subject = media
                 .pop()
                 .ok_or_else(|| VaiderError::internal("check the media", "nothing to analyse"))?;
@@ -57,6 +65,7 @@ impl Vaider {
                 provider,
                 expected: media.pop(),
                 subject,
+                close_ups,
                 key,
             })
         };
@@ -159,7 +168,7 @@ fn check_limits(call: &Call, provider: &ProviderConfig) -> Result<()> {
     Ok(())
 }
 
-/// The sources to check, in order: a diff's expected image, then the media itself.
+/// The sources to check, in order: a diff's expected image, the media itself, the close-ups.
 fn sources(request: &AnalysisRequest) -> Result<Vec<&str>> {
     let mut sources = Vec::new();
     if request.tool.takes_two_images() {
@@ -176,6 +185,7 @@ fn sources(request: &AnalysisRequest) -> Result<Vec<&str>> {
         sources.push(expected);
     }
     sources.push(request.source.as_str());
+    sources.extend(request.close_ups.iter().map(String::as_str));
     Ok(sources)
 }
 

@@ -132,8 +132,14 @@ impl Vaider {
     }
 }
 
-/// A diff's images are named for the model, in the order the prompt expects.
+/// A diff's images and any close-ups are named for the model, in the order the prompt expects.
 fn diff_label(tool: Tool, index: usize) -> Option<String> {
+    let main_images = if tool.takes_two_images() { 2 } else { 1 };
+    if index >= main_images {
+        return Some(
+            "CLOSE-UPS of the changed regions (each row: its number, BEFORE, AFTER):".into(),
+        );
+    }
     let label = match (tool, index) {
         (Tool::UiDiffCheck, 0) => "EXPECTED (the first image):",
         (Tool::UiDiffCheck, _) => "ACTUAL (the second image):",

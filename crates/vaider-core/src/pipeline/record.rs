@@ -253,6 +253,7 @@ fn request_json(call: &Call, checked: &Checked, shas: &[String]) -> serde_json::
         "tool": request.tool,
         "source": call.source_label,
         "compareWith": request.compare_with.as_deref().map(crate::source::label),
+        "closeUps": request.close_ups.iter().map(|c| crate::source::label(c)).collect::<Vec<_>>(),
         "resolvedPath": checked.subject.0,
         "media": media,
         "provider": call.provider,

@@ -65,6 +65,15 @@ pub struct VisualCompareArgs {
     /// result gives its path).
     #[serde(default)]
     pub include_image: bool,
+    /// The noise tolerance: a changed region with fewer pixels is rendering noise (default 3,
+    /// which drops 1-2 px specks and keeps a full stop).
+    #[serde(default)]
+    pub min_region_pixels: Option<u64>,
+    /// A blur in pixels (0 to 3) on both screenshots before the diff, for noisy captures
+    /// (another GPU, a lossy codec). Default 0: measured, the minimum area loses fewer small
+    /// real changes.
+    #[serde(default)]
+    pub blur: Option<f32>,
     /// The provider to explain the change with, instead of the configured one.
     #[serde(default)]
     pub provider: String,
@@ -145,6 +154,13 @@ impl VaiderMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let project = self.project(&ctx, &args.cwd).await;
+        let options = match vaider_visual::CompareOptions::with_noise_tolerance(
+            args.min_region_pixels,
+            args.blur,
+        ) {
+            Ok(options) => options,
+            Err(e) => return Ok(envelope(Err(e.to_string()), String::new())),
+        };
         let progress = McpProgress::start(&ctx);
         let request = CompareRequest {
             project: &project,
@@ -154,6 +170,7 @@ impl VaiderMcp {
             provider: super::call::non_empty(args.provider),
             model: super::call::non_empty(args.model),
             door: Door::Mcp,
+            options,
         };
         let outcome = service::compare_screenshots(&self.engine, request, &progress).await;
         drop(progress);

@@ -116,6 +116,8 @@ pub(super) struct Detail {
     response_json: Option<Value>,
     size_bytes: Option<u64>,
     media_sha256: Option<String>,
+    /// A visual comparison's other pictures, regions and findings.
+    comparison: Option<super::comparison::ComparisonView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -187,10 +189,12 @@ pub(super) async fn detail(
     let key = id.clone();
     let result = blocking(move || history.result(&key)).await?;
     let log_dir = row.log_dir.clone();
-    let (request_json, response_json) = tokio::task::spawn_blocking(move || {
+    let compared = row.clone();
+    let (request_json, response_json, comparison) = tokio::task::spawn_blocking(move || {
         (
             read_log_file(log_dir.as_deref(), "request.json"),
             read_log_file(log_dir.as_deref(), "response.json"),
+            super::comparison::view(&compared),
         )
     })
     .await
@@ -230,5 +234,6 @@ pub(super) async fn detail(
         response_json,
         size_bytes: row.size_bytes,
         media_sha256: row.media_sha256,
+        comparison,
     }))
 }

@@ -9,6 +9,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
+use super::comparison::{picture_path, Picture};
 use super::find;
 use crate::api_error::ApiError;
 use crate::AppState;
@@ -34,11 +35,15 @@ pub(super) async fn media(
         // Kept in the history by the pipeline: no path to serve is ever read from a file in
         // the project's folder, which anyone who can write there could change.
         Some("expected") => (row.expected_path.map(PathBuf::from), None),
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "which={other:?} is not known: use `actual` or `expected`."
-            )))
-        }
+        // A comparison's other pictures: beside the recorded annotation, by the store's names.
+        Some(name) => match Picture::from_name(name) {
+            Some(picture) => (picture_path(&row, picture), Some("image/png".to_string())),
+            None => {
+                return Err(ApiError::bad_request(format!(
+                    "which={name:?} is not known: use `actual` or `expected` (and for a visual comparison `diff`, `heatmap` or `zoom`)."
+                )))
+            }
+        },
     };
     let Some(path) = path else {
         return Err(ApiError::not_found(

@@ -3,6 +3,7 @@
 //! through the engine; "Run again" goes through the same pipeline as every other door.
 
 mod assets;
+mod comparison;
 mod control;
 mod events;
 mod history;

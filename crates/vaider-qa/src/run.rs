@@ -1,0 +1,345 @@
+//! One run of a plan in a real local browser: the base URL is opened first (an app that is not
+//! running ends the run as `error` at once, saying so), then each step in order, each with its
+//! evidence (a screenshot of the page after it, what it did, what the page logged, its time).
+//! The run stops at the first step that fails or cannot be done; the later ones are `skipped`.
+//! The run's file is written when it starts (`running`) and when it ends.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use vaider_browser::{Browser, Tab, Viewport};
+use vaider_core::analysis::Door;
+use vaider_core::Vaider;
+
+use crate::judge::{judge_page, Question};
+use crate::plan::{RunStatus, StepKind, StepResult, StepStatus, TestPlan, TestRun, TestStep};
+use crate::steps::{self, Outcome, Performed, StepContext};
+use crate::store::{write_atomic, QaStore, StoreError};
+
+/// How long each command waits for its element unless the config says otherwise.
+pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the base URL may take to open.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a plan is run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Instead of the plan's `baseUrl`.
+    pub base_url: Option<String>,
+    pub step_timeout: Duration,
+    /// The browser program; None: the one found on the machine.
+    pub chrome: Option<PathBuf>,
+    pub viewport: Viewport,
+    /// Which door asked, for the history of the model calls.
+    pub door: Door,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            base_url: None,
+            step_timeout: DEFAULT_STEP_TIMEOUT,
+            chrome: None,
+            viewport: Viewport::default(),
+            door: Door::Mcp,
+        }
+    }
+}
+
+/// Who judges the agentic steps: the engine whose pipeline calls the model. Without one, an
+/// agentic step is an error that says so.
+pub type Model<'a> = Option<&'a Vaider>;
+
+/// Runs the plan and keeps the run in the store; the run is returned whatever its status.
+pub async fn run_plan(
+    store: &QaStore,
+    plan: &TestPlan,
+    options: &RunOptions,
+    model: Model<'_>,
+) -> Result<TestRun, StoreError> {
+    let started = Instant::now();
+    let base_url = options
+        .base_url
+        .clone()
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| plan.base_url.clone());
+    let mut run = TestRun {
+        id: uuid::Uuid::now_v7().to_string(),
+        plan_id: plan.id.clone(),
+        plan_name: plan.name.clone(),
+        status: RunStatus::Running,
+        started_at: now(),
+        completed_at: None,
+        duration: None,
+        base_url: base_url.clone(),
+        step_results: Vec::new(),
+        error: None,
+    };
+    store.save_run(&run)?;
+    match start_browser(options, &base_url).await {
+        Ok((browser, tab)) => {
+            let steps = Steps {
+                store,
+                options,
+                model,
+            };
+            steps.perform(plan, &mut run, &tab).await;
+            tab.close().await;
+            browser.close().await;
+        }
+        Err(message) => {
+            run.status = RunStatus::Error;
+            run.error = Some(message);
+        }
+    }
+    let skipped_from = run.step_results.len();
+    for step in &plan.steps[skipped_from..] {
+        run.step_results.push(skipped(step));
+    }
+    run.completed_at = Some(now());
+    run.duration = Some(started.elapsed().as_millis() as u64);
+    store.save_run(&run)?;
+    Ok(run)
+}
+
+/// The browser with a tab on the base URL, or why there is none.
+async fn start_browser(options: &RunOptions, base_url: &str) -> Result<(Browser, Tab), String> {
+    let launched = match &options.chrome {
+        Some(program) => Browser::launch_with(program.clone()).await,
+        None => Browser::launch().await,
+    };
+    let browser = launched.map_err(|e| format!("BROWSER_ERROR: {e}"))?;
+    let tab = browser
+        .open_tab(options.viewport)
+        .await
+        .map_err(|e| format!("BROWSER_ERROR: {e}"))?;
+    if let Err(error) = tab.open(base_url, OPEN_TIMEOUT).await {
+        tab.close().await;
+        browser.close().await;
+        return Err(format!(
+            "cannot open the base URL {base_url}: {error}. Is the app running there? Start it, or pass the right baseUrl"
+        ));
+    }
+    // What the page logged while loading belongs to the first step.
+    Ok((browser, tab))
+}
+
+/// What every step of a run shares.
+struct Steps<'a> {
+    store: &'a QaStore,
+    options: &'a RunOptions,
+    model: Model<'a>,
+}
+
+impl Steps<'_> {
+    async fn perform(&self, plan: &TestPlan, run: &mut TestRun, tab: &Tab) {
+        let base_url = run.base_url.clone();
+        let ctx = StepContext {
+            tab,
+            base_url: &base_url,
+            timeout: self.options.step_timeout,
+        };
+        for (index, step) in plan.steps.iter().enumerate() {
+            let result = self.step(&run.id, index, step, &ctx).await;
+            let status = result.status;
+            run.step_results.push(result);
+            if status != StepStatus::Passed {
+                run.status = match status {
+                    StepStatus::Failed => RunStatus::Failed,
+                    _ => RunStatus::Error,
+                };
+                run.error = run.step_results.last().and_then(|r| r.error.clone());
+                return;
+            }
+        }
+        run.status = RunStatus::Passed;
+    }
+
+    async fn step(
+        &self,
+        run_id: &str,
+        index: usize,
+        step: &TestStep,
+        ctx: &StepContext<'_>,
+    ) -> StepResult {
+        let (started_at, started) = (now(), Instant::now());
+        let shot_path = self.store.run_folder(run_id).join(format!(
+            "{:02}-{}.png",
+            index + 1,
+            file_safe(&step.id)
+        ));
+        let mut shot = None;
+        let mut judgement = None;
+        let performed = match &step.kind {
+            StepKind::Selenese { commands } => steps::selenese(ctx, commands).await,
+            StepKind::UnitAssertion { assertions } => steps::unit_assertions(ctx, assertions).await,
+            StepKind::AgenticAssertion {
+                instruction,
+                criteria,
+                context,
+            } => {
+                // The model judges the very shot kept as the step's evidence.
+                let mut logs = Vec::new();
+                shot = keep_screenshot(&shot_path, ctx.tab, &mut logs).await;
+                let question = Question {
+                    instruction,
+                    criteria,
+                    context: context.as_deref(),
+                    page_text: &ctx.tab.visible_text().await.unwrap_or_default(),
+                };
+                let (performed, judged) = self.judge(shot.as_deref(), &question).await;
+                judgement = judged;
+                Performed {
+                    logs: [logs, performed.logs].concat(),
+                    ..performed
+                }
+            }
+            StepKind::AgenticBrowsing { .. } => Performed {
+                outcome: Outcome::Error(
+                    "agentic_browsing steps cannot run yet: this Vaider has no browsing loop"
+                        .into(),
+                ),
+                ..Performed::default()
+            },
+        };
+        let mut logs = performed.logs;
+        logs.extend(
+            ctx.tab
+                .take_console()
+                .into_iter()
+                .map(|m| format!("console {m}")),
+        );
+        if shot.is_none() {
+            shot = keep_screenshot(&shot_path, ctx.tab, &mut logs).await;
+        }
+        let (status, error) = match performed.outcome {
+            Outcome::Passed => (StepStatus::Passed, None),
+            Outcome::Failed(message) => (StepStatus::Failed, Some(message)),
+            Outcome::Error(message) => (StepStatus::Error, Some(message)),
+        };
+        StepResult {
+            step_id: step.id.clone(),
+            step_name: step.name.clone(),
+            step_type: step.kind.name().to_string(),
+            status,
+            started_at,
+            completed_at: now(),
+            duration: started.elapsed().as_millis() as u64,
+            screenshot: shot,
+            logs: Some(logs),
+            llm_reasoning: judgement.as_ref().map(|j| j.reasoning.clone()),
+            llm_confidence: judgement.as_ref().map(|j| j.confidence),
+            expected: performed.expected,
+            actual: performed.actual,
+            error,
+        }
+    }
+
+    /// The model's judgement of the page as a step's outcome.
+    async fn judge(
+        &self,
+        shot: Option<&str>,
+        question: &Question<'_>,
+    ) -> (Performed, Option<crate::judge::Judgement>) {
+        let error = |message: String| Performed {
+            outcome: Outcome::Error(message),
+            ..Performed::default()
+        };
+        let Some(engine) = self.model else {
+            return (
+                error("agentic steps need a vision model; none was given to this run".into()),
+                None,
+            );
+        };
+        let Some(shot) = shot else {
+            return (
+                error("BROWSER_ERROR: the page could not be shot for the model".into()),
+                None,
+            );
+        };
+        let project = self.store.root().parent().unwrap_or(self.store.root());
+        match judge_page(
+            engine,
+            Path::new(shot),
+            question,
+            project,
+            self.options.door,
+        )
+        .await
+        {
+            Err(message) => (error(message), None),
+            Ok(judged) => {
+                let mut performed = Performed {
+                    logs: vec![format!(
+                        "judged by the model (history entry {}): {} with confidence {:.2}",
+                        judged.interaction_id,
+                        if judged.passed { "passed" } else { "failed" },
+                        judged.confidence
+                    )],
+                    expected: Some(question.criteria.to_string()),
+                    actual: Some(judged.reasoning.clone()),
+                    ..Performed::default()
+                };
+                if !judged.passed {
+                    performed.outcome = Outcome::Failed(format!(
+                        "the model judged that the page does not meet: {}",
+                        question.criteria
+                    ));
+                }
+                (performed, Some(judged))
+            }
+        }
+    }
+}
+
+/// The page now, kept at `path` (`runs/<runId>/NN-<stepId>.png`); a shot that fails is noted
+/// in the logs, not fatal to the step.
+async fn keep_screenshot(path: &Path, tab: &Tab, logs: &mut Vec<String>) -> Option<String> {
+    let kept = match tab.screenshot().await {
+        Ok(png) => write_atomic(path, &png).map_err(|e| e.to_string()),
+        Err(error) => Err(error.to_string()),
+    };
+    match kept {
+        Ok(()) => Some(path.display().to_string()),
+        Err(error) => {
+            logs.push(format!("no screenshot: {error}"));
+            None
+        }
+    }
+}
+
+/// A step id as part of a file name.
+fn file_safe(id: &str) -> String {
+    id.chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                true => c,
+                false => '-',
+            },
+        )
+        .collect()
+}
+
+fn skipped(step: &TestStep) -> StepResult {
+    let at = now();
+    StepResult {
+        step_id: step.id.clone(),
+        step_name: step.name.clone(),
+        step_type: step.kind.name().to_string(),
+        status: StepStatus::Skipped,
+        started_at: at.clone(),
+        completed_at: at,
+        duration: 0,
+        screenshot: None,
+        logs: None,
+        llm_reasoning: None,
+        llm_confidence: None,
+        expected: None,
+        actual: None,
+        error: None,
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

@@ -1,0 +1,258 @@
+//! The "zoom" pass: close-ups of the changed regions, cut from the two screenshots' own pixels
+//! and magnified, for the vision model. A model is shown a whole screenshot shrunk to its
+//! input size (a full page of 3446x10728 becomes about 250x768), where a changed word is a
+//! smudge; in a close-up it reads the word. One sheet holds every close-up, a row per region
+//! (its numbered tag, BEFORE, AFTER), so the model gets one more image, not one per region.
+
+use image::imageops::{self, FilterType};
+use image::{Rgb, RgbImage, RgbaImage};
+
+use crate::annotate::{draw_tag, fill, region_colour, tag_size};
+use crate::regions::Region;
+
+/// At most this many regions get a close-up: the largest, so a sheet stays one image a model
+/// takes whole. The prompt says which regions are shown.
+pub const MAX_CLOSE_UPS: usize = 6;
+/// A close-up is magnified until its longer side is about this long...
+const TARGET_SIDE: u32 = 384;
+/// ...but never more than this, so a 2-pixel change is not a blur of huge squares...
+const MAX_MAGNIFY: u32 = 4;
+/// ...and one larger than this is shrunk to it (it is then still sharper than the overview).
+const MAX_SIDE: u32 = 768;
+/// Context around a region, at least this many pixels, so the model sees what changed *in*.
+const MIN_CONTEXT: u32 = 16;
+const GAP: u32 = 8;
+const BACKGROUND: [u8; 3] = [255, 255, 255];
+/// Where a crop falls outside one image (the sizes differ): grey, as on the annotation.
+const OUTSIDE: [u8; 3] = [128, 128, 128];
+
+/// The close-up sheet and which regions it shows, top to bottom.
+#[derive(Debug, Clone)]
+pub struct CloseUps {
+    pub image: RgbImage,
+    pub regions: Vec<u32>,
+}
+
+/// Close-ups of the largest regions (at most [`MAX_CLOSE_UPS`]), in number order; none when
+/// there are no regions.
+pub fn close_ups(before: &RgbaImage, after: &RgbaImage, regions: &[Region]) -> Option<CloseUps> {
+    let mut chosen: Vec<&Region> = regions.iter().collect();
+    chosen.sort_by_key(|r| std::cmp::Reverse(r.changed_pixels));
+    chosen.truncate(MAX_CLOSE_UPS);
+    chosen.sort_by_key(|r| r.number);
+    if chosen.is_empty() {
+        return None;
+    }
+    let canvas = (
+        before.width().max(after.width()),
+        before.height().max(after.height()),
+    );
+    let rows: Vec<Row> = chosen
+        .iter()
+        .map(|r| Row::new(before, after, r, canvas))
+        .collect();
+    Some(CloseUps {
+        image: stack(&rows),
+        regions: chosen.iter().map(|r| r.number).collect(),
+    })
+}
+
+/// One region's row: its number and the two crops, each at the same scale.
+struct Row {
+    number: u32,
+    before: RgbImage,
+    after: RgbImage,
+}
+
+impl Row {
+    fn new(before: &RgbaImage, after: &RgbaImage, region: &Region, canvas: (u32, u32)) -> Row {
+        let context = context_box(region, canvas);
+        let scale = scale_for(context.2.max(context.3));
+        let crop = |image: &RgbaImage| {
+            let mut crop = magnify(&cut(image, context), scale);
+            outline(&mut crop, region, context, scale);
+            crop
+        };
+        Row {
+            number: region.number,
+            before: crop(before),
+            after: crop(after),
+        }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        let (tag_width, tag_height) = tag_size(self.number);
+        (
+            tag_width + GAP + self.before.width() + GAP + self.after.width(),
+            tag_height.max(self.before.height()),
+        )
+    }
+}
+
+/// The region with context around it, within the canvas: (x, y, width, height).
+fn context_box(region: &Region, (width, height): (u32, u32)) -> (u32, u32, u32, u32) {
+    let margin = MIN_CONTEXT.max(region.width.max(region.height) / 4);
+    let left = region.x.saturating_sub(margin);
+    let top = region.y.saturating_sub(margin);
+    let right = (region.x + region.width + margin).min(width);
+    let bottom = (region.y + region.height + margin).min(height);
+    (left, top, right - left, bottom - top)
+}
+
+/// How much a crop with this longer side is magnified (over 1) or shrunk (under 1).
+fn scale_for(longer_side: u32) -> f64 {
+    let longer = longer_side.max(1);
+    if longer > MAX_SIDE {
+        return f64::from(MAX_SIDE) / f64::from(longer);
+    }
+    f64::from((TARGET_SIDE / longer).clamp(1, MAX_MAGNIFY))
+}
+
+/// The box cut from one image, flattened onto white; grey where the image does not reach.
+fn cut(image: &RgbaImage, (left, top, width, height): (u32, u32, u32, u32)) -> RgbImage {
+    RgbImage::from_fn(width, height, |x, y| {
+        let (x, y) = (left + x, top + y);
+        if x >= image.width() || y >= image.height() {
+            return Rgb(OUTSIDE);
+        }
+        let [r, g, b, a] = image.get_pixel(x, y).0;
+        let over_white =
+            |c: u8| ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8;
+        Rgb([over_white(r), over_white(g), over_white(b)])
+    })
+}
+
+/// Whole-number magnification keeps every pixel a sharp square (text stays legible); a crop
+/// too large is shrunk smoothly instead.
+fn magnify(crop: &RgbImage, scale: f64) -> RgbImage {
+    let size = |side: u32| ((f64::from(side) * scale).round() as u32).max(1);
+    let filter = if scale >= 1.0 {
+        FilterType::Nearest
+    } else {
+        FilterType::Triangle
+    };
+    if scale == 1.0 {
+        return crop.clone();
+    }
+    imageops::resize(crop, size(crop.width()), size(crop.height()), filter)
+}
+
+/// A thin frame in the region's colour just outside the region, so the close-up shows which
+/// pixels changed without covering any of them.
+fn outline(crop: &mut RgbImage, region: &Region, context: (u32, u32, u32, u32), scale: f64) {
+    let at = |v: u32, origin: u32| (f64::from(v.saturating_sub(origin)) * scale).round() as i64;
+    let left = at(region.x, context.0) - 2;
+    let top = at(region.y, context.1) - 2;
+    let right = at(region.x + region.width, context.0) + 1;
+    let bottom = at(region.y + region.height, context.1) + 1;
+    let colour = region_colour(region.number);
+    fill(crop, left, top, right, top, colour);
+    fill(crop, left, bottom, right, bottom, colour);
+    fill(crop, left, top, left, bottom, colour);
+    fill(crop, right, top, right, bottom, colour);
+}
+
+/// The rows one under the other on a white sheet.
+fn stack(rows: &[Row]) -> RgbImage {
+    let width = rows.iter().map(|r| r.size().0).max().unwrap_or(1);
+    let height = rows.iter().map(|r| r.size().1 + GAP).sum::<u32>().max(1);
+    let mut sheet = RgbImage::from_pixel(width, height, Rgb(BACKGROUND));
+    let mut top = 0;
+    for row in rows {
+        let (tag_width, _) = tag_size(row.number);
+        draw_tag(
+            &mut sheet,
+            row.number,
+            0,
+            i64::from(top),
+            region_colour(row.number),
+        );
+        let left = tag_width + GAP;
+        imageops::replace(&mut sheet, &row.before, i64::from(left), i64::from(top));
+        let right = left + row.before.width() + GAP;
+        imageops::replace(&mut sheet, &row.after, i64::from(right), i64::from(top));
+        top += row.size().1 + GAP;
+    }
+    sheet
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::Rgba;
+
+    fn region(number: u32, x: u32, y: u32, width: u32, height: u32, pixels: u64) -> Region {
+        Region {
+            number,
+            x,
+            y,
+            width,
+            height,
+            changed_pixels: pixels,
+        }
+    }
+
+    #[test]
+    fn a_small_change_on_a_large_page_is_shown_magnified_from_its_own_pixels() {
+        let before = RgbaImage::from_pixel(2000, 3000, Rgba([255, 255, 255, 255]));
+        let mut after = before.clone();
+        // A 3x2 dark mark, as a full stop that appeared.
+        for (x, y) in [(1000, 2000), (1001, 2000), (1002, 2000), (1000, 2001)] {
+            after.put_pixel(x, y, Rgba([0, 0, 0, 255]));
+        }
+        let shown = close_ups(&before, &after, &[region(1, 1000, 2000, 3, 2, 4)]).unwrap();
+        assert_eq!(shown.regions, [1]);
+        // Context 16 px each side: 35x34, magnified 4x (the most) to 140x136, twice, with the
+        // tag and the gaps.
+        let (tag_width, _) = tag_size(1);
+        assert_eq!(shown.image.width(), tag_width + GAP + 140 + GAP + 140);
+        let after_left = tag_width + GAP + 140 + GAP;
+        // The mark's first pixel is a 4x4 black square 16 px (x4) into the AFTER crop...
+        for dx in 0..4 {
+            for dy in 0..4 {
+                let p = shown.image.get_pixel(after_left + 64 + dx, 64 + dy);
+                assert_eq!(p.0, [0, 0, 0], "at +{dx},+{dy}");
+            }
+        }
+        // ...and white at the same place in the BEFORE crop.
+        let before_left = tag_width + GAP;
+        assert_eq!(shown.image.get_pixel(before_left + 64, 64).0, [255; 3]);
+    }
+
+    #[test]
+    fn only_the_largest_regions_get_close_ups_in_number_order() {
+        let image = RgbaImage::from_pixel(400, 400, Rgba([200, 200, 200, 255]));
+        let regions: Vec<Region> = (1..=8)
+            .map(|n| region(n, 10 * n, 40 * n, 5, 5, u64::from(n)))
+            .collect();
+        let shown = close_ups(&image, &image, &regions).unwrap();
+        assert_eq!(shown.regions, [3, 4, 5, 6, 7, 8]);
+        assert!(close_ups(&image, &image, &[]).is_none());
+    }
+
+    #[test]
+    fn a_large_region_is_shrunk_and_one_outside_a_smaller_image_is_grey() {
+        let before = RgbaImage::from_pixel(100, 100, Rgba([0, 0, 255, 255]));
+        let after = RgbaImage::from_pixel(3000, 1200, Rgba([0, 255, 0, 255]));
+        // The region lies where only the after-image reaches (a layout change).
+        let shown = close_ups(&before, &after, &[region(1, 200, 100, 2600, 1000, 9)]).unwrap();
+        assert!(
+            shown.image.width() <= 2 * MAX_SIDE + 64,
+            "{}",
+            shown.image.width()
+        );
+        let (tag_width, _) = tag_size(1);
+        let middle = shown.image.get_pixel(tag_width + GAP + 300, 200).0;
+        assert!(
+            middle.iter().all(|c| c.abs_diff(OUTSIDE[0]) <= 1),
+            "{middle:?}"
+        );
+    }
+
+    #[test]
+    fn a_region_at_the_corner_does_not_panic() {
+        let image = RgbaImage::from_pixel(10, 10, Rgba([0, 0, 0, 0]));
+        let shown = close_ups(&image, &image, &[region(12, 0, 0, 10, 10, 100)]).unwrap();
+        assert_eq!(shown.regions, [12]);
+    }
+}
