@@ -478,8 +478,8 @@ async fn status_lists_providers_and_what_they_serve() {
         true,
         "local servers need no key"
     );
-    // The eight vision tools and the explanation of a visual comparison.
-    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 9);
+    // The eight vision tools, the explanation of a visual comparison and the judge of a page.
+    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 10);
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
