@@ -1,9 +1,11 @@
 //! The adapter layer: one trait that every vision model service implements, so the pipeline
 //! never knows whose API it talks to: Gemini (native, with video), OpenAI-compatible chat
-//! completions (OpenAI, z.ai, vLLM, Ollama, LM Studio) and Anthropic messages. Also the one
+//! completions (OpenAI, z.ai, vLLM, Ollama, LM Studio), Anthropic messages and Amazon
+//! Bedrock's Converse API (SigV4-signed). Also the one
 //! place where upstream requests are sent and retried within the call's deadline.
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod gemini;
 pub mod openai;
 
@@ -170,6 +172,13 @@ pub fn build(
         Adapter::Anthropic => Box::new(anthropic::AnthropicProvider::new(
             upstream,
             key.unwrap_or_else(|| ApiKey::new("")),
+        )),
+        Adapter::Bedrock => Box::new(bedrock::BedrockProvider::new(
+            upstream,
+            crate::aws::AwsChoice {
+                profile: config.aws_profile.clone(),
+                region: config.region.clone(),
+            },
         )),
     }
 }
