@@ -643,6 +643,26 @@ async fn bedrock_gets_the_image_signed_with_aws_credentials_and_its_usage_is_cos
         "{text}"
     );
 
+    // vaider_status: ready, with where the credentials were found (never the keys).
+    let status = call(&client, "vaider_status", json!({})).await;
+    let status = status.structured_content.unwrap();
+    let bedrock_status = status["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "bedrock")
+        .unwrap()
+        .clone();
+    assert_eq!(bedrock_status["ready"], true, "{bedrock_status}");
+    assert!(
+        bedrock_status["keySource"]
+            .as_str()
+            .unwrap()
+            .contains("environment"),
+        "{bedrock_status}"
+    );
+    assert!(!bedrock_status.to_string().contains("not-the-secret"));
+
     // Nothing secret was kept: not the secret, the token, nor a signature.
     let signature = auth.rsplit("Signature=").next().unwrap();
     for secret in [
@@ -675,5 +695,15 @@ async fn bedrock_gets_the_image_signed_with_aws_credentials_and_its_usage_is_cos
         text.contains("No AWS credentials") && text.contains(".aws/credentials"),
         "{text}"
     );
+    let status = call(&client, "vaider_status", json!({})).await;
+    let providers = status.structured_content.unwrap()["providers"].clone();
+    let bedrock_status = providers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "bedrock")
+        .unwrap()
+        .clone();
+    assert_eq!(bedrock_status["ready"], false, "{bedrock_status}");
     client.cancel().await.unwrap();
 }

@@ -392,6 +392,41 @@ mod tests {
         assert!(sign_request("not a url", "m", b"", &setup).is_err());
     }
 
+    #[tokio::test]
+    async fn videos_go_whole_in_the_formats_bedrock_takes_and_within_its_limit() {
+        use crate::media::{MediaInfo, MediaKind};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flow.mp4");
+        std::fs::write(&path, b"\0\0\0\x18ftypisom video bytes").unwrap();
+        let media = |mime_type, format, size_bytes| MediaInfo {
+            kind: MediaKind::Video,
+            mime_type,
+            format,
+            size_bytes,
+        };
+        let block = video_block(&path, &media("video/mp4", "MP4", 26))
+            .await
+            .unwrap();
+        assert_eq!(block["video"]["format"], "mp4");
+        assert_eq!(
+            block["video"]["source"]["bytes"],
+            base64(&std::fs::read(&path).unwrap())
+        );
+        let err = video_block(&path, &media("video/avi", "AVI", 26))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mp4, mov, mkv or webm") && err.contains("keyframes"),
+            "{err}"
+        );
+        let err = video_block(&path, &media("video/mp4", "MP4", 30 * 1024 * 1024))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("25 MB"), "{err}");
+    }
+
     #[test]
     fn answers_and_errors_read_like_bedrock_writes_them() {
         let answer = json!({
