@@ -215,16 +215,36 @@ impl RetryRules for BedrockRules {
     }
 
     fn error(&self, status: u16, body: &str) -> VaiderError {
+        self.error_with_headers(status, &reqwest::header::HeaderMap::new(), body)
+    }
+
+    fn error_with_headers(
+        &self,
+        status: u16,
+        headers: &reqwest::header::HeaderMap,
+        body: &str,
+    ) -> VaiderError {
         let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let message = parsed["message"]
             .as_str()
             .or_else(|| parsed["Message"].as_str())
             .unwrap_or("")
             .trim();
+        // "ThrottlingException:http://internal.amazon.com/coral/..." names the error.
+        let kind = headers
+            .get("x-amzn-errortype")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(':').next())
+            .unwrap_or("");
         VaiderError::Upstream {
             message: format!(
-                "Bedrock answered HTTP {status}: {message}{}",
-                bedrock_hint(status, message)
+                "Bedrock answered HTTP {status}{}: {message}{}",
+                if kind.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {kind}")
+                },
+                bedrock_hint(status, kind, message)
             ),
             response: Some(UpstreamResponse {
                 status,
@@ -235,8 +255,18 @@ impl RetryRules for BedrockRules {
 }
 
 /// What to do about a Bedrock error, from its status and message.
-fn bedrock_hint(status: u16, message: &str) -> &'static str {
+fn bedrock_hint(status: u16, kind: &str, message: &str) -> &'static str {
     let lower = message.to_ascii_lowercase();
+    match (kind, status) {
+        ("UnrecognizedClientException" | "ExpiredTokenException", _) => " The AWS credentials are not valid (an unknown access key or an expired session token): refresh them (`aws sts get-caller-identity` checks them) and retry.",
+        ("InvalidSignatureException", _) => " The AWS secret key does not match the access key id, or this machine's clock is off by more than 5 minutes.",
+        ("ModelNotReadyException", _) => " The model is not ready yet; Vaider retried with backoff. Try again in a minute.",
+        _ => hint_by_status(status, &lower),
+    }
+}
+
+/// The hint when the error type is missing or generic, from the status and message.
+fn hint_by_status(status: u16, lower: &str) -> &'static str {
     match status {
         403 if lower.contains("signature") => " The AWS secret key does not match the access key id, or this machine's clock is off by more than 5 minutes.",
         403 if lower.contains("security token") || lower.contains("expired") => " The AWS credentials are not valid (UnrecognizedClientException or an expired session token): refresh them (`aws sts get-caller-identity` checks them) and retry.",
@@ -474,6 +504,21 @@ mod tests {
         assert!(err.contains("ValidationException"), "{err}");
         let err = BedrockRules.error(503, "not json").to_string();
         assert!(err.contains("ServiceUnavailableException"), "{err}");
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            "x-amzn-errortype",
+            "InvalidSignatureException:http://internal.amazon.com/coral/com.amazon.coral.service/"
+                .parse()
+                .unwrap(),
+        );
+        let err = BedrockRules
+            .error_with_headers(403, &headers, r#"{"message":"Signature expired"}"#)
+            .to_string();
+        assert!(
+            err.contains("403 InvalidSignatureException: Signature expired"),
+            "{err}"
+        );
+        assert!(err.contains("clock"), "{err}");
         let none = reqwest::header::HeaderMap::new();
         let base = Duration::from_millis(10);
         assert!(BedrockRules.wait(429, &none, "", 1, base).is_some());

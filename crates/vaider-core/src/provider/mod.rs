@@ -196,6 +196,16 @@ pub trait RetryRules: Sync {
     ) -> Option<Duration>;
     /// The error to report for an answer that is not a success.
     fn error(&self, status: u16, body: &str) -> VaiderError;
+    /// The same, for services whose headers say more than the body (Bedrock names its error
+    /// in `x-amzn-ErrorType`); by default the body alone.
+    fn error_with_headers(
+        &self,
+        status: u16,
+        _headers: &reqwest::header::HeaderMap,
+        body: &str,
+    ) -> VaiderError {
+        self.error(status, body)
+    }
 }
 
 /// Sends requests to one service, retrying within the call's deadline.
@@ -243,7 +253,7 @@ impl Upstream {
                     let headers = response.headers().clone();
                     let body = response.text().await.unwrap_or_default();
                     let wait = rules.wait(status, &headers, &body, attempt, self.retry_base);
-                    (wait, rules.error(status, &body))
+                    (wait, rules.error_with_headers(status, &headers, &body))
                 }
                 Err(e) => {
                     record(None);
