@@ -1,5 +1,6 @@
 //! `fake-vision`: local stand-ins for OpenAI-compatible chat completions (OpenAI, z.ai, vLLM,
-//! Ollama, LM Studio, Gemini's OpenAI-compatible endpoint) and the Anthropic messages API.
+//! Ollama, LM Studio, Gemini's OpenAI-compatible endpoint), the Anthropic messages API and
+//! Amazon Bedrock's Converse API.
 //! This is the workspace's one fake of the chat-completions protocol. The real services are out of reach, so
 //! Vaider's provider adapters are tested against fakes that check what the real ones check.
 //!
@@ -21,12 +22,19 @@
 //!   `media_type` must be one of four and match the bytes; the 5 MB image limit counts the
 //!   *base64* text; 8000 px a side (2000 when over 20 images); 100 images; 32 MB a request
 //!   (413); unknown top-level fields are refused ("Extra inputs are not permitted").
+//! - Bedrock: `POST /model/{modelId}/converse` with the model id percent-encoded; a SigV4
+//!   `Authorization` for service `bedrock` in the fake's region, `host` and `x-amz-date`
+//!   signed, the signature recomputed with [`FakeBedrock::SECRET_ACCESS_KEY`]; image blocks
+//!   `{"image": {"format", "source": {"bytes": base64}}}` in png/jpeg/gif/webp matching their
+//!   bytes; video blocks only for Nova models; errors as `{"message"}` with `x-amzn-ErrorType`.
 
 mod anthropic;
+mod bedrock;
 mod media;
 mod openai;
 mod proof;
 mod server;
+mod sigv4_check;
 mod state;
 
 use std::sync::Arc;
@@ -337,6 +345,74 @@ impl FakeAnthropic {
     }
 
     /// Every `/v1/messages` body that parsed as JSON, in arrival order, whatever the answer.
+    pub fn requests(&self) -> Vec<serde_json::Value> {
+        self.handle.requests()
+    }
+
+    /// Every HTTP request received, in arrival order.
+    pub fn recorded(&self) -> Vec<RecordedRequest> {
+        self.handle.recorded()
+    }
+}
+
+/// A running fake Amazon Bedrock runtime (Converse). Clones share it; it stops when the last
+/// clone drops.
+#[derive(Clone)]
+pub struct FakeBedrock {
+    handle: Handle,
+}
+
+impl std::fmt::Debug for FakeBedrock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeBedrock")
+            .field("base_url", &self.handle.shared.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeBedrock {
+    /// The only access key id accepted.
+    pub const ACCESS_KEY_ID: &'static str = "AKIDFAKEBEDROCK";
+    /// The secret the fake checks signatures with (a test value, not a real key).
+    pub const SECRET_ACCESS_KEY: &'static str = "fake/Bedrock+Secret/Key0000000000000000";
+    /// The region signatures must be scoped to, unless started with another.
+    pub const REGION: &'static str = "us-east-1";
+
+    /// Binds 127.0.0.1:0 and serves in a tokio task; returns once listening.
+    pub async fn start() -> FakeBedrock {
+        Self::start_in(Self::REGION).await
+    }
+
+    /// A fake that accepts signatures scoped to `region` only.
+    pub async fn start_in(region: &str) -> FakeBedrock {
+        FakeBedrock {
+            handle: Handle::start(
+                Provider::Bedrock {
+                    region: region.to_string(),
+                },
+                "",
+            )
+            .await,
+        }
+    }
+
+    /// "http://127.0.0.1:PORT": clients POST `{base_url}/model/{modelId}/converse`.
+    pub fn base_url(&self) -> String {
+        self.handle.shared.base_url.clone()
+    }
+
+    /// Queue a fault for the next Converse request (see [`Fault`]); it answers before the
+    /// signature is checked.
+    pub fn push_fault(&self, fault: Fault) {
+        self.handle.push_fault(fault);
+    }
+
+    /// Replace the answer text (None = the default answer that proves what arrived).
+    pub fn set_reply_text(&self, text: Option<String>) {
+        self.handle.set_reply_text(text);
+    }
+
+    /// Every Converse body that parsed as JSON, in arrival order, whatever the answer.
     pub fn requests(&self) -> Vec<serde_json::Value> {
         self.handle.requests()
     }

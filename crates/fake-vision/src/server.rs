@@ -11,7 +11,7 @@ use axum::Router;
 use futures_util::StreamExt;
 
 use crate::state::{Provider, Shared};
-use crate::{anthropic, openai, Fault, RecordedRequest};
+use crate::{anthropic, bedrock, openai, Fault, RecordedRequest};
 
 /// Largest body kept in memory; larger ones are drained and refused with 413.
 pub(crate) const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
@@ -104,6 +104,7 @@ async fn dispatch(State(shared): State<Arc<Shared>>, request: Request) -> Respon
     match &shared.provider {
         Provider::OpenAi(options) => openai::handle(&shared, options, incoming).await,
         Provider::Anthropic => anthropic::handle(&shared, incoming).await,
+        Provider::Bedrock { region } => bedrock::handle(&shared, region, incoming).await,
     }
 }
 

@@ -13,6 +13,10 @@ use crate::{Fault, OpenAiOptions, RecordedRequest};
 pub(crate) enum Provider {
     OpenAi(OpenAiOptions),
     Anthropic,
+    /// Bedrock, with the region its signatures must be scoped to.
+    Bedrock {
+        region: String,
+    },
 }
 
 /// Shared by the server task and every handle of one fake.

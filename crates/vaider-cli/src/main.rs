@@ -53,7 +53,7 @@ enum Command {
         expectations: Vec<String>,
         #[arg(long)]
         model: Option<String>,
-        /// The provider to ask: gemini, openai, zai, anthropic, ollama, lmstudio, vllm, or one
+        /// The provider to ask: gemini, openai, zai, anthropic, ollama, lmstudio, vllm, bedrock, or one
         /// added in the config (default: the config's provider).
         #[arg(long)]
         provider: Option<String>,

@@ -117,6 +117,13 @@ pub fn default_prices() -> BTreeMap<String, Price> {
         ("glm-4.6v", 0.30, 0.90),
         ("claude-sonnet-4-5", 3.00, 15.00),
         ("claude-haiku-4-5", 1.00, 5.00),
+        // Bedrock ids are priced by the model after their prefixes (see `price_of`).
+        ("claude-3-5-sonnet", 3.00, 15.00),
+        ("claude-3-7-sonnet", 3.00, 15.00),
+        ("claude-sonnet-4", 3.00, 15.00),
+        ("claude-3-haiku", 0.25, 1.25),
+        ("nova-pro", 0.80, 3.20),
+        ("nova-lite", 0.06, 0.24),
     ]
     .into_iter()
     .map(|(model, input, output)| {
@@ -141,6 +148,8 @@ pub enum Adapter {
     Openai,
     /// Anthropic messages.
     Anthropic,
+    /// Amazon Bedrock's Converse API, signed with AWS credentials (SigV4).
+    Bedrock,
 }
 
 /// A provider's settings as written in the config file; every field is optional and falls
@@ -166,6 +175,13 @@ pub struct ProviderSettings {
     /// Image types it takes, e.g. ["image/png", "image/jpeg"].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_formats: Option<Vec<String>>,
+    /// Bedrock: the AWS region (else AWS_REGION, AWS_DEFAULT_REGION, the profile's region).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// Bedrock: the AWS profile to sign with (else AWS_PROFILE, else `default`); when set,
+    /// it wins over keys in the environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aws_profile: Option<String>,
 }
 
 /// A provider with every setting resolved.
@@ -181,6 +197,11 @@ pub struct ProviderConfig {
     pub max_image_bytes: u64,
     pub max_image_side: u32,
     pub image_formats: Vec<String>,
+    /// Bedrock only: the AWS region and profile chosen in the config file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aws_profile: Option<String>,
 }
 
 /// The providers Vaider knows without configuration.
@@ -192,7 +213,11 @@ pub const BUILT_IN_PROVIDERS: &[&str] = &[
     "ollama",
     "lmstudio",
     "vllm",
+    "bedrock",
 ];
+
+/// Bedrock's runtime endpoint; `{region}` is filled in from the AWS region at each call.
+pub const BEDROCK_BASE_URL: &str = "https://bedrock-runtime.{region}.amazonaws.com";
 
 fn built_in(name: &str) -> Option<ProviderConfig> {
     let p = |adapter,
@@ -212,6 +237,8 @@ fn built_in(name: &str) -> Option<ProviderConfig> {
         max_image_bytes: (mb * 1024.0 * 1024.0) as u64,
         max_image_side: side,
         image_formats: formats.iter().map(|f| f.to_string()).collect(),
+        region: None,
+        aws_profile: None,
     };
     const ALL: &[&str] = &["image/png", "image/jpeg", "image/webp", "image/gif"];
     const PNG_JPEG: &[&str] = &["image/png", "image/jpeg"];
@@ -276,6 +303,19 @@ fn built_in(name: &str) -> Option<ProviderConfig> {
             true,
             20.0,
             0,
+            ALL,
+        ),
+        // Credentials come from the AWS chain, not Vaider's key store. Bedrock takes images up
+        // to 3.75 MB and 8000 px for Claude; video only for some models (Nova): opt in with
+        // `accepts_video`.
+        "bedrock" => p(
+            Adapter::Bedrock,
+            BEDROCK_BASE_URL,
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            false,
+            false,
+            3.75,
+            8000,
             ALL,
         ),
         _ => return None,
@@ -435,6 +475,8 @@ impl Config {
                     .iter()
                     .map(|f| f.to_string())
                     .collect(),
+                region: None,
+                aws_profile: None,
             }
         } else if let Some(found) = built_in(&name) {
             found
@@ -452,6 +494,8 @@ impl Config {
                     .iter()
                     .map(|f| f.to_string())
                     .collect(),
+                region: None,
+                aws_profile: None,
             }
         } else {
             return Err(VaiderError::InvalidRequest(format!(
@@ -482,6 +526,8 @@ impl Config {
             if let Some(v) = &s.image_formats {
                 config.image_formats = v.clone();
             }
+            config.region = s.region.clone().filter(|r| !r.trim().is_empty());
+            config.aws_profile = s.aws_profile.clone().filter(|p| !p.trim().is_empty());
         }
         // The top-level model is the default provider's model.
         if name == self.provider
@@ -503,6 +549,17 @@ impl Config {
     pub fn price_of(&self, model: &str) -> Option<Price> {
         // "models/gemini-2.5-flash" and "gemini-2.5-flash-001" are priced as the base model.
         let model = model.strip_prefix("models/").unwrap_or(model);
+        self.price_by_prefix(model).or_else(|| {
+            // Bedrock: "us.anthropic.claude-sonnet-4-5-...-v1:0" is priced as claude-sonnet-4-5
+            // unless the config prices the full id.
+            let base = bedrock_base_model(model);
+            (base != model)
+                .then(|| self.price_by_prefix(base))
+                .flatten()
+        })
+    }
+
+    fn price_by_prefix(&self, model: &str) -> Option<Price> {
         self.prices.get(model).copied().or_else(|| {
             self.prices
                 .iter()
@@ -532,6 +589,35 @@ pub const ENV_VARS: &[&str] = &[
     "VAIDER_GEMINI_POLL_INTERVAL_MS",
     "VAIDER_GEMINI_RETRY_BASE_MS",
 ];
+
+/// A Bedrock model id without its cross-region inference prefix ("us.", "eu.", "apac.",
+/// "global.") and vendor ("anthropic.", "amazon.", "meta."): the name prices are kept by.
+pub fn bedrock_base_model(model: &str) -> &str {
+    let mut rest = model;
+    for prefix in [
+        "us.", "us-gov.", "eu.", "apac.", "jp.", "au.", "ca.", "global.",
+    ] {
+        if let Some(r) = rest.strip_prefix(prefix) {
+            rest = r;
+            break;
+        }
+    }
+    const VENDORS: [&str; 9] = [
+        "anthropic",
+        "amazon",
+        "meta",
+        "mistral",
+        "cohere",
+        "ai21",
+        "deepseek",
+        "writer",
+        "qwen",
+    ];
+    match rest.split_once('.') {
+        Some((vendor, model)) if VENDORS.contains(&vendor) && !model.is_empty() => model,
+        _ => rest,
+    }
+}
 
 fn parse_bool(name: &str, value: &str) -> Result<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
@@ -627,6 +713,47 @@ mod tests {
         assert!(!config.provider("ollama").unwrap().needs_key);
         let err = config.provider("nope").unwrap_err().to_string();
         assert!(err.contains("openai") && err.contains("mine"), "{err}");
+    }
+
+    #[test]
+    fn bedrock_is_built_in_with_its_region_and_profile_from_the_file() {
+        let config: Config = toml::from_str(
+            "[providers.bedrock]\nmodel = \"anthropic.claude-3-5-sonnet-20241022-v2:0\"\nregion = \"eu-west-1\"\naws_profile = \"work\"\n",
+        )
+        .unwrap();
+        let bedrock = config.provider("bedrock").unwrap();
+        assert_eq!(bedrock.adapter, Adapter::Bedrock);
+        assert_eq!(bedrock.base_url, BEDROCK_BASE_URL);
+        assert!(!bedrock.needs_key);
+        assert_eq!(bedrock.region.as_deref(), Some("eu-west-1"));
+        assert_eq!(bedrock.aws_profile.as_deref(), Some("work"));
+        assert_eq!(bedrock.model, "anthropic.claude-3-5-sonnet-20241022-v2:0");
+    }
+
+    #[test]
+    fn bedrock_model_ids_are_priced_as_their_base_model() {
+        let config = Config::default();
+        let sonnet = config
+            .price_of("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+            .unwrap();
+        assert_eq!(sonnet.input_per_million, 3.00);
+        let old = config
+            .price_of("anthropic.claude-3-5-sonnet-20241022-v2:0")
+            .unwrap();
+        assert_eq!(old.output_per_million, 15.00);
+        assert_eq!(
+            config
+                .price_of("amazon.nova-lite-v1:0")
+                .unwrap()
+                .input_per_million,
+            0.06
+        );
+        assert_eq!(bedrock_base_model("gemini-2.5-flash"), "gemini-2.5-flash");
+        assert_eq!(
+            bedrock_base_model("Qwen/Qwen2.5-VL-7B-Instruct"),
+            "Qwen/Qwen2.5-VL-7B-Instruct"
+        );
+        assert!(config.price_of("meta.llama-unknown").is_none());
     }
 
     #[test]

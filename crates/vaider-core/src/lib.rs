@@ -3,6 +3,7 @@
 //! secrets and the cost. The `vaider` binary, the HTTP server and the tray app all use it.
 
 pub mod analysis;
+pub mod aws;
 pub mod client_setup;
 pub mod config;
 pub mod cost;

@@ -43,6 +43,19 @@ pub struct ProviderStatus {
     pub tools: Vec<String>,
 }
 
+/// Bedrock is ready when the AWS chain finds credentials and a region; the source says where
+/// (never the keys themselves).
+fn aws_status(provider: &crate::config::ProviderConfig) -> (bool, Option<String>) {
+    let choice = crate::aws::AwsChoice {
+        profile: provider.aws_profile.clone(),
+        region: provider.region.clone(),
+    };
+    match crate::aws::resolve(&|name| std::env::var(name).ok(), &choice) {
+        Ok(setup) => (true, Some(setup.credentials.source)),
+        Err(_) => (false, None),
+    }
+}
+
 impl Vaider {
     pub async fn status(&self) -> StatusReport {
         let config = self.config();
@@ -51,11 +64,19 @@ impl Vaider {
             let Ok(provider) = config.provider(&name) else {
                 continue;
             };
-            let key = self.api_key(&name).await;
+            let (ready, key_source) = if provider.adapter == crate::config::Adapter::Bedrock {
+                aws_status(&provider)
+            } else {
+                let key = self.api_key(&name).await;
+                (
+                    key.is_some() || !provider.needs_key,
+                    key.map(|(_, source)| source.to_string()),
+                )
+            };
             providers.push(ProviderStatus {
                 adapter: format!("{:?}", provider.adapter).to_lowercase(),
-                ready: key.is_some() || !provider.needs_key,
-                key_source: key.map(|(_, source)| source.to_string()),
+                ready,
+                key_source,
                 video_as: if provider.accepts_video {
                     "video"
                 } else {

@@ -343,7 +343,15 @@ const TOOLS: &[&str] = &[
 
 /// Providers that would be reached over the internet (with a key from the environment or the
 /// keychain), or on a local port no test serves; the tests ask none of them.
-const NOT_ASKED: &[&str] = &["openai", "zai", "anthropic", "ollama", "lmstudio", "vllm"];
+const NOT_ASKED: &[&str] = &[
+    "openai",
+    "zai",
+    "anthropic",
+    "ollama",
+    "lmstudio",
+    "vllm",
+    "bedrock",
+];
 
 fn tool_arguments(server: &TestServer) -> impl Strategy<Value = Value> {
     let folder = server.media.path().display().to_string();

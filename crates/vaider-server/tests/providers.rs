@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 
 use common::*;
-use fake_vision::{FakeAnthropic, FakeOpenAi, Fault, OpenAiOptions};
+use fake_vision::{FakeAnthropic, FakeBedrock, FakeOpenAi, Fault, OpenAiOptions};
 use serde_json::{json, Value};
 use vaider_core::config::ProviderSettings;
 use vaider_core::secrets::{ApiKey, KeySource};
@@ -534,5 +534,178 @@ async fn a_server_that_takes_video_gets_it_whole_as_a_streamed_data_url() {
         result.structured_content.unwrap()["adaptations"].is_null(),
         "sent as it is"
     );
+    client.cancel().await.unwrap();
+}
+
+/// Every file under `dir` holding `needle` (history database, interaction folders, logs).
+fn files_containing(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_containing(&path, needle));
+        } else if std::fs::read(&path)
+            .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            .unwrap_or(false)
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn bedrock_gets_the_image_signed_with_aws_credentials_and_its_usage_is_costed() {
+    const TOKEN: &str = "FwoGZXIvYXdzEFAKESESSIONTOKEN";
+    // The adapter reads the AWS chain from the process environment, as the CLI does; this
+    // test owns its process under nextest, and no other test reads these variables.
+    for (name, value) in [
+        ("AWS_ACCESS_KEY_ID", FakeBedrock::ACCESS_KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", FakeBedrock::SECRET_ACCESS_KEY),
+        ("AWS_SESSION_TOKEN", TOKEN),
+        ("AWS_REGION", "eu-west-1"),
+    ] {
+        std::env::set_var(name, value);
+    }
+    let bedrock = FakeBedrock::start_in("eu-west-1").await;
+    let base = bedrock.base_url();
+    let model = "anthropic.claude-3-5-sonnet-20241022-v2:0";
+    let (server, _fakes) = start(move |config| {
+        let settings = config.providers.entry("bedrock".into()).or_default();
+        settings.base_url = Some(base);
+        settings.model = Some(model.into());
+    })
+    .await;
+    let client = server.mcp().await;
+    let image = server.media_path("login.png");
+    let ask = || json!({"image_source": image, "provider": "bedrock", "prompt": "What is shown?", "no_cache": true});
+    let result = call(&client, "analyze_image", ask()).await;
+    assert_ne!(result.is_error, Some(true), "{}", text_of(&result));
+    // The fake checked the signature with the secret and hashed the image bytes it decoded.
+    assert!(
+        text_of(&result).contains(&sha256_hex(&image)),
+        "{}",
+        text_of(&result)
+    );
+
+    let recorded = bedrock.recorded().pop().unwrap();
+    assert_eq!(
+        recorded.path,
+        "/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/converse"
+    );
+    let auth = recorded.header("authorization").unwrap();
+    let date = &recorded.header("x-amz-date").unwrap()[..8];
+    assert!(
+        auth.starts_with(&format!(
+            "AWS4-HMAC-SHA256 Credential={}/{date}/eu-west-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature=",
+            FakeBedrock::ACCESS_KEY_ID
+        )),
+        "{auth}"
+    );
+    assert_eq!(recorded.header("x-amz-security-token"), Some(TOKEN));
+    let request = bedrock.requests().pop().unwrap();
+    let blocks = request["messages"][0]["content"].as_array().unwrap();
+    let images: Vec<&Value> = blocks.iter().filter(|b| b["image"].is_object()).collect();
+    assert_eq!(images.len(), 1);
+    assert_eq!(images[0]["image"]["format"], "png");
+    assert!(request["system"][0]["text"].as_str().is_some());
+
+    // Usage and cost as for the other providers: Claude 3.5 Sonnet's price.
+    let s = result.structured_content.clone().unwrap();
+    assert_eq!(s["provider"], "bedrock");
+    let row = server
+        .engine
+        .history()
+        .get(s["interactionId"].as_str().unwrap())
+        .unwrap()
+        .unwrap();
+    assert!(row.input_tokens >= 1000 && row.output_tokens > 0, "{row:?}");
+    let expected = (row.input_tokens as f64 * 3.0 + row.output_tokens as f64 * 15.0) / 1e6;
+    assert!((row.cost_usd - expected).abs() < 1e-9, "{row:?}");
+
+    // Throttled once: retried with backoff, then answered.
+    bedrock.push_fault(Fault::Status(429));
+    let result = call(&client, "analyze_image", ask()).await;
+    assert_ne!(result.is_error, Some(true), "{}", text_of(&result));
+    // Denied: a clear error saying what to do.
+    bedrock.push_fault(Fault::Status(403));
+    let text = text_of(&call(&client, "analyze_image", ask()).await);
+    assert!(
+        text.starts_with("UPSTREAM_ERROR") && text.contains("Model access"),
+        "{text}"
+    );
+    // A wrong secret: the fake's recomputed signature differs.
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "not-the-secret");
+    let text = text_of(&call(&client, "analyze_image", ask()).await);
+    assert!(
+        text.starts_with("UPSTREAM_ERROR") && text.contains("secret key does not match"),
+        "{text}"
+    );
+
+    // vaider_status: ready, with where the credentials were found (never the keys).
+    let status = call(&client, "vaider_status", json!({})).await;
+    let status = status.structured_content.unwrap();
+    let bedrock_status = status["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "bedrock")
+        .unwrap()
+        .clone();
+    assert_eq!(bedrock_status["ready"], true, "{bedrock_status}");
+    assert!(
+        bedrock_status["keySource"]
+            .as_str()
+            .unwrap()
+            .contains("environment"),
+        "{bedrock_status}"
+    );
+    assert!(!bedrock_status.to_string().contains("not-the-secret"));
+
+    // Nothing secret was kept: not the secret, the token, nor a signature.
+    let signature = auth.rsplit("Signature=").next().unwrap();
+    for secret in [
+        FakeBedrock::SECRET_ACCESS_KEY,
+        TOKEN,
+        signature,
+        "not-the-secret",
+    ] {
+        for dir in [server.data.path(), server.media.path()] {
+            let found = files_containing(dir, secret);
+            assert!(found.is_empty(), "{secret:?} kept in {found:?}");
+        }
+    }
+
+    // No credentials at all: the error names where Vaider looked.
+    for name in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+    ] {
+        std::env::remove_var(name);
+    }
+    let home = tempfile::tempdir().unwrap();
+    std::env::set_var("HOME", home.path());
+    std::env::remove_var("AWS_SHARED_CREDENTIALS_FILE");
+    std::env::remove_var("AWS_CONFIG_FILE");
+    std::env::remove_var("AWS_PROFILE");
+    let text = text_of(&call(&client, "analyze_image", ask()).await);
+    assert!(
+        text.contains("No AWS credentials") && text.contains(".aws/credentials"),
+        "{text}"
+    );
+    let status = call(&client, "vaider_status", json!({})).await;
+    let providers = status.structured_content.unwrap()["providers"].clone();
+    let bedrock_status = providers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "bedrock")
+        .unwrap()
+        .clone();
+    assert_eq!(bedrock_status["ready"], false, "{bedrock_status}");
     client.cancel().await.unwrap();
 }

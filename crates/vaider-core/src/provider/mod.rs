@@ -1,9 +1,11 @@
 //! The adapter layer: one trait that every vision model service implements, so the pipeline
 //! never knows whose API it talks to: Gemini (native, with video), OpenAI-compatible chat
-//! completions (OpenAI, z.ai, vLLM, Ollama, LM Studio) and Anthropic messages. Also the one
+//! completions (OpenAI, z.ai, vLLM, Ollama, LM Studio), Anthropic messages and Amazon
+//! Bedrock's Converse API (SigV4-signed). Also the one
 //! place where upstream requests are sent and retried within the call's deadline.
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod gemini;
 pub mod openai;
 
@@ -171,6 +173,13 @@ pub fn build(
             upstream,
             key.unwrap_or_else(|| ApiKey::new("")),
         )),
+        Adapter::Bedrock => Box::new(bedrock::BedrockProvider::new(
+            upstream,
+            crate::aws::AwsChoice {
+                profile: config.aws_profile.clone(),
+                region: config.region.clone(),
+            },
+        )),
     }
 }
 
@@ -187,6 +196,16 @@ pub trait RetryRules: Sync {
     ) -> Option<Duration>;
     /// The error to report for an answer that is not a success.
     fn error(&self, status: u16, body: &str) -> VaiderError;
+    /// The same, for services whose headers say more than the body (Bedrock names its error
+    /// in `x-amzn-ErrorType`); by default the body alone.
+    fn error_with_headers(
+        &self,
+        status: u16,
+        _headers: &reqwest::header::HeaderMap,
+        body: &str,
+    ) -> VaiderError {
+        self.error(status, body)
+    }
 }
 
 /// Sends requests to one service, retrying within the call's deadline.
@@ -234,7 +253,7 @@ impl Upstream {
                     let headers = response.headers().clone();
                     let body = response.text().await.unwrap_or_default();
                     let wait = rules.wait(status, &headers, &body, attempt, self.retry_base);
-                    (wait, rules.error(status, &body))
+                    (wait, rules.error_with_headers(status, &headers, &body))
                 }
                 Err(e) => {
                     record(None);

@@ -24,7 +24,7 @@ pub struct CommonArgs {
     #[serde(default)]
     pub expectations: Vec<String>,
     /// The provider to ask instead of the configured one: gemini, openai, zai, anthropic,
-    /// ollama, lmstudio, vllm, or one added in the config.
+    /// ollama, lmstudio, vllm, bedrock, or one added in the config.
     #[serde(default)]
     pub provider: String,
     /// The model to use instead of the provider's configured one, e.g. "gemini-2.5-pro".
