@@ -527,10 +527,17 @@ impl History {
         self.with(
             |c| {
                 c.query_row(
-                    "SELECT COUNT(*), COALESCE(SUM(cost_usd), 0), COALESCE(SUM(input_tokens), 0),
-                        COALESCE(SUM(output_tokens), 0),
-                        COALESCE(SUM(COALESCE(default_sampling_input_tokens, input_tokens)), 0)
-                     FROM interactions",
+                    // A job's row carries the sum of its calls (see `jobs`): its calls are
+                    // counted once, on their own rows.
+                    "SELECT COUNT(*),
+                        COALESCE(SUM(CASE WHEN p.parent_id IS NULL THEN i.cost_usd END), 0),
+                        COALESCE(SUM(CASE WHEN p.parent_id IS NULL THEN i.input_tokens END), 0),
+                        COALESCE(SUM(CASE WHEN p.parent_id IS NULL THEN i.output_tokens END), 0),
+                        COALESCE(SUM(CASE WHEN p.parent_id IS NULL
+                            THEN COALESCE(i.default_sampling_input_tokens, i.input_tokens) END), 0)
+                     FROM interactions i
+                     LEFT JOIN (SELECT DISTINCT parent_id FROM interactions
+                                WHERE parent_id IS NOT NULL) p ON p.parent_id = i.id",
                     [],
                     |r| {
                         Ok(Totals {

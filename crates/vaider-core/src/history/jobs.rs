@@ -204,5 +204,9 @@ mod tests {
             .iter()
             .all(|c| c.parent_id.as_deref() == Some("job")));
         assert_eq!(history.job_result("job").unwrap(), Some(result));
+        // The history's totals count each call's cost once, not again through its job.
+        let totals = history.totals().unwrap();
+        assert_eq!(totals.interactions, 3);
+        assert!((totals.cost_usd - 0.75).abs() < 1e-9, "{}", totals.cost_usd);
     }
 }
