@@ -33,6 +33,10 @@ apt_ensure "${UI_APT_PACKAGES[@]}"
 command -v cargo >/dev/null 2>&1 || die "cargo is missing: install Rust first (bash scripts/install.sh does)"
 
 ensure_ui_packages
+# The validation detail's test runs the fixture Playwright project, which records video with the
+# Debian ffmpeg linked where Playwright looks (PLAYWRIGHT_BROWSERS_PATH, handed to vaider serve).
+(ensure_validate_packages)
+export PLAYWRIGHT_BROWSERS_PATH="$PLAYWRIGHT_BROWSERS_DIR"
 info "node $(node --version), npm $(npm --version 2>/dev/null)"
 
 # ---- build -----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { app, on } from './state.js';
 import { errorState } from './shell.js';
 import { detailsBlock, inline, prettyJson, richText } from './richtext.js';
 import { comparisonViewer } from './compare.js';
+import { validationCards } from './validation.js';
 
 const ERROR_HELP = {
   NO_API_KEY: () => ['Add a key for this provider in ', h('a', { href: '#/settings' }, 'Settings'),
@@ -201,8 +202,10 @@ export function detailView(root, r) {
     } else if (d.status === 'ok') {
       sections.push(h('div', { class: 'card' }, h('h2', null, 'Description'), h('p', { class: 'muted' }, 'The model gave no description.')));
     }
+    if (d.job) sections.push(...validationCards(d.job, withSrc));
     const verdicts = Array.isArray(d.verdicts) ? d.verdicts : [];
-    if (verdicts.length || (d.expectations && d.expectations.length)) {
+    // A validation's expectations are judged in its video analysis, shown with it.
+    if (!d.job && (verdicts.length || (d.expectations && d.expectations.length))) {
       const list = verdicts.length ? verdicts : d.expectations.map((e) => ({ expectation: e, verdict: null }));
       sections.push(h('div', { class: 'card', id: 'expectations' },
         h('h2', null, 'Expectations',

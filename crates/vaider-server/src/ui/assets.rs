@@ -28,6 +28,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../../../ui/compare.js"),
     ),
     (
+        "validation.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/validation.js"),
+    ),
+    (
         "detail.js",
         "text/javascript; charset=utf-8",
         include_str!("../../../../ui/detail.js"),

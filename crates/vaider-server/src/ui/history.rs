@@ -118,6 +118,8 @@ pub(super) struct Detail {
     media_sha256: Option<String>,
     /// A visual comparison's other pictures, regions and findings.
     comparison: Option<super::comparison::ComparisonView>,
+    /// A job's answer (a test validation's rubric, report, screenshots) and its model calls.
+    job: Option<super::job::JobView>,
 }
 
 #[derive(Debug, Serialize)]
@@ -190,11 +192,13 @@ pub(super) async fn detail(
     let result = blocking(move || history.result(&key)).await?;
     let log_dir = row.log_dir.clone();
     let compared = row.clone();
-    let (request_json, response_json, comparison) = tokio::task::spawn_blocking(move || {
+    let jobs = state.engine.history().clone();
+    let (request_json, response_json, comparison, job) = tokio::task::spawn_blocking(move || {
         (
             read_log_file(log_dir.as_deref(), "request.json"),
             read_log_file(log_dir.as_deref(), "response.json"),
             super::comparison::view(&compared),
+            super::job::view(&jobs, &compared),
         )
     })
     .await
@@ -235,5 +239,6 @@ pub(super) async fn detail(
         size_bytes: row.size_bytes,
         media_sha256: row.media_sha256,
         comparison,
+        job,
     }))
 }

@@ -17,6 +17,8 @@ use crate::AppState;
 #[derive(Debug, Deserialize)]
 pub(super) struct MediaParams {
     which: Option<String>,
+    /// Which screenshot of a test validation (`which=screenshot`), from 0.
+    n: Option<String>,
 }
 
 /// Serves only the files the history recorded for this interaction, with Range support so
@@ -35,12 +37,23 @@ pub(super) async fn media(
         // Kept in the history by the pipeline: no path to serve is ever read from a file in
         // the project's folder, which anyone who can write there could change.
         Some("expected") => (row.expected_path.map(PathBuf::from), None),
+        Some("screenshot") => {
+            let n = params
+                .n
+                .as_deref()
+                .and_then(|n| n.parse::<usize>().ok())
+                .ok_or_else(|| ApiError::bad_request("which=screenshot needs n, the screenshot's number from 0."))?;
+            let history = state.engine.history().clone();
+            let job = row.clone();
+            let path = super::blocking(move || Ok(super::job::screenshot(&history, &job, n))).await?;
+            (path, Some("image/png".to_string()))
+        }
         // A comparison's other pictures: beside the recorded annotation, by the store's names.
         Some(name) => match Picture::from_name(name) {
             Some(picture) => (picture_path(&row, picture), Some("image/png".to_string())),
             None => {
                 return Err(ApiError::bad_request(format!(
-                    "which={name:?} is not known: use `actual` or `expected` (and for a visual comparison `diff`, `heatmap` or `zoom`)."
+                    "which={name:?} is not known: use `actual` or `expected` (for a visual comparison `diff`, `heatmap` or `zoom`; for a test validation `screenshot` with `n`)."
                 )))
             }
         },

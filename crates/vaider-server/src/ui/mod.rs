@@ -7,6 +7,7 @@ mod comparison;
 mod control;
 mod events;
 mod history;
+mod job;
 mod keys;
 mod media;
 mod open_folder;

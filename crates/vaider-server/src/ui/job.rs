@@ -1,0 +1,82 @@
+//! A job's detail (a test validation): its stored answer (the `AgentResult`, with the rubric,
+//! the report and the screenshots), the model calls it made, and its screenshots served by
+//! number. Their paths come from the answer Vaider stored in the history, never from a file in
+//! the project, which anyone who can write there could change.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+use vaider_core::history::{History, Interaction};
+
+/// What the detail view shows of a job.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct JobView {
+    /// The job's whole answer, as the agent got it.
+    pub result: Option<Value>,
+    /// The model calls it made, oldest first: id, tool, status, cost.
+    pub calls: Vec<Call>,
+    /// `/api/interactions/{id}/media?which=screenshot&n=K`, one per screenshot.
+    pub screenshot_urls: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Call {
+    id: String,
+    tool: String,
+    status: &'static str,
+    cost_usd: f64,
+    description: Option<String>,
+}
+
+/// The job view of a row, when the row is a job (it has a stored answer of its own or calls).
+pub(super) fn view(history: &History, row: &Interaction) -> Option<JobView> {
+    let result = history.job_result(&row.id).ok().flatten();
+    let calls = history.children(&row.id).unwrap_or_default();
+    let is_job = row.parent_id.is_none() && (!calls.is_empty() || is_job_answer(result.as_ref()));
+    if !is_job {
+        return None;
+    }
+    let screenshot_urls = (0..screenshots(result.as_ref()).len())
+        .map(|n| format!("/api/interactions/{}/media?which=screenshot&n={n}", row.id))
+        .collect();
+    Some(JobView {
+        calls: calls
+            .into_iter()
+            .map(|c| Call {
+                id: c.id,
+                tool: c.tool,
+                status: c.status.as_str(),
+                cost_usd: c.cost_usd,
+                description: c.description,
+            })
+            .collect(),
+        result,
+        screenshot_urls,
+    })
+}
+
+/// A job's answer is not an analysis result: it has `success` and `data` (an `AgentResult`).
+fn is_job_answer(result: Option<&Value>) -> bool {
+    result.is_some_and(|r| r.get("success").is_some() && r.get("data").is_some())
+}
+
+fn screenshots(result: Option<&Value>) -> Vec<String> {
+    result
+        .and_then(|r| r["data"]["screenshots"].as_array())
+        .map(|shots| {
+            shots
+                .iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `n`th screenshot of a job, by the stored answer.
+pub(super) fn screenshot(history: &History, row: &Interaction, n: usize) -> Option<PathBuf> {
+    let result = history.job_result(&row.id).ok().flatten();
+    screenshots(result.as_ref()).get(n).map(PathBuf::from)
+}
