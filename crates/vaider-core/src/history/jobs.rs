@@ -109,19 +109,7 @@ impl History {
 
     /// A job's stored answer, in its own shape.
     pub fn job_result(&self, id: &str) -> Result<Option<serde_json::Value>> {
-        use rusqlite::OptionalExtension;
-        let json: Option<Option<String>> = self.with(
-            |c| {
-                c.query_row(
-                    "SELECT result_json FROM interactions WHERE id = ?1",
-                    [id],
-                    |r| r.get(0),
-                )
-                .optional()
-            },
-            "read the history",
-        )?;
-        Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
+        self.stored_answer(id)
     }
 }
 
