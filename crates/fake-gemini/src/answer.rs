@@ -89,6 +89,9 @@ fn default_text(prompt: &Prompt) -> String {
             Value::String(v) => v,
             other => other.to_string(),
         },
+        ("application/json", Some(s)) if crate::planner::asks_for_plan(s) => {
+            crate::planner::plan(&prompt.user_text, &sentence).to_string()
+        }
         ("application/json", Some(s)) => match crate::judge::judgement(s, &prompt.user_text) {
             Some(judged) => crate::judge::with_proof(judged, s, &sentence).to_string(),
             None => schema::example(s, &sentence).to_string(),

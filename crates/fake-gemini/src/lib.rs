@@ -24,6 +24,7 @@ mod files;
 mod generate;
 mod judge;
 pub mod media;
+mod planner;
 mod router;
 pub mod schema;
 mod state;

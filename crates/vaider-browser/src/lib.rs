@@ -100,14 +100,34 @@ impl Browser {
 
     /// Starts the given Chromium or Chrome program, headless, with a fresh profile.
     pub async fn launch_with(program: PathBuf) -> Result<Browser, BrowserError> {
+        Browser::launch_as(program, true).await
+    }
+
+    /// Starts the given program (None: the one found on the machine), headless or with its
+    /// window shown (`headless: false`, for watching a run; it needs a display).
+    pub async fn launch_shown(
+        program: Option<PathBuf>,
+        headless: bool,
+    ) -> Result<Browser, BrowserError> {
+        let program = match program {
+            Some(program) => program,
+            None => find_chrome()?,
+        };
+        Browser::launch_as(program, headless).await
+    }
+
+    async fn launch_as(program: PathBuf, headless: bool) -> Result<Browser, BrowserError> {
         // A fresh profile per launch: no cache, cookies or lock files shared with another run.
         let profile = tempfile::Builder::new()
             .prefix("vaider-chrome-")
             .tempdir()
             .map_err(BrowserError::Profile)?;
-        let mut config = BrowserConfig::builder()
-            .chrome_executable(&program)
-            .new_headless_mode()
+        let mut config = BrowserConfig::builder().chrome_executable(&program);
+        config = match headless {
+            true => config.new_headless_mode(),
+            false => config.with_head(),
+        };
+        let mut config = config
             .user_data_dir(profile.path())
             // The viewport is set per page, explicitly, right before each shot.
             .viewport(None)

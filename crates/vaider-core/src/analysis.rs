@@ -25,10 +25,13 @@ pub enum Tool {
     /// A QA plan's judgement of a web page (its screenshot and visible text) against criteria,
     /// asked by an `agentic_assertion` step.
     JudgePage,
+    /// A QA test plan written from requirements, the app's first page (its screenshot) and
+    /// context from the code base, asked by `generate_test_plan`.
+    GeneratePlan,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 10] = [
+    pub const ALL: [Tool; 11] = [
         Tool::AnalyzeVideo,
         Tool::AnalyzeImage,
         Tool::UiToArtifact,
@@ -39,6 +42,7 @@ impl Tool {
         Tool::UiDiffCheck,
         Tool::VisualCompare,
         Tool::JudgePage,
+        Tool::GeneratePlan,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +57,7 @@ impl Tool {
             Tool::UiDiffCheck => "ui_diff_check",
             Tool::VisualCompare => "visual_compare",
             Tool::JudgePage => "judge_page",
+            Tool::GeneratePlan => "generate_test_plan",
         }
     }
 

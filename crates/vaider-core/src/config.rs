@@ -47,6 +47,29 @@ impl Default for GeminiConfig {
     }
 }
 
+/// How QA test plans run (`[qa]` in config.toml).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct QaConfig {
+    /// Plan runs at once, each with its own browser; more wait their turn. Two fit a small
+    /// machine: each browser takes about a core while a page loads.
+    pub parallel_runs: usize,
+    /// The most actions an `agentic_browsing` step may take before it counts as stuck.
+    pub browse_max_actions: u32,
+    /// How long each scripted command waits for its element.
+    pub step_timeout_ms: u64,
+}
+
+impl Default for QaConfig {
+    fn default() -> Self {
+        QaConfig {
+            parallel_runs: 2,
+            browse_max_actions: 10,
+            step_timeout_ms: 5000,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Config {
@@ -75,6 +98,8 @@ pub struct Config {
     /// "keyframes" (still frames). A call may ask otherwise (`sampling`).
     pub video_sampling: crate::sampling::VideoSampling,
     pub gemini: GeminiConfig,
+    /// How QA test plans run.
+    pub qa: QaConfig,
     /// The other providers, by the name users pick them with (`provider` argument or
     /// `provider` above). Built in: openai, zai, anthropic, ollama, lmstudio, vllm; a field
     /// given here overrides the built-in value, and a new name with an `adapter` adds one.
@@ -98,6 +123,7 @@ impl Default for Config {
             download_limit_mb: 2048,
             video_sampling: Default::default(),
             gemini: GeminiConfig::default(),
+            qa: QaConfig::default(),
             providers: BTreeMap::new(),
             prices: default_prices(),
         }
@@ -415,6 +441,9 @@ impl Config {
                     self.gemini.poll_interval_ms = parse(name, &value)?
                 }
                 "VAIDER_GEMINI_RETRY_BASE_MS" => self.gemini.retry_base_ms = parse(name, &value)?,
+                "VAIDER_QA_PARALLEL_RUNS" => self.qa.parallel_runs = parse(name, &value)?,
+                "VAIDER_QA_BROWSE_MAX_ACTIONS" => self.qa.browse_max_actions = parse(name, &value)?,
+                "VAIDER_QA_STEP_TIMEOUT_MS" => self.qa.step_timeout_ms = parse(name, &value)?,
                 _ => {}
             }
         }
@@ -588,6 +617,9 @@ pub const ENV_VARS: &[&str] = &[
     "VAIDER_GEMINI_UPLOAD_CHUNK_MIB",
     "VAIDER_GEMINI_POLL_INTERVAL_MS",
     "VAIDER_GEMINI_RETRY_BASE_MS",
+    "VAIDER_QA_PARALLEL_RUNS",
+    "VAIDER_QA_BROWSE_MAX_ACTIONS",
+    "VAIDER_QA_STEP_TIMEOUT_MS",
 ];
 
 /// A Bedrock model id without its cross-region inference prefix ("us.", "eu.", "apac.",

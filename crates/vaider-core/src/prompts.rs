@@ -74,6 +74,7 @@ pub fn system(tool: Tool) -> String {
         Tool::AnalyzeDataVisualization => "Your task: read the chart or dashboard: its type, axes, units and legend, the values you can read, and the trends, outliers and comparisons that matter. Give numbers as read; say when a value is estimated.",
         Tool::VisualCompare => "Your task: explain what changed between two screenshots of the same UI, BEFORE (the first image) and AFTER (the second), where a pixel diff boxed and numbered every changed region on AFTER. For each numbered region say what changed in plain words (moved, resized, recoloured, text changed, appeared, disappeared; with sizes in pixels where you can tell). Then match the changes the developer expected against what you found: an expected change is matched only when you see it. Every change nobody expected is unexpected: its severity is error when something is broken, missing or wrong, warning when it is visible but may be harmless, info when it is cosmetic. Name regions as \"region N\".",
         Tool::JudgePage => "Your task: you are a QA tester judging a web page against criteria, from its screenshot and its visible text (given in the prompt). `passed` is true only when everything the criteria ask for is visibly true on this page; otherwise false. In `reasoning` say what you see that decides it, quoting the page's text exactly. `confidence` is how sure you are, from 0 to 1.",
+        Tool::GeneratePlan => "Your task: you are a QA engineer writing a test plan for a web app from plain-English requirements. You see the app's first page (its screenshot, and its visible text and elements in the prompt) and context from its code base. Write steps that check each requirement, in the order a user would do them. Step types: `selenese` (commands open, click, type, waitForElement, assertText, assertVisible; `target` is a CSS selector, or text=Label, or role=button[name=\"Sign in\"]; `open` takes a path such as / ; `value` is what to type or the text expected), `unit_assertion` (equals, contains, matches, exists, visible on a selector's text, or its `property` such as value or disabled; `expected` as text: true/false for exists and visible), `agentic_assertion` (a judgement of the page by a vision model: `instruction` and `criteria`), `agentic_browsing` (an `instruction` a browsing agent carries out, and the `expectedOutcome`). Prefer selectors the page and code really have (ids, data-testid, labels); prefer scripted steps, and use agentic ones for what selectors cannot check. Give every step a short unique `id` (step-1, step-2, ...) and a `name`; fill the fields its type does not use with \"\" or []. A plan needs at least one step.",
         Tool::UiDiffCheck => "Your task: compare two screenshots of the same UI, EXPECTED (the first image) and ACTUAL (the second). List every visible difference: layout, position, size, colour, text, missing or extra elements. For each, say where, how severe (high: broken or wrong content; medium: clearly visible; low: cosmetic), and how to fix it. Ignore differences in dynamic content such as clocks only when asked.",
     };
     format!("{SYSTEM}\n\n{task}")
@@ -96,6 +97,7 @@ the controls and their states, and any errors, warnings or visual defects.",
         Tool::UiDiffCheck => "Compare the expected and the actual UI and list every difference.",
         Tool::VisualCompare => "Explain what changed in each numbered region, and which expected changes you see.",
         Tool::JudgePage => "Does this page meet the criteria?",
+        Tool::GeneratePlan => "Write a test plan for these requirements.",
     }
 }
 
@@ -136,7 +138,7 @@ pub fn user_prompt(
         Tool::VisualCompare => text.push_str(
             "\nThe first image is BEFORE, the second AFTER with the changed regions boxed and numbered.",
         ),
-        Tool::AnalyzeVideo | Tool::AnalyzeImage | Tool::JudgePage => {}
+        Tool::AnalyzeVideo | Tool::AnalyzeImage | Tool::JudgePage | Tool::GeneratePlan => {}
     }
     if let Some(note) = media_note {
         text.push_str(&format!("\n\n{note}"));
@@ -194,6 +196,7 @@ fn task_properties(tool: Tool) -> Option<Value> {
             "reasoning": {"type": "string"},
             "confidence": {"type": "number"}
         }),
+        Tool::GeneratePlan => plan_properties(),
         Tool::VisualCompare => json!({
             "summary": {"type": "string"},
             "found_changes": object_array(&[("region", "string"), ("change", "string")]),
@@ -220,6 +223,40 @@ fn task_properties(tool: Tool) -> Option<Value> {
                 }))
             }
         }),
+    })
+}
+
+/// A plan's fields, each step flat (every type's fields present; the unused ones empty):
+/// the schema subset every provider accepts has no tagged unions. The plan is checked against
+/// the real step shapes after it arrives.
+fn plan_properties() -> Value {
+    let text = json!({"type": "string"});
+    let command = strict_object(json!({
+        "command": {"type": "string", "enum": ["open", "click", "type", "waitForElement", "assertText", "assertVisible"]},
+        "target": text,
+        "value": text
+    }));
+    let assertion = strict_object(json!({
+        "type": {"type": "string", "enum": ["equals", "contains", "matches", "exists", "visible"]},
+        "selector": text,
+        "property": text,
+        "expected": text
+    }));
+    let step = strict_object(json!({
+        "id": text,
+        "name": text,
+        "type": {"type": "string", "enum": ["selenese", "unit_assertion", "agentic_assertion", "agentic_browsing"]},
+        "commands": {"type": "array", "items": command},
+        "assertions": {"type": "array", "items": assertion},
+        "instruction": text,
+        "criteria": text,
+        "context": text,
+        "expectedOutcome": text
+    }));
+    json!({
+        "name": text,
+        "summary": text,
+        "steps": {"type": "array", "items": step}
     })
 }
 

@@ -35,9 +35,10 @@ pub async fn judge_page(
     screenshot: &Path,
     question: &Question<'_>,
     project: &Path,
-    door: Door,
+    (door, parent_id): (Door, Option<String>),
 ) -> Result<Judgement, String> {
     let mut request = AnalysisRequest::new(Tool::JudgePage, door, screenshot.display().to_string());
+    request.parent_id = parent_id;
     request.prompt = Some(prompt(question));
     request.base_dirs = vec![project.to_path_buf()];
     // A page judged again after a fix must be looked at again, not answered from the cache.

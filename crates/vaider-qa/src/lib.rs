@@ -4,12 +4,18 @@
 //! (`plan`), their files in the project's `.qa-agent/` folder (`store`), and the browser steps
 //! (`steps`) a run (`run`) performs.
 
+pub mod check;
+pub mod context;
+pub mod error;
+pub mod generate;
 pub mod judge;
 pub mod plan;
 pub mod run;
+pub mod service;
 pub mod steps;
 pub mod store;
 
+pub use error::{ErrorCode, QaError};
 pub use plan::{RunStatus, StepResult, StepStatus, TestPlan, TestRun, TestStep};
 pub use run::{run_plan, RunOptions};
 pub use store::{QaStore, StoreError};

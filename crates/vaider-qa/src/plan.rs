@@ -20,6 +20,10 @@ pub struct TestPlan {
     pub steps: Vec<TestStep>,
     pub created_at: String,
     pub updated_at: String,
+    /// What the model was told about the code base when it wrote the plan (Vaider's own field;
+    /// absent from plans written by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<crate::context::PlanContext>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -32,6 +32,12 @@ pub struct RunOptions {
     pub viewport: Viewport,
     /// Which door asked, for the history of the model calls.
     pub door: Door,
+    /// The run's id (the history job's, so the two are one); None: a fresh one.
+    pub run_id: Option<String>,
+    /// The history job the model calls belong to.
+    pub parent_id: Option<String>,
+    /// False shows the browser window (it needs a display).
+    pub headless: bool,
 }
 
 impl Default for RunOptions {
@@ -42,6 +48,9 @@ impl Default for RunOptions {
             chrome: None,
             viewport: Viewport::default(),
             door: Door::Mcp,
+            run_id: None,
+            parent_id: None,
+            headless: true,
         }
     }
 }
@@ -64,7 +73,10 @@ pub async fn run_plan(
         .filter(|u| !u.trim().is_empty())
         .unwrap_or_else(|| plan.base_url.clone());
     let mut run = TestRun {
-        id: uuid::Uuid::now_v7().to_string(),
+        id: options
+            .run_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string()),
         plan_id: plan.id.clone(),
         plan_name: plan.name.clone(),
         status: RunStatus::Running,
@@ -104,11 +116,15 @@ pub async fn run_plan(
 
 /// The browser with a tab on the base URL, or why there is none.
 async fn start_browser(options: &RunOptions, base_url: &str) -> Result<(Browser, Tab), String> {
-    let launched = match &options.chrome {
-        Some(program) => Browser::launch_with(program.clone()).await,
-        None => Browser::launch().await,
-    };
-    let browser = launched.map_err(|e| format!("BROWSER_ERROR: {e}"))?;
+    let browser = Browser::launch_shown(options.chrome.clone(), options.headless)
+        .await
+        .map_err(|e| {
+            let display = match options.headless {
+                true => "",
+                false => " (headless: false needs a display: run it in a desktop session)",
+            };
+            format!("BROWSER_ERROR: {e}{display}")
+        })?;
     let tab = browser
         .open_tab(options.viewport)
         .await
@@ -263,7 +279,7 @@ impl Steps<'_> {
             Path::new(shot),
             question,
             project,
-            self.options.door,
+            (self.options.door, self.options.parent_id.clone()),
         )
         .await
         {
@@ -341,5 +357,5 @@ fn skipped(step: &TestStep) -> StepResult {
 }
 
 fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    vaider_core::pipeline::now_rfc3339()
 }

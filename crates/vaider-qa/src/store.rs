@@ -236,6 +236,7 @@ mod tests {
             steps: Vec::new(),
             created_at: created.into(),
             updated_at: created.into(),
+            context: None,
         }
     }
 

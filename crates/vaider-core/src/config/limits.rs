@@ -22,6 +22,30 @@ pub const MAX_TIMEOUT_SEC: u64 = 3600;
 
 const LIMITS: &[Limit] = &[
     Limit {
+        key: "qa.parallel_runs",
+        ui_name: "qa.parallelRuns",
+        env: "VAIDER_QA_PARALLEL_RUNS",
+        low: 1,
+        high: 16,
+        value: |c| c.qa.parallel_runs as u64,
+    },
+    Limit {
+        key: "qa.browse_max_actions",
+        ui_name: "qa.browseMaxActions",
+        env: "VAIDER_QA_BROWSE_MAX_ACTIONS",
+        low: 1,
+        high: 100,
+        value: |c| c.qa.browse_max_actions as u64,
+    },
+    Limit {
+        key: "qa.step_timeout_ms",
+        ui_name: "qa.stepTimeoutMs",
+        env: "VAIDER_QA_STEP_TIMEOUT_MS",
+        low: 100,
+        high: 600_000,
+        value: |c| c.qa.step_timeout_ms,
+    },
+    Limit {
         key: "timeout_sec",
         ui_name: "timeoutSec",
         env: "VAIDER_TIMEOUT_SEC",

@@ -1,0 +1,443 @@
+//! What the model is told about the code base when it writes a plan: chosen, not dumped. The
+//! README, then the files that name the app's routes and pages, then its components, and a list
+//! of the test ids, labels and placeholders the markup has (what good selectors are made of),
+//! until the token budget is spent. The budget and the files used are kept in the plan.
+//!
+//! The code base is a local folder, or a GitHub repository or pull request read through
+//! GitHub's API (a pull request's changed files come first).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{ErrorCode, QaError};
+
+/// The default budget: enough for a README and a few pages, small beside the screenshot.
+pub const DEFAULT_BUDGET_TOKENS: usize = 6_000;
+/// No single file may take more than this share of the budget (in characters: tokens x 4).
+const MAX_FILE_CHARS: usize = 6_000;
+/// Files looked at in a local folder, at most (a monorepo is not read whole).
+const MAX_FILES_SEEN: usize = 5_000;
+const SKIPPED_DIRS: &[&str] = &[
+    ".git",
+    "node_modules",
+    "target",
+    "dist",
+    "build",
+    ".next",
+    ".nuxt",
+    ".svelte-kit",
+    ".qa-agent",
+    ".screenshots",
+    "coverage",
+    "vendor",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tools",
+    "test-results",
+    "playwright-report",
+    ".cache",
+];
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "html", "htm", "jsx", "tsx", "js", "ts", "mjs", "vue", "svelte", "astro", "erb", "jinja", "j2",
+    "hbs", "ejs", "php", "py", "rb",
+];
+
+/// The context chosen, as the plan records it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanContext {
+    /// The folder or URL it came from.
+    pub source: String,
+    pub budget_tokens: usize,
+    /// About 4 characters a token.
+    pub used_tokens: usize,
+    /// What went in, in order.
+    pub files: Vec<String>,
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// One file that could go in, with how much it matters.
+struct Candidate {
+    name: String,
+    rank: u8,
+    text: String,
+}
+
+/// Context from a local folder.
+pub fn from_folder(root: &Path, budget_tokens: usize) -> Result<PlanContext, QaError> {
+    if !root.is_dir() {
+        return Err(QaError::invalid(format!(
+            "{} is not a folder: give repoUrl as a local folder or a GitHub URL such as https://github.com/owner/repo",
+            root.display()
+        )));
+    }
+    let mut files = Vec::new();
+    walk(root, &mut files);
+    let candidates = files
+        .into_iter()
+        .filter_map(|path| {
+            let name = path.strip_prefix(root).ok()?.display().to_string();
+            let rank = rank(&name)?;
+            let text = std::fs::read_to_string(&path).ok()?;
+            Some(Candidate { name, rank, text })
+        })
+        .collect();
+    Ok(choose(
+        root.display().to_string(),
+        candidates,
+        budget_tokens,
+    ))
+}
+
+/// Every file under `dir`, skipping dependency and build folders and hidden ones.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        if out.len() >= MAX_FILES_SEEN {
+            return;
+        }
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() && !SKIPPED_DIRS.contains(&name.as_str()) && !name.starts_with('.') {
+            walk(&entry.path(), out);
+        } else if kind.is_file() {
+            out.push(entry.path());
+        }
+    }
+}
+
+/// How much a file matters for writing tests of the UI (0 first), or None: not at all.
+fn rank(relative: &str) -> Option<u8> {
+    let lower = relative.to_lowercase();
+    let file = lower.rsplit('/').next().unwrap_or(&lower);
+    if file.starts_with("readme") && !lower.contains('/') {
+        return Some(0);
+    }
+    let extension = file.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    if !SOURCE_EXTENSIONS.contains(&extension) || file.contains(".min.") || lower.contains("test") {
+        return None;
+    }
+    let routes = ["route", "router", "pages/", "app/", "views/", "screens/"];
+    if routes.iter().any(|r| lower.contains(r)) || extension.starts_with("htm") {
+        return Some(1);
+    }
+    if lower.contains("component") {
+        return Some(2);
+    }
+    Some(3)
+}
+
+/// The README, routes, pages and components in rank order until the budget is spent, then the
+/// selectors found in every file.
+fn choose(source: String, mut candidates: Vec<Candidate>, budget_tokens: usize) -> PlanContext {
+    candidates.sort_by(|a, b| (a.rank, &a.name).cmp(&(b.rank, &b.name)));
+    let budget_chars = budget_tokens * 4;
+    let selectors = selector_list(&candidates, budget_chars / 4);
+    let mut text = String::new();
+    let mut files = Vec::new();
+    for candidate in candidates.iter().filter(|c| c.rank < 3) {
+        let room = budget_chars.saturating_sub(text.len() + selectors.len());
+        if room < 200 {
+            break;
+        }
+        let body = cut(&candidate.text, room.min(MAX_FILE_CHARS) - 40);
+        text.push_str(&format!("--- {} ---\n{body}\n", candidate.name));
+        files.push(candidate.name.clone());
+    }
+    if !selectors.is_empty() {
+        text.push_str(&selectors);
+        files.push("(selectors found in the markup)".into());
+    }
+    PlanContext {
+        source,
+        budget_tokens,
+        used_tokens: text.len().div_ceil(4),
+        files,
+        text,
+    }
+}
+
+/// The test ids, ids, labels, names and placeholders in the markup: what selectors are made of.
+fn selector_list(candidates: &[Candidate], max_chars: usize) -> String {
+    let pattern = regex::Regex::new(
+        r#"(data-testid|data-test|id|aria-label|name|placeholder|for)\s*=\s*["']([^"'{}<>]{1,60})["']"#,
+    )
+    .expect("a fixed pattern");
+    let mut found: Vec<String> = Vec::new();
+    for candidate in candidates {
+        for capture in pattern.captures_iter(&candidate.text) {
+            let item = format!("{}=\"{}\"", &capture[1], &capture[2]);
+            if !found.contains(&item) {
+                found.push(item);
+            }
+        }
+    }
+    if found.is_empty() {
+        return String::new();
+    }
+    let mut list = "--- selectors in the markup ---\n".to_string();
+    for item in found {
+        if list.len() + item.len() + 1 > max_chars {
+            break;
+        }
+        list.push_str(&item);
+        list.push('\n');
+    }
+    list
+}
+
+/// The start of `text`, at most `max` bytes, cut at a character boundary and marked.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[cut]", &text[..end])
+}
+
+/// A GitHub repository or pull request named by a URL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GitHubTarget {
+    pub owner: String,
+    pub repo: String,
+    pub pull: Option<u64>,
+}
+
+/// `https://github.com/owner/repo`, `…/tree/branch`, `…/pull/N`, or None for anything else.
+pub fn github_target(url: &str) -> Option<GitHubTarget> {
+    let rest = url
+        .trim()
+        .strip_prefix("https://github.com/")
+        .or_else(|| url.trim().strip_prefix("http://github.com/"))
+        .or_else(|| url.trim().strip_prefix("github.com/"))?;
+    let parts: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+    let (owner, repo) = (*parts.first()?, parts.get(1)?.trim_end_matches(".git"));
+    if owner.is_empty() || repo.is_empty() {
+        return None;
+    }
+    let pull = match parts.get(2) {
+        Some(&"pull") => Some(parts.get(3)?.parse().ok()?),
+        _ => None,
+    };
+    Some(GitHubTarget {
+        owner: owner.to_string(),
+        repo: repo.to_string(),
+        pull,
+    })
+}
+
+/// Context from GitHub's API at `api` (https://api.github.com). `GITHUB_TOKEN`, when set, is
+/// sent for private repositories and a higher rate limit; it never reaches a log or an error.
+pub async fn from_github(
+    target: &GitHubTarget,
+    url: &str,
+    api: &str,
+    budget_tokens: usize,
+) -> Result<PlanContext, QaError> {
+    let client = GitHub::new(api);
+    let base = format!("/repos/{}/{}", target.owner, target.repo);
+    let offline = |e: String| {
+        QaError::new(
+            ErrorCode::ExecutionFailed,
+            format!("cannot read {url} through GitHub's API: {e}. Is this machine online? Without a network, pass the repository's local folder as repoUrl"),
+        )
+    };
+    let mut candidates = Vec::new();
+    if let Ok(readme) = client.raw(&format!("{base}/readme")).await {
+        candidates.push(Candidate {
+            name: "README.md".into(),
+            rank: 0,
+            text: readme,
+        });
+    }
+    let mut paths: Vec<(u8, String)> = match target.pull {
+        Some(number) => client
+            .json(&format!("{base}/pulls/{number}/files?per_page=100"))
+            .await
+            .map_err(offline)?
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| Some((0, f["filename"].as_str()?.to_string())))
+            .collect(),
+        None => Vec::new(),
+    };
+    let tree = client
+        .json(&format!("{base}/git/trees/HEAD?recursive=1"))
+        .await
+        .map_err(offline)?;
+    paths.extend(
+        tree["tree"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["type"] == "blob")
+            .filter_map(|e| e["path"].as_str())
+            .filter_map(|p| Some((rank(p)?, p.to_string()))),
+    );
+    paths.sort();
+    paths.dedup_by(|a, b| a.1 == b.1);
+    for (rank, path) in paths.into_iter().filter(|(r, _)| *r < 3).take(12) {
+        if let Ok(text) = client.raw(&format!("{base}/contents/{path}")).await {
+            candidates.push(Candidate {
+                name: path,
+                rank: rank.max(1),
+                text,
+            });
+        }
+    }
+    Ok(choose(url.to_string(), candidates, budget_tokens))
+}
+
+/// A small GitHub API client: JSON and raw file contents, each with a time limit.
+struct GitHub {
+    api: String,
+    client: reqwest::Client,
+}
+
+impl GitHub {
+    fn new(api: &str) -> GitHub {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(15))
+            .user_agent(concat!("vaider/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
+        GitHub {
+            api: api.trim_end_matches('/').to_string(),
+            client,
+        }
+    }
+
+    async fn get(&self, path: &str, accept: &str) -> Result<reqwest::Response, String> {
+        let mut request = self
+            .client
+            .get(format!("{}{path}", self.api))
+            .header("accept", accept);
+        if let Ok(token) = std::env::var("GITHUB_TOKEN") {
+            request = request.bearer_auth(token.trim());
+        }
+        let response = request.send().await.map_err(|e| {
+            // reqwest's message names the URL, never the header.
+            e.without_url().to_string()
+        })?;
+        match response.status() {
+            s if s.is_success() => Ok(response),
+            s => Err(format!("GitHub answered {s} for {path}")),
+        }
+    }
+
+    async fn json(&self, path: &str) -> Result<Value, String> {
+        let response = self.get(path, "application/vnd.github+json").await?;
+        response.json().await.map_err(|e| e.to_string())
+    }
+
+    async fn raw(&self, path: &str) -> Result<String, String> {
+        let response = self.get(path, "application/vnd.github.raw").await?;
+        response.text().await.map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, name: &str, text: &str) {
+        let path = root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn the_readme_and_pages_come_first_and_the_budget_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "README.md", "# Shop\nA shop app.");
+        write(
+            root,
+            "src/pages/login.tsx",
+            r#"<input data-testid="email" placeholder="Email">"#,
+        );
+        write(
+            root,
+            "src/components/Button.tsx",
+            r#"<button id="buy">Buy</button>"#,
+        );
+        write(root, "src/util.ts", "export const x = 1;");
+        write(root, "node_modules/react/index.js", r#"<b id="never">"#);
+        write(root, "src/pages/login.test.tsx", "test");
+        let context = from_folder(root, 1_000).unwrap();
+        assert_eq!(
+            context.files,
+            [
+                "README.md",
+                "src/pages/login.tsx",
+                "src/components/Button.tsx",
+                "(selectors found in the markup)"
+            ]
+        );
+        assert!(context
+            .text
+            .contains("data-testid=\"email\"\nplaceholder=\"Email\"\nid=\"buy\""));
+        assert!(!context.text.contains("never"));
+        assert!(context.used_tokens <= 1_000 && context.used_tokens > 10);
+
+        let big = "x".repeat(50_000);
+        write(root, "src/pages/huge.html", &big);
+        let small = from_folder(root, 500).unwrap();
+        assert!(small.used_tokens <= 500, "{}", small.used_tokens);
+        assert_eq!(small.budget_tokens, 500);
+    }
+
+    #[test]
+    fn github_urls_name_a_repository_or_a_pull_request() {
+        let repo = github_target("https://github.com/acme/shop").unwrap();
+        assert_eq!(
+            (repo.owner.as_str(), repo.repo.as_str(), repo.pull),
+            ("acme", "shop", None)
+        );
+        let pull = github_target("https://github.com/acme/shop/pull/42/files").unwrap();
+        assert_eq!(pull.pull, Some(42));
+        assert_eq!(
+            github_target("https://github.com/acme/shop.git")
+                .unwrap()
+                .repo,
+            "shop"
+        );
+        assert!(github_target("https://gitlab.com/acme/shop").is_none());
+        assert!(github_target("/home/me/shop").is_none());
+        assert!(github_target("https://github.com/acme/shop/pull/x").is_none());
+    }
+
+    #[tokio::test]
+    async fn github_unreachable_is_a_clear_error() {
+        // A port nothing listens on: what an offline machine meets.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let api = format!("http://{}", listener.local_addr().unwrap());
+        drop(listener);
+        let target = github_target("https://github.com/acme/shop").unwrap();
+        let error = from_github(&target, "https://github.com/acme/shop", &api, 1000)
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::ExecutionFailed);
+        assert!(
+            error.message.contains("Is this machine online?"),
+            "{}",
+            error.message
+        );
+        assert!(error.message.contains("local folder"), "{}", error.message);
+    }
+}

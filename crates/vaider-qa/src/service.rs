@@ -1,0 +1,495 @@
+//! The five QA tools of contracts.md §3 as one service every door calls (MCP, REST, CLI, UI):
+//! `generate_test_plan`, `run_test_plan`, `list_test_plans`, `list_test_runs` and
+//! `get_test_run`, with their inputs checked, their results in the contract's shapes and their
+//! failures as its error codes. Generating and running are history jobs whose model calls are
+//! their children, so a run's cost is one number; runs at once are bounded by `qa.parallel_runs`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+use vaider_browser::{Browser, Viewport};
+use vaider_core::analysis::Door;
+use vaider_core::job::{Job, JobStart};
+use vaider_core::pipeline::now_rfc3339;
+use vaider_core::Vaider;
+
+use crate::check::plan_problems;
+use crate::context::{self, PlanContext, DEFAULT_BUDGET_TOKENS};
+use crate::error::{ErrorCode, QaError};
+use crate::generate::{plan_id, write_plan, Brief};
+use crate::plan::{Project, RunStatus, StepStatus, TestPlan, TestRun};
+use crate::run::{run_plan, RunOptions};
+use crate::store::{write_atomic, QaStore};
+
+/// GitHub's API, where `repoUrl`s on github.com are read.
+pub const GITHUB_API: &str = "https://api.github.com";
+
+/// The folder whose `.qa-agent/` holds the plans and runs: the `cwd` argument when given, else
+/// the client's first root.
+pub fn workspace(cwd: Option<&str>, roots: &[PathBuf]) -> Result<PathBuf, QaError> {
+    let chosen = cwd
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| roots.first().cloned())
+        .ok_or_else(|| {
+            QaError::invalid(
+                "no workspace: this client sent no roots; pass `cwd`, the project folder whose .qa-agent/ keeps the plans",
+            )
+        })?;
+    match chosen.is_dir() {
+        true => Ok(chosen),
+        false => Err(QaError::invalid(format!(
+            "the workspace {} is not a folder; pass `cwd` as the project folder",
+            chosen.display()
+        ))),
+    }
+}
+
+/// `generate_test_plan`'s input.
+pub struct GenerateRequest {
+    pub requirements: String,
+    pub repo_url: Option<String>,
+    pub base_url: String,
+    pub name: Option<String>,
+    pub workspace: PathBuf,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub door: Door,
+    pub budget_tokens: Option<usize>,
+    /// Where github.com URLs are read ([`GITHUB_API`]).
+    pub github_api: String,
+}
+
+/// `generate_test_plan`'s output: `{planId, name, steps, path}`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Generated {
+    pub plan_id: String,
+    pub name: String,
+    pub steps: usize,
+    pub path: String,
+}
+
+/// Writes a plan for the requirements, looking at the app at `baseUrl`, and keeps it.
+pub async fn generate_test_plan(
+    engine: &Vaider,
+    request: GenerateRequest,
+) -> Result<Generated, QaError> {
+    if request.requirements.trim().is_empty() {
+        return Err(QaError::invalid(
+            "requirements is empty: say in plain English what the app must do, e.g. \"a user can log in and sees their name\"",
+        ));
+    }
+    check_url(&request.base_url, "baseUrl")?;
+    let budget = request.budget_tokens.unwrap_or(DEFAULT_BUDGET_TOKENS);
+    let (context, project) = code_context(&request, budget).await?;
+    let store = QaStore::in_project(&request.workspace);
+    let job_id = vaider_core::job::new_id();
+    let folder = store.root().join("generation").join(&job_id);
+    let job = start_job(engine, &job_id, "generate_test_plan", &request, &folder).await?;
+    let (shot, page_text) = first_page(&request.base_url, &folder).await?;
+    let brief = Brief {
+        requirements: &request.requirements,
+        base_url: &request.base_url,
+        context: &context,
+        page_text: &page_text,
+        provider: request.provider.clone(),
+        model: request.model.clone(),
+        door: request.door,
+        parent_id: Some(job_id.clone()),
+    };
+    let written = match write_plan(engine, &brief, &shot, &request.workspace).await {
+        Ok(written) => written,
+        Err(error) => {
+            finish(
+                job,
+                error.message.clone(),
+                json!(error.to_json()),
+                Some(&error),
+            )
+            .await;
+            return Err(error);
+        }
+    };
+    let name = request
+        .name
+        .clone()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or(written.name.clone());
+    let name = if name.trim().is_empty() {
+        "Test plan".to_string()
+    } else {
+        name
+    };
+    let at = now_rfc3339();
+    let plan = TestPlan {
+        id: plan_id(&name),
+        name: name.clone(),
+        description: written.summary,
+        project,
+        prompt: request.requirements.trim().to_string(),
+        base_url: request.base_url.trim().to_string(),
+        steps: written.steps,
+        created_at: at.clone(),
+        updated_at: at,
+        context: Some(context),
+    };
+    let path = store.save_plan(&plan)?;
+    let generated = Generated {
+        plan_id: plan.id.clone(),
+        name,
+        steps: plan.steps.len(),
+        path: path.display().to_string(),
+    };
+    let sentence = format!(
+        "Wrote the plan {:?} with {} steps.",
+        generated.name, generated.steps
+    );
+    finish(job, sentence, json!(generated), None).await;
+    Ok(generated)
+}
+
+/// The context from `repoUrl` (a GitHub URL or a local folder) or the workspace, and the
+/// project it names.
+async fn code_context(
+    request: &GenerateRequest,
+    budget: usize,
+) -> Result<(PlanContext, Project), QaError> {
+    let repo_url = request
+        .repo_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| !u.is_empty());
+    let Some(url) = repo_url else {
+        let context = context::from_folder(&request.workspace, budget)?;
+        return Ok((context, project_named(&request.workspace, None)));
+    };
+    if let Some(target) = context::github_target(url) {
+        let context = context::from_github(&target, url, &request.github_api, budget).await?;
+        let project = Project {
+            name: target.repo.clone(),
+            repo_url: Some(url.to_string()),
+            description: None,
+        };
+        return Ok((context, project));
+    }
+    if url.starts_with("http://") || url.starts_with("https://") {
+        return Err(QaError::invalid(format!(
+            "{url} is neither a GitHub repository nor a pull request URL; give https://github.com/owner/repo, …/pull/N, or a local folder"
+        )));
+    }
+    let folder = request.workspace.join(url);
+    let context = context::from_folder(&folder, budget)?;
+    Ok((context, project_named(&folder, Some(url))))
+}
+
+/// A project named after its folder.
+fn project_named(folder: &Path, repo_url: Option<&str>) -> Project {
+    let name = folder
+        .canonicalize()
+        .ok()
+        .and_then(|f| f.file_name().map(|n| n.to_string_lossy().to_string()))
+        .unwrap_or_else(|| "default".into());
+    Project {
+        name,
+        repo_url: repo_url.map(str::to_string),
+        description: None,
+    }
+}
+
+/// The app's first page: its screenshot (kept in `folder`) and its visible text.
+async fn first_page(base_url: &str, folder: &Path) -> Result<(PathBuf, String), QaError> {
+    let browser_error = |e: String| QaError::new(ErrorCode::BrowserError, e);
+    let browser = Browser::launch()
+        .await
+        .map_err(|e| browser_error(e.to_string()))?;
+    let tab = browser
+        .open_tab(Viewport::default())
+        .await
+        .map_err(|e| browser_error(e.to_string()))?;
+    let opened = tab.open(base_url, std::time::Duration::from_secs(30)).await;
+    let page = match opened {
+        Ok(()) => match tab.screenshot().await {
+            Ok(png) => Ok((png, tab.visible_text().await.unwrap_or_default())),
+            Err(e) => Err(browser_error(e.to_string())),
+        },
+        Err(e) => Err(browser_error(format!(
+            "cannot open {base_url}: {e}. Is the app running there? Start it (Vaider looks at its first page to write the plan), or pass the right baseUrl"
+        ))),
+    };
+    tab.close().await;
+    browser.close().await;
+    let (png, text) = page?;
+    let shot = folder.join("first-page.png");
+    write_atomic(&shot, &png).map_err(|e| QaError::new(ErrorCode::StorageError, e.to_string()))?;
+    Ok((shot, text))
+}
+
+async fn start_job(
+    engine: &Vaider,
+    id: &str,
+    tool: &'static str,
+    request: &GenerateRequest,
+    folder: &Path,
+) -> Result<Job, QaError> {
+    engine
+        .start_job(JobStart {
+            id: id.to_string(),
+            tool,
+            door: request.door,
+            source: &request.base_url,
+            expectations: std::slice::from_ref(&request.requirements),
+            log_dir: Some(folder),
+            project: Some(&request.workspace),
+        })
+        .await
+        .map_err(|e| QaError::new(ErrorCode::StorageError, e.to_string()))
+}
+
+/// Closes a job's history row; a history that cannot be written is logged, not fatal.
+async fn finish(job: Job, description: String, result: Value, error: Option<&QaError>) {
+    let error = error.map(|e| e.to_string());
+    if let Err(e) = job.finish(description, result, error, None).await {
+        tracing::error!("{e}");
+    }
+}
+
+/// An http(s) URL, or INVALID_INPUT naming the field.
+fn check_url(url: &str, field: &str) -> Result<(), QaError> {
+    let url = url.trim();
+    let fine = (url.starts_with("http://") || url.starts_with("https://"))
+        && url.split("://").nth(1).is_some_and(|rest| !rest.is_empty());
+    match fine {
+        true => Ok(()),
+        false => Err(QaError::invalid(format!(
+            "{field} {url:?} is not an http(s) URL: give where the app runs, e.g. http://localhost:3000"
+        ))
+        .with_details(json!({ "field": field }))),
+    }
+}
+
+/// `run_test_plan`'s input.
+pub struct RunRequest {
+    pub plan_id: String,
+    pub base_url: Option<String>,
+    pub workspace: PathBuf,
+    pub door: Door,
+    pub headless: bool,
+}
+
+/// `run_test_plan`'s output.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    pub run_id: String,
+    pub status: RunStatus,
+    pub duration: u64,
+    pub steps_executed: usize,
+    pub steps_passed: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_step: Option<String>,
+    /// Why the run failed or could not run (Vaider's addition: the contract's fields stay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The run's file.
+    pub path: String,
+}
+
+/// Runs a kept plan in the local browser, step by step, and keeps the run.
+pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSummary, QaError> {
+    let store = QaStore::in_project(&request.workspace);
+    let (plan, plan_path) = store.plan(request.plan_id.trim())?;
+    let problems = plan_problems(&plan);
+    if !problems.is_empty() {
+        return Err(QaError::invalid(format!(
+            "the plan {} cannot run: {}. Fix it and run it again",
+            plan_path.display(),
+            problems.join("; ")
+        ))
+        .with_details(json!({ "errors": problems })));
+    }
+    let base_url = request.base_url.clone().filter(|u| !u.trim().is_empty());
+    if let Some(url) = &base_url {
+        check_url(url, "baseUrl")?;
+    }
+    let _turn = run_slot(engine.config().qa.parallel_runs)
+        .acquire_owned()
+        .await;
+    let job_id = vaider_core::job::new_id();
+    let job = engine
+        .start_job(JobStart {
+            id: job_id.clone(),
+            tool: "run_test_plan",
+            door: request.door,
+            source: &plan_path.display().to_string(),
+            expectations: &[],
+            log_dir: Some(&store.run_folder(&job_id)),
+            project: Some(&request.workspace),
+        })
+        .await
+        .map_err(|e| QaError::new(ErrorCode::StorageError, e.to_string()))?;
+    let qa = engine.config().qa.clone();
+    let options = RunOptions {
+        base_url,
+        step_timeout: std::time::Duration::from_millis(qa.step_timeout_ms),
+        door: request.door,
+        run_id: Some(job_id.clone()),
+        parent_id: Some(job_id.clone()),
+        headless: request.headless,
+        ..RunOptions::default()
+    };
+    let run = match run_plan(&store, &plan, &options, Some(engine)).await {
+        Ok(run) => run,
+        Err(e) => {
+            let error = QaError::from(e);
+            finish(job, error.message.clone(), error.to_json(), Some(&error)).await;
+            return Err(error);
+        }
+    };
+    let summary = summary_of(&run, &store);
+    let failed = (run.status != RunStatus::Passed)
+        .then(|| QaError::new(ErrorCode::ExecutionFailed, sentence(&run)));
+    finish(job, sentence(&run), json!(summary), failed.as_ref()).await;
+    if let Some(error) = browser_failure(&run) {
+        return Err(error.with_details(json!({ "runId": run.id })));
+    }
+    Ok(summary)
+}
+
+/// A run whose browser never started is the machine's problem, reported as BROWSER_ERROR.
+fn browser_failure(run: &TestRun) -> Option<QaError> {
+    let message = run.error.as_deref()?.strip_prefix("BROWSER_ERROR: ")?;
+    run.step_results
+        .iter()
+        .all(|s| s.status == StepStatus::Skipped)
+        .then(|| QaError::new(ErrorCode::BrowserError, message))
+}
+
+fn summary_of(run: &TestRun, store: &QaStore) -> RunSummary {
+    let executed = run
+        .step_results
+        .iter()
+        .filter(|s| s.status != StepStatus::Skipped)
+        .count();
+    let passed = run
+        .step_results
+        .iter()
+        .filter(|s| s.status == StepStatus::Passed)
+        .count();
+    RunSummary {
+        run_id: run.id.clone(),
+        status: run.status,
+        duration: run.duration.unwrap_or(0),
+        steps_executed: executed,
+        steps_passed: passed,
+        failed_step: run
+            .step_results
+            .iter()
+            .find(|s| matches!(s.status, StepStatus::Failed | StepStatus::Error))
+            .map(|s| s.step_id.clone()),
+        error: run.error.clone(),
+        path: store
+            .root()
+            .join("runs")
+            .join(format!("{}.json", run.id))
+            .display()
+            .to_string(),
+    }
+}
+
+/// One sentence on how the run went.
+pub fn sentence(run: &TestRun) -> String {
+    let total = run.step_results.len();
+    let passed = run
+        .step_results
+        .iter()
+        .filter(|s| s.status == StepStatus::Passed)
+        .count();
+    match (run.status, &run.error) {
+        (RunStatus::Passed, _) => format!("{}: all {total} steps passed.", run.plan_name),
+        (_, Some(error)) => format!(
+            "{}: {passed} of {total} steps passed; {error}",
+            run.plan_name
+        ),
+        (status, None) => format!(
+            "{}: {status:?} after {passed} of {total} steps.",
+            run.plan_name
+        ),
+    }
+}
+
+/// The semaphore that bounds runs at once, made again when the setting changes (runs holding
+/// the old one finish on it).
+fn run_slot(size: usize) -> Arc<Semaphore> {
+    static SLOTS: Mutex<Option<(usize, Arc<Semaphore>)>> = Mutex::new(None);
+    let mut slots = SLOTS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let size = size.max(1);
+    match &*slots {
+        Some((n, semaphore)) if *n == size => semaphore.clone(),
+        _ => {
+            let semaphore = Arc::new(Semaphore::new(size));
+            *slots = Some((size, semaphore.clone()));
+            semaphore
+        }
+    }
+}
+
+/// `list_test_plans`: `{plans: [{id, name, project, stepCount, createdAt}]}`, newest first.
+pub fn list_test_plans(workspace: &Path, project: Option<&str>) -> Value {
+    let project = project.map(str::trim).filter(|p| !p.is_empty());
+    let plans: Vec<Value> = QaStore::in_project(workspace)
+        .plans(project)
+        .into_iter()
+        .map(|(plan, path)| {
+            json!({
+                "id": plan.id, "name": plan.name, "project": plan.project.name,
+                "stepCount": plan.steps.len(), "createdAt": plan.created_at,
+                "baseUrl": plan.base_url, "path": path,
+            })
+        })
+        .collect();
+    json!({ "plans": plans })
+}
+
+/// `list_test_runs`: `{runs: [{id, planId, planName, status, duration?, startedAt}]}`.
+pub fn list_test_runs(
+    workspace: &Path,
+    plan_id: Option<&str>,
+    status: Option<&str>,
+) -> Result<Value, QaError> {
+    let status = match status.map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => Some(serde_json::from_value::<RunStatus>(json!(s)).map_err(|_| {
+            QaError::invalid(format!(
+                "status {s:?} is not one: use passed, failed, running or error"
+            ))
+        })?),
+    };
+    let plan_id = plan_id.map(str::trim).filter(|p| !p.is_empty());
+    let runs: Vec<Value> = QaStore::in_project(workspace)
+        .runs(plan_id, status)
+        .into_iter()
+        .map(|run| {
+            let mut row = json!({
+                "id": run.id, "planId": run.plan_id, "planName": run.plan_name,
+                "status": run.status, "startedAt": run.started_at,
+            });
+            if let Some(duration) = run.duration {
+                row["duration"] = json!(duration);
+            }
+            row
+        })
+        .collect();
+    Ok(json!({ "runs": runs }))
+}
+
+/// `get_test_run`: the whole run.
+pub fn get_test_run(workspace: &Path, run_id: &str) -> Result<TestRun, QaError> {
+    Ok(QaStore::in_project(workspace).run(run_id.trim())?)
+}
