@@ -114,6 +114,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             .await
         }
         Command::TestResults { path, json } => crate::validate::test_results(path, json).await,
+        Command::Plan { action, dir } => crate::plan::plan(action, dir).await,
         Command::Token => {
             let config = Config::load()?;
             println!("{}", secrets::server_token(&config.data_dir())?);

@@ -2,6 +2,7 @@
 //! is in `vaider-core` (the pipeline) and `vaider-server` (HTTP and MCP).
 
 mod commands;
+mod plan;
 mod validate;
 mod visual;
 
@@ -157,6 +158,15 @@ enum Command {
         path: PathBuf,
         #[arg(long)]
         json: bool,
+    },
+    /// QA test plans: write one from requirements (generate), run it in a local browser (run),
+    /// and read the plans and runs kept in the project's .qa-agent/ (list, runs, show).
+    Plan {
+        #[command(subcommand)]
+        action: plan::PlanAction,
+        /// The project folder (default: the current one).
+        #[arg(long, global = true)]
+        dir: Option<PathBuf>,
     },
     /// Print the bearer token HTTP clients must send.
     Token,

@@ -478,14 +478,15 @@ async fn status_lists_providers_and_what_they_serve() {
         true,
         "local servers need no key"
     );
-    // The eight vision tools, the explanation of a visual comparison and the judge of a page.
-    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 10);
+    // The eight vision tools, the explanation of a visual comparison, the judge of a page and
+    // the writer of test plans.
+    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 11);
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         tools.len(),
-        15,
-        "eight vision tools, vaider_status, four visual tools and two test-run tools: {names:?}"
+        20,
+        "eight vision tools, vaider_status, four visual tools, two test-run tools and five QA tools: {names:?}"
     );
     for visual in [
         "visual_capture",
@@ -494,6 +495,11 @@ async fn status_lists_providers_and_what_they_serve() {
         "visual_cleanup",
         "validate_test",
         "analyse_test_results",
+        "generate_test_plan",
+        "run_test_plan",
+        "list_test_plans",
+        "list_test_runs",
+        "get_test_run",
     ] {
         assert!(names.contains(&visual), "{names:?}");
     }

@@ -1,5 +1,5 @@
 //! The MCP door, served over Streamable HTTP at `/mcp` and over stdio: one module of tools per
-//! capability (`analysis`, `status`, `visual`, `validate`), each an `impl VaiderMcp` with its own router; this file
+//! capability (`analysis`, `status`, `visual`, `validate`, `qa`), each an `impl VaiderMcp` with its own router; this file
 //! joins the routers and answers the protocol. Each tool call is a request for the one pipeline.
 //!
 //! Adding a tool to a capability touches only that capability's file; a new capability is a
@@ -8,6 +8,7 @@
 pub mod analysis;
 mod call;
 mod progress;
+mod qa;
 mod schema;
 mod status;
 pub mod validate;
@@ -37,7 +38,8 @@ impl VaiderMcp {
         let tools = Self::analysis_tools()
             + Self::status_tools()
             + Self::visual_tools()
-            + Self::validate_tools();
+            + Self::validate_tools()
+            + Self::qa_tools();
         VaiderMcp {
             engine,
             tool_router: schema::standard_schemas(tools),
@@ -55,7 +57,8 @@ impl ServerHandler for VaiderMcp {
             .with_instructions(
                 "Vaider is your eyes: analyze_video describes a GUI test recording step by step \
                  (give `expectations` to get verdicts), analyze_image describes a screenshot, \
-                 validate_test runs a Playwright test and judges it (and its video). \
+                 validate_test runs a Playwright test and judges it (and its video), \
+                 generate_test_plan and run_test_plan write and run QA test plans in a local browser. \
                  Limits: 5 mismatch retries, 3 Vaider-error retries, 30 s timeout per call \
                  (raise timeout_sec for long videos). See VaiderRules.txt.",
             )

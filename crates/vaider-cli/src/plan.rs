@@ -1,0 +1,261 @@
+//! `vaider plan generate|run|list|runs|show`: the QA test plan tools from the terminal, through
+//! the same service the MCP tools call, in the current folder's `.qa-agent/` (or `--dir`).
+//! Errors print the contract's code and message. `run` exits 0 when the run passed, 2 when a
+//! step failed or the run could not finish, 1 on an error before it ran.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Subcommand;
+use serde_json::Value;
+use vaider_core::analysis::Door;
+use vaider_core::{Config, Vaider};
+use vaider_qa::service::{self, GenerateRequest, RunRequest};
+use vaider_qa::{QaError, RunStatus, StepStatus, TestRun};
+
+#[derive(Subcommand)]
+pub enum PlanAction {
+    /// Write a plan from plain-English requirements, looking at the running app at --base-url
+    /// and at the code base (--repo: a local folder or a GitHub URL; default: the project).
+    Generate {
+        /// What the app must do, e.g. "a user can log in and sees their name".
+        requirements: String,
+        #[arg(long)]
+        base_url: String,
+        #[arg(long)]
+        repo: Option<String>,
+        #[arg(long)]
+        name: Option<String>,
+        /// The provider and model to write it with, instead of the configured ones.
+        #[arg(long)]
+        provider: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a plan in a local Chromium, stopping at the first failed step.
+    Run {
+        plan_id: String,
+        /// Run against this URL instead of the plan's.
+        #[arg(long)]
+        base_url: Option<String>,
+        /// Show the browser window while it runs.
+        #[arg(long)]
+        headed: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The plans kept in the project, newest first.
+    List {
+        #[arg(long)]
+        project: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The runs kept in the project, newest first.
+    Runs {
+        #[arg(long)]
+        plan: Option<String>,
+        /// passed, failed, running or error.
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run, step by step.
+    Show {
+        run_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs one `vaider plan` command in the project folder `dir` (default: the current one).
+pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> {
+    let dir = match dir {
+        Some(dir) => dir,
+        None => std::env::current_dir()?,
+    };
+    let workspace = match service::workspace(Some(&dir.display().to_string()), &[]) {
+        Ok(workspace) => workspace,
+        Err(error) => return Ok(report(&error)),
+    };
+    match action {
+        PlanAction::Generate {
+            requirements,
+            base_url,
+            repo,
+            name,
+            provider,
+            model,
+            json,
+        } => {
+            let engine = Vaider::open(Config::load()?)?;
+            let request = GenerateRequest {
+                requirements,
+                repo_url: repo,
+                base_url,
+                name,
+                workspace,
+                provider,
+                model,
+                door: Door::Cli,
+                budget_tokens: None,
+                github_api: service::GITHUB_API.into(),
+            };
+            Ok(match service::generate_test_plan(&engine, request).await {
+                Ok(generated) if json => print_json(&serde_json::to_value(&generated)?),
+                Ok(generated) => {
+                    println!(
+                        "Wrote the plan {:?} ({} steps): {}",
+                        generated.name, generated.steps, generated.path
+                    );
+                    println!("Run it: vaider plan run {}", generated.plan_id);
+                    ExitCode::SUCCESS
+                }
+                Err(error) => report(&error),
+            })
+        }
+        PlanAction::Run {
+            plan_id,
+            base_url,
+            headed,
+            json,
+        } => {
+            let engine = Vaider::open(Config::load()?)?;
+            let request = RunRequest {
+                plan_id,
+                base_url,
+                workspace: workspace.clone(),
+                door: Door::Cli,
+                headless: !headed,
+            };
+            Ok(match service::run_test_plan(&engine, request).await {
+                Ok(summary) => {
+                    if json {
+                        print_json(&serde_json::to_value(&summary)?);
+                    } else if let Ok(run) = service::get_test_run(&workspace, &summary.run_id) {
+                        print_run(&run);
+                    }
+                    match summary.status {
+                        RunStatus::Passed => ExitCode::SUCCESS,
+                        _ => ExitCode::from(2),
+                    }
+                }
+                Err(error) => report(&error),
+            })
+        }
+        PlanAction::List { project, json } => {
+            let plans = service::list_test_plans(&workspace, project.as_deref());
+            Ok(match json {
+                true => print_json(&plans),
+                false => print_rows(
+                    &plans["plans"],
+                    &["id", "name", "project", "stepCount", "createdAt"],
+                ),
+            })
+        }
+        PlanAction::Runs { plan, status, json } => Ok(
+            match service::list_test_runs(&workspace, plan.as_deref(), status.as_deref()) {
+                Ok(runs) if json => print_json(&runs),
+                Ok(runs) => print_rows(
+                    &runs["runs"],
+                    &["id", "planName", "status", "duration", "startedAt"],
+                ),
+                Err(error) => report(&error),
+            },
+        ),
+        PlanAction::Show { run_id, json } => Ok(match service::get_test_run(&workspace, &run_id) {
+            Ok(run) if json => print_json(&serde_json::to_value(&run)?),
+            Ok(run) => {
+                print_run(&run);
+                ExitCode::SUCCESS
+            }
+            Err(error) => report(&error),
+        }),
+    }
+}
+
+fn print_json(value: &Value) -> ExitCode {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
+    ExitCode::SUCCESS
+}
+
+/// One tab-separated line per row, with a header; "(none)" for an empty list.
+fn print_rows(rows: &Value, columns: &[&str]) -> ExitCode {
+    let rows = rows.as_array().cloned().unwrap_or_default();
+    if rows.is_empty() {
+        println!("(none)");
+        return ExitCode::SUCCESS;
+    }
+    println!("{}", columns.join("\t"));
+    for row in rows {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|c| match &row[*c] {
+                Value::String(s) => s.clone(),
+                Value::Null => "-".into(),
+                other => other.to_string(),
+            })
+            .collect();
+        println!("{}", cells.join("\t"));
+    }
+    ExitCode::SUCCESS
+}
+
+/// The run, one line per step with its status, then its error and evidence.
+fn print_run(run: &TestRun) {
+    println!(
+        "{} ({}): {:?} in {} ms",
+        run.plan_name,
+        run.id,
+        run.status,
+        run.duration.unwrap_or(0)
+    );
+    for (index, step) in run.step_results.iter().enumerate() {
+        let mark = match step.status {
+            StepStatus::Passed => "ok  ",
+            StepStatus::Failed => "FAIL",
+            StepStatus::Error => "ERR ",
+            StepStatus::Skipped => "skip",
+        };
+        println!(
+            "  {mark} {}. {} ({}, {} ms)",
+            index + 1,
+            step.step_name,
+            step.step_type,
+            step.duration
+        );
+        if let Some(error) = &step.error {
+            println!("       {error}");
+        }
+        if let Some(reasoning) = &step.llm_reasoning {
+            println!("       model: {reasoning}");
+        }
+        if let Some(shot) = &step.screenshot {
+            println!("       screenshot: {shot}");
+        }
+    }
+    if let (Some(error), true) = (
+        &run.error,
+        run.step_results
+            .iter()
+            .all(|s| s.status == StepStatus::Skipped),
+    ) {
+        println!("  {error}");
+    }
+}
+
+/// The error as the contract names it, on stderr; exit 1.
+fn report(error: &QaError) -> ExitCode {
+    eprintln!("vaider: {error}");
+    if let Some(details) = &error.details {
+        eprintln!("details: {details}");
+    }
+    ExitCode::FAILURE
+}

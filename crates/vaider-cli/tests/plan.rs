@@ -1,0 +1,129 @@
+//! `vaider plan` as a user runs it in a project folder: a plan written by the (fake) model
+//! looking at a small app the test serves, listed, run in real headless Chromium and shown;
+//! the exit code says the verdict (0 passed, 2 a step failed, 1 an error before the run) and an
+//! error prints the contract's code.
+
+mod common;
+#[path = "../../vaider-qa/tests/fixture/mod.rs"]
+mod fixture;
+
+use common::*;
+use serde_json::{json, Value};
+
+fn plan_command(sandbox: &Sandbox, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut command = sandbox.vaider();
+    command.arg("plan").args(args);
+    let output = run(command);
+    (output.status.code(), stdout(&output), stderr(&output))
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn plans_are_written_listed_run_and_shown_from_the_terminal() {
+    let app = fixture::serve_app().await;
+    let fake = fake_gemini::FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let key = |mut c: std::process::Command| {
+        c.env("GEMINI_API_KEY", fake_gemini::FakeGemini::API_KEY)
+            .env("VAIDER_GEMINI_BASE_URL", fake.base_url());
+        c
+    };
+    let generated = tokio::task::spawn_blocking({
+        let app = app.clone();
+        let mut command = key(sandbox.vaider());
+        command.args([
+            "plan",
+            "generate",
+            "The page shows \"Sign in\"",
+            "--base-url",
+            &app,
+            "--name",
+            "Sign in page",
+            "--json",
+        ]);
+        move || run(command)
+    })
+    .await
+    .unwrap();
+    assert_eq!(generated.status.code(), Some(0), "{}", stderr(&generated));
+    let generated = json_of(&stdout(&generated));
+    assert_eq!(generated["steps"], 2);
+    let plan_id = generated["planId"].as_str().unwrap().to_string();
+
+    let (code, out, _) = plan_command(&sandbox, &["list"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.starts_with("id\tname\tproject\tstepCount\tcreatedAt\n"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("{plan_id}\tSign in page\t")), "{out}");
+
+    let passed = tokio::task::spawn_blocking({
+        let mut command = sandbox.vaider();
+        command.args(["plan", "run", &plan_id]);
+        move || run(command)
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        passed.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&passed),
+        stderr(&passed)
+    );
+    assert!(
+        stdout(&passed).contains("  ok   2. shows Sign in (selenese,"),
+        "{}",
+        stdout(&passed)
+    );
+
+    // A plan written by hand whose check fails: exit 2, and the run says where.
+    let by_hand = json!({"id": "greeting", "name": "Greeting", "project": {"name": "shop"},
+    "baseUrl": app, "createdAt": "2026-11-22T10:00:00.000Z", "updatedAt": "2026-11-22T10:00:00.000Z",
+    "steps": [
+        {"id": "open", "name": "open", "type": "selenese", "commands": [{"command": "open", "target": "/"}]},
+        {"id": "hello", "name": "says hello", "type": "selenese",
+         "commands": [{"command": "assertText", "target": "h1", "value": "Hello"}]},
+        {"id": "later", "name": "never reached", "type": "selenese", "commands": [{"command": "click", "target": "#add"}]}
+    ]});
+    let folder = sandbox.work().join(".qa-agent/plans/shop");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("greeting.json"), by_hand.to_string()).unwrap();
+    let failed = tokio::task::spawn_blocking({
+        let mut command = sandbox.vaider();
+        command.args(["plan", "run", "greeting", "--json"]);
+        move || run(command)
+    })
+    .await
+    .unwrap();
+    assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
+    let summary = json_of(&stdout(&failed));
+    assert_eq!(
+        (summary["status"].as_str(), summary["failedStep"].as_str()),
+        (Some("failed"), Some("hello"))
+    );
+    let run_id = summary["runId"].as_str().unwrap().to_string();
+
+    let (code, out, _) = plan_command(&sandbox, &["runs", "--status", "failed", "--json"]);
+    assert_eq!(code, Some(0));
+    let runs = json_of(&out)["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["id"], run_id.as_str());
+    let (_, out, _) = plan_command(&sandbox, &["show", &run_id]);
+    assert!(out.contains("  FAIL 2. says hello"), "{out}");
+    assert!(out.contains("  skip 3. never reached"), "{out}");
+
+    let (code, _, err) = plan_command(&sandbox, &["show", "no-such-run"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("RUN_NOT_FOUND"), "{err}");
+    let (code, _, err) = plan_command(&sandbox, &["runs", "--status", "green"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("INVALID_INPUT"), "{err}");
+    let (code, _, err) = plan_command(&sandbox, &["run", "nope"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("PLAN_NOT_FOUND"), "{err}");
+}

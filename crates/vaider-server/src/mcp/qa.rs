@@ -1,0 +1,272 @@
+//! The QA test plan tools of contracts.md §3: `generate_test_plan`, `run_test_plan`,
+//! `list_test_plans`, `list_test_runs` and `get_test_run`, with the contract's names, inputs
+//! and outputs. A failure is `{error: {code, message, details?}}` as `structuredContent` of an
+//! `isError` result, so an agent branches on the code. Plans and runs live in the workspace's
+//! `.qa-agent/` (the `cwd` argument, else the client's first root).
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router, ErrorData, RoleServer};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use vaider_core::analysis::Door;
+use vaider_qa::service::{self, GenerateRequest, RunRequest};
+use vaider_qa::QaError;
+
+use super::call::non_empty;
+use super::VaiderMcp;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerateTestPlanArgs {
+    /// What the app must do, in plain English, e.g. "a user can log in and sees their name".
+    pub requirements: String,
+    /// Where the app runs, e.g. "http://localhost:3000". Vaider opens it and shows its first
+    /// page to the model, so the app must be running.
+    pub base_url: String,
+    /// The code base to take context from: a GitHub repository or pull request URL, or a local
+    /// folder (default: the workspace).
+    #[serde(default)]
+    pub repo_url: Option<String>,
+    /// The plan's name (default: the model's).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The provider and model to write the plan with, instead of the configured ones.
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The project folder whose .qa-agent/ keeps the plans, when the client has no roots.
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTestPlanArgs {
+    /// The plan's id, as generate_test_plan or list_test_plans gave it.
+    pub plan_id: String,
+    /// Run against this URL instead of the plan's baseUrl.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// False shows the browser window while it runs (needs a display). Default true.
+    #[serde(default)]
+    pub headless: Option<bool>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTestPlansArgs {
+    /// Only this project's plans.
+    #[serde(default)]
+    pub project: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTestRunsArgs {
+    /// Only this plan's runs.
+    #[serde(default)]
+    pub plan_id: Option<String>,
+    /// Only runs in this status: passed, failed, running (or error).
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GetTestRunArgs {
+    /// The run's id, as run_test_plan or list_test_runs gave it.
+    pub run_id: String,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+#[tool_router(router = qa_tools, vis = "pub(super)")]
+impl VaiderMcp {
+    /// Write a QA test plan from plain-English requirements: Vaider opens the running app at
+    /// baseUrl, shows its first page and context from the code base (repoUrl, else the
+    /// workspace) to the model, checks the steps and keeps the plan in .qa-agent/plans/.
+    /// Returns {planId, name, steps, path}.
+    #[tool(name = "generate_test_plan")]
+    async fn generate_test_plan(
+        &self,
+        Parameters(args): Parameters<GenerateTestPlanArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let workspace = match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
+            Ok(workspace) => workspace,
+            Err(error) => return Ok(failed(&error)),
+        };
+        let request = GenerateRequest {
+            requirements: args.requirements,
+            repo_url: args.repo_url,
+            base_url: args.base_url,
+            name: args.name,
+            workspace,
+            provider: args.provider.and_then(non_empty),
+            model: args.model.and_then(non_empty),
+            door: Door::Mcp,
+            budget_tokens: None,
+            github_api: service::GITHUB_API.into(),
+        };
+        Ok(
+            match service::generate_test_plan(&self.engine, request).await {
+                Ok(generated) => {
+                    let sentence = format!(
+                    "Wrote the plan {:?} ({} steps) at {}; run it with run_test_plan planId {:?}.",
+                    generated.name, generated.steps, generated.path, generated.plan_id
+                );
+                    answered(
+                        sentence,
+                        serde_json::to_value(&generated).unwrap_or_default(),
+                    )
+                }
+                Err(error) => failed(&error),
+            },
+        )
+    }
+
+    /// Run a kept test plan in a local headless Chromium: each step in order with its
+    /// evidence (screenshot, logs, timing, the model's reasoning), stopped at the first
+    /// failure (the rest skipped). Returns {runId, status, duration, stepsExecuted,
+    /// stepsPassed, failedStep?}; get_test_run gives the whole run.
+    #[tool(name = "run_test_plan")]
+    async fn run_test_plan(
+        &self,
+        Parameters(args): Parameters<RunTestPlanArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let workspace = match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
+            Ok(workspace) => workspace,
+            Err(error) => return Ok(failed(&error)),
+        };
+        let request = RunRequest {
+            plan_id: args.plan_id,
+            base_url: args.base_url,
+            workspace,
+            door: Door::Mcp,
+            headless: args.headless.unwrap_or(true),
+        };
+        Ok(match service::run_test_plan(&self.engine, request).await {
+            Ok(summary) => {
+                let sentence = match &summary.error {
+                    None => format!(
+                        "The run {} {:?}: {} of {} steps passed.",
+                        summary.run_id,
+                        summary.status,
+                        summary.steps_passed,
+                        summary.steps_executed
+                    ),
+                    Some(error) => format!(
+                        "The run {} ended {:?}: {error}",
+                        summary.run_id, summary.status
+                    ),
+                };
+                answered(sentence, serde_json::to_value(&summary).unwrap_or_default())
+            }
+            Err(error) => failed(&error),
+        })
+    }
+
+    /// The kept test plans, newest first: {plans: [{id, name, project, stepCount, createdAt}]}.
+    #[tool(name = "list_test_plans")]
+    async fn list_test_plans(
+        &self,
+        Parameters(args): Parameters<ListTestPlansArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
+            Ok(workspace) => {
+                let plans = service::list_test_plans(&workspace, args.project.as_deref());
+                let count = plans["plans"].as_array().map_or(0, Vec::len);
+                answered(format!("{count} test plans."), plans)
+            }
+            Err(error) => failed(&error),
+        })
+    }
+
+    /// The test runs, newest first: {runs: [{id, planId, planName, status, duration?,
+    /// startedAt}]}, of one plan and in one status when given.
+    #[tool(name = "list_test_runs")]
+    async fn list_test_runs(
+        &self,
+        Parameters(args): Parameters<ListTestRunsArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let listed = match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
+            Ok(workspace) => {
+                service::list_test_runs(&workspace, args.plan_id.as_deref(), args.status.as_deref())
+            }
+            Err(error) => Err(error),
+        };
+        Ok(match listed {
+            Ok(runs) => {
+                let count = runs["runs"].as_array().map_or(0, Vec::len);
+                answered(format!("{count} test runs."), runs)
+            }
+            Err(error) => failed(&error),
+        })
+    }
+
+    /// One whole test run: every step's status, screenshot path, logs, timing, expected and
+    /// actual, and the model's reasoning and confidence.
+    #[tool(name = "get_test_run")]
+    async fn get_test_run(
+        &self,
+        Parameters(args): Parameters<GetTestRunArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let found = match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
+            Ok(workspace) => service::get_test_run(&workspace, &args.run_id),
+            Err(error) => Err(error),
+        };
+        Ok(match found {
+            Ok(run) => answered(
+                service::sentence(&run),
+                serde_json::to_value(&run).unwrap_or_default(),
+            ),
+            Err(error) => failed(&error),
+        })
+    }
+}
+
+impl VaiderMcp {
+    async fn qa_workspace(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        cwd: Option<&str>,
+    ) -> Result<std::path::PathBuf, QaError> {
+        let roots = super::call::client_roots(ctx).await;
+        service::workspace(cwd, &roots)
+    }
+}
+
+/// A result: a sentence, then the JSON, which is also the `structuredContent`.
+fn answered(sentence: String, structured: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![
+        ContentBlock::text(sentence),
+        ContentBlock::text(structured.to_string()),
+    ]);
+    result.structured_content = Some(structured);
+    result
+}
+
+/// The contract's `{error: {code, message, details?}}`, as an error result.
+fn failed(error: &QaError) -> CallToolResult {
+    let structured = error.to_json();
+    let mut result = CallToolResult::error(vec![
+        ContentBlock::text(error.to_string()),
+        ContentBlock::text(structured.to_string()),
+    ]);
+    result.structured_content = Some(structured);
+    result
+}
