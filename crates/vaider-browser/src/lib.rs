@@ -3,6 +3,7 @@
 //! profile, and takes page shots whose pixels do not depend on when they were taken.
 
 mod locate;
+mod screencast;
 mod settle;
 mod tab;
 
@@ -18,6 +19,7 @@ use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
 pub use locate::{find_chrome, find_chrome_in, CHROME_ENV};
+pub use screencast::{RecordError, Recording, Video};
 pub use tab::{StepError, Tab};
 
 /// The largest side Chromium can paint into one screenshot.

@@ -58,6 +58,8 @@ pub struct QaConfig {
     pub browse_max_actions: u32,
     /// How long each scripted command waits for its element.
     pub step_timeout_ms: u64,
+    /// Record each run as a WebM (with ffmpeg), played beside the steps in the run's detail.
+    pub record_video: bool,
 }
 
 impl Default for QaConfig {
@@ -66,6 +68,7 @@ impl Default for QaConfig {
             parallel_runs: 2,
             browse_max_actions: 10,
             step_timeout_ms: 5000,
+            record_video: true,
         }
     }
 }

@@ -148,6 +148,23 @@ pub struct TestRun {
     pub step_results: Vec<StepResult>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The run's recording (Vaider's own field; absent from runs other tools wrote).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<RunVideo>,
+}
+
+/// A run's recording: where its WebM is (or why there is none) and when it started, so each
+/// step's `startedAt` is a moment in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunVideo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub started_at: String,
+    #[serde(default)]
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,12 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use vaider_browser::{Browser, Tab, Viewport};
+use vaider_browser::{Browser, Recording, Tab, Viewport};
 use vaider_core::analysis::Door;
 use vaider_core::Vaider;
 
 use crate::judge::{judge_page, Question};
-use crate::plan::{RunStatus, StepKind, StepResult, StepStatus, TestPlan, TestRun, TestStep};
+use crate::plan::{
+    RunStatus, RunVideo, StepKind, StepResult, StepStatus, TestPlan, TestRun, TestStep,
+};
 use crate::steps::{self, Outcome, Performed, StepContext};
 use crate::store::{write_atomic, QaStore, StoreError};
 
@@ -38,6 +40,8 @@ pub struct RunOptions {
     pub parent_id: Option<String>,
     /// False shows the browser window (it needs a display).
     pub headless: bool,
+    /// Record the run as a WebM (with ffmpeg).
+    pub record_video: bool,
 }
 
 impl Default for RunOptions {
@@ -51,6 +55,7 @@ impl Default for RunOptions {
             run_id: None,
             parent_id: None,
             headless: true,
+            record_video: true,
         }
     }
 }
@@ -86,16 +91,26 @@ pub async fn run_plan(
         base_url: base_url.clone(),
         step_results: Vec::new(),
         error: None,
+        video: None,
     };
     store.save_run(&run)?;
+    let mut steps_took = None;
     match start_browser(options, &base_url).await {
         Ok((browser, tab)) => {
+            let recording = match options.record_video {
+                true => Some(start_recording(&tab, store, &run.id).await),
+                false => None,
+            };
             let steps = Steps {
                 store,
                 options,
                 model,
             };
             steps.perform(plan, &mut run, &tab).await;
+            steps_took = Some(started.elapsed());
+            if let Some(recording) = recording {
+                run.video = Some(finish_recording(recording, store, &run.id).await);
+            }
             tab.close().await;
             browser.close().await;
         }
@@ -109,9 +124,53 @@ pub async fn run_plan(
         run.step_results.push(skipped(step));
     }
     run.completed_at = Some(now());
-    run.duration = Some(started.elapsed().as_millis() as u64);
+    // The run's time is its steps'; making the video afterwards is not the app's time.
+    let took = steps_took.unwrap_or_else(|| started.elapsed());
+    run.duration = Some(took.as_millis() as u64);
     store.save_run(&run)?;
     Ok(run)
+}
+
+/// A recording under way (with when it started), or why there is none.
+type Started = Result<(Recording, String), String>;
+
+async fn start_recording(tab: &Tab, store: &QaStore, run_id: &str) -> Started {
+    let frames = store.run_folder(run_id).join("frames");
+    let at = now();
+    match tab.start_recording(&frames).await {
+        Ok(recording) => Ok((recording, at)),
+        Err(error) => Err(format!("no video: {error}")),
+    }
+}
+
+/// The run's WebM at `runs/<runId>/run.webm`, or why there is none (the run goes on either way).
+async fn finish_recording(started: Started, store: &QaStore, run_id: &str) -> RunVideo {
+    let (recording, started_at) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            return RunVideo {
+                path: None,
+                started_at: now(),
+                duration_ms: 0,
+                error: Some(error),
+            }
+        }
+    };
+    let out = store.run_folder(run_id).join("run.webm");
+    match recording.finish(&out).await {
+        Ok(video) => RunVideo {
+            path: Some(video.path.display().to_string()),
+            started_at,
+            duration_ms: video.duration.as_millis() as u64,
+            error: None,
+        },
+        Err(error) => RunVideo {
+            path: None,
+            started_at,
+            duration_ms: 0,
+            error: Some(format!("no video: {error}")),
+        },
+    }
 }
 
 /// The browser with a tab on the base URL, or why there is none.

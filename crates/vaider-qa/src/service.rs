@@ -340,6 +340,7 @@ pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSu
         run_id: Some(job_id.clone()),
         parent_id: Some(job_id.clone()),
         headless: request.headless,
+        record_video: qa.record_video,
         ..RunOptions::default()
     };
     let run = match run_plan(&store, &plan, &options, Some(engine)).await {

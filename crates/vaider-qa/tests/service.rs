@@ -115,6 +115,35 @@ async fn a_plan_is_written_from_the_running_app_kept_run_and_reported() {
     assert_eq!(summary.failed_step.as_deref(), Some("step-3"));
     let run = service::get_test_run(dir.path(), &summary.run_id).unwrap();
     assert_eq!(run.step_results[2].status, StepStatus::Failed);
+    // The whole run is a WebM, started before the first step, its frames cleaned up.
+    let video = run.video.clone().unwrap();
+    let webm = std::fs::read(video.path.as_deref().expect("a video")).unwrap();
+    assert_eq!(webm[..4], [0x1a, 0x45, 0xdf, 0xa3], "an EBML (WebM) file");
+    assert!(video.started_at <= run.step_results[0].started_at);
+    assert!(video.duration_ms >= run.step_results.iter().map(|s| s.duration).sum::<u64>());
+    let probed = std::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "format=duration",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(video.path.as_deref().unwrap())
+        .output()
+        .unwrap();
+    let seconds: f64 = String::from_utf8_lossy(&probed.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let expected = video.duration_ms as f64 / 1000.0;
+    assert!(
+        (seconds - expected).abs() < 0.5,
+        "the video lasts {seconds} s, the run {expected} s"
+    );
+    let folder = QaStore::in_project(dir.path()).run_folder(&run.id);
+    assert!(!folder.join("frames").exists());
     assert!(run.step_results[2]
         .llm_reasoning
         .as_deref()
