@@ -25,10 +25,13 @@ pub enum Tool {
     /// A QA plan's judgement of a web page (its screenshot and visible text) against criteria,
     /// asked by an `agentic_assertion` step.
     JudgePage,
+    /// One turn of a QA plan's `agentic_browsing` step: from the page's screenshot and its
+    /// numbered elements, the one next action that carries out the instruction.
+    BrowseStep,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 10] = [
+    pub const ALL: [Tool; 11] = [
         Tool::AnalyzeVideo,
         Tool::AnalyzeImage,
         Tool::UiToArtifact,
@@ -39,6 +42,7 @@ impl Tool {
         Tool::UiDiffCheck,
         Tool::VisualCompare,
         Tool::JudgePage,
+        Tool::BrowseStep,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +57,7 @@ impl Tool {
             Tool::UiDiffCheck => "ui_diff_check",
             Tool::VisualCompare => "visual_compare",
             Tool::JudgePage => "judge_page",
+            Tool::BrowseStep => "browse_step",
         }
     }
 

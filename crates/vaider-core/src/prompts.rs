@@ -15,6 +15,11 @@ The agent is building and testing a graphical user interface and will act on you
 Describe only what is visible; never guess what is not shown, and say so when something is unclear \
 or too small to read. Quote visible text exactly, in double quotes. Be precise and concise.";
 
+/// The actions a `browse_step` answer may name, as the schema lists them.
+pub const BROWSE_ACTIONS: [&str; 7] = [
+    "click", "type", "press", "scroll", "navigate", "done", "give_up",
+];
+
 /// Everything one call asks the model, worked out once per call: the prompt in force (the
 /// agent's or the tool's default), the system prompt, and the answer's schema. Only the note on
 /// how the media was sent is added later, when the media has been prepared.
@@ -74,6 +79,7 @@ pub fn system(tool: Tool) -> String {
         Tool::AnalyzeDataVisualization => "Your task: read the chart or dashboard: its type, axes, units and legend, the values you can read, and the trends, outliers and comparisons that matter. Give numbers as read; say when a value is estimated.",
         Tool::VisualCompare => "Your task: explain what changed between two screenshots of the same UI, BEFORE (the first image) and AFTER (the second), where a pixel diff boxed and numbered every changed region on AFTER. For each numbered region say what changed in plain words (moved, resized, recoloured, text changed, appeared, disappeared; with sizes in pixels where you can tell). Then match the changes the developer expected against what you found: an expected change is matched only when you see it. Every change nobody expected is unexpected: its severity is error when something is broken, missing or wrong, warning when it is visible but may be harmless, info when it is cosmetic. Name regions as \"region N\".",
         Tool::JudgePage => "Your task: you are a QA tester judging a web page against criteria, from its screenshot and its visible text (given in the prompt). `passed` is true only when everything the criteria ask for is visibly true on this page; otherwise false. In `reasoning` say what you see that decides it, quoting the page's text exactly. `confidence` is how sure you are, from 0 to 1.",
+        Tool::BrowseStep => "Your task: you are a QA tester using a web app in a browser to carry out an instruction, one action at a time. You see the page's screenshot and a list of its elements, each with a ref number: `[3] button \"Sign in\"`. Name the ONE next action: `click` an element (its ref), `type` text into a field (its ref; the field is cleared first), `press` a key (`text`: Enter, Tab, Escape, ArrowDown... or one character), `scroll` the page (`text`: up or down), `navigate` to a URL or a path (`text`), `done` when the instruction has been carried out, or `give_up` when it cannot be (say why). `ref` is the element's number from the list, \"\" when the action needs none. Act only on elements in the list; never repeat an action that already failed. In `reasoning` say in one sentence what you see and why this action.",
         Tool::UiDiffCheck => "Your task: compare two screenshots of the same UI, EXPECTED (the first image) and ACTUAL (the second). List every visible difference: layout, position, size, colour, text, missing or extra elements. For each, say where, how severe (high: broken or wrong content; medium: clearly visible; low: cosmetic), and how to fix it. Ignore differences in dynamic content such as clocks only when asked.",
     };
     format!("{SYSTEM}\n\n{task}")
@@ -96,6 +102,7 @@ the controls and their states, and any errors, warnings or visual defects.",
         Tool::UiDiffCheck => "Compare the expected and the actual UI and list every difference.",
         Tool::VisualCompare => "Explain what changed in each numbered region, and which expected changes you see.",
         Tool::JudgePage => "Does this page meet the criteria?",
+        Tool::BrowseStep => "What is the next action?",
     }
 }
 
@@ -136,7 +143,7 @@ pub fn user_prompt(
         Tool::VisualCompare => text.push_str(
             "\nThe first image is BEFORE, the second AFTER with the changed regions boxed and numbered.",
         ),
-        Tool::AnalyzeVideo | Tool::AnalyzeImage | Tool::JudgePage => {}
+        Tool::AnalyzeVideo | Tool::AnalyzeImage | Tool::JudgePage | Tool::BrowseStep => {}
     }
     if let Some(note) = media_note {
         text.push_str(&format!("\n\n{note}"));
@@ -193,6 +200,12 @@ fn task_properties(tool: Tool) -> Option<Value> {
             "passed": {"type": "boolean"},
             "reasoning": {"type": "string"},
             "confidence": {"type": "number"}
+        }),
+        Tool::BrowseStep => json!({
+            "action": {"type": "string", "enum": BROWSE_ACTIONS},
+            "ref": {"type": "string"},
+            "text": {"type": "string"},
+            "reasoning": {"type": "string"}
         }),
         Tool::VisualCompare => json!({
             "summary": {"type": "string"},
@@ -285,6 +298,15 @@ mod tests {
             .unwrap()
             .contains(&json!("expectations")));
         assert_eq!(both["additionalProperties"], false);
+        let browse = response_schema(Tool::BrowseStep, false).unwrap();
+        assert_eq!(browse["properties"]["action"]["enum"][6], "give_up");
+        for field in ["description", "action", "ref", "text", "reasoning"] {
+            assert!(browse["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(field)));
+        }
+        assert_eq!(browse["additionalProperties"], false);
     }
 
     #[test]
