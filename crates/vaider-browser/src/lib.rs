@@ -4,6 +4,7 @@
 
 mod locate;
 mod settle;
+mod snapshot;
 mod tab;
 
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
 pub use locate::{find_chrome, find_chrome_in, CHROME_ENV};
+pub use snapshot::{ScrollDirection, Snapshot};
 pub use tab::{StepError, Tab};
 
 /// The largest side Chromium can paint into one screenshot.
