@@ -89,13 +89,9 @@ fn default_text(prompt: &Prompt) -> String {
             Value::String(v) => v,
             other => other.to_string(),
         },
-        ("application/json", Some(s)) if crate::planner::asks_for_plan(s) => {
-            crate::planner::plan(&prompt.user_text, &sentence).to_string()
-        }
-        ("application/json", Some(s)) => match crate::judge::judgement(s, &prompt.user_text) {
-            Some(judged) => crate::judge::with_proof(judged, s, &sentence).to_string(),
-            None => schema::example(s, &sentence).to_string(),
-        },
+        ("application/json", Some(s)) => scripted(s, &prompt.user_text, &sentence)
+            .unwrap_or_else(|| schema::example(s, &sentence))
+            .to_string(),
         ("application/json", None) => json!({
             "summary": sentence,
             "prompt": prompt_echo(prompt),
@@ -119,6 +115,19 @@ fn default_text(prompt: &Prompt) -> String {
             lines.join("\n")
         }
     }
+}
+
+/// The answers a test can predict, when the request is one they script: a page judgement
+/// (`judge`), a browsing action (`browse`) or a test plan (`planner`).
+fn scripted(schema: &Value, prompt: &str, proof: &str) -> Option<Value> {
+    if crate::planner::asks_for_plan(schema) {
+        return Some(crate::planner::plan(prompt, proof));
+    }
+    if let Some(judged) = crate::judge::judgement(schema, prompt) {
+        return Some(crate::judge::with_proof(judged, schema, proof));
+    }
+    crate::browse::decision(schema, prompt)
+        .map(|next| crate::browse::with_proof(next, schema, proof))
 }
 
 pub(crate) fn build_answer(prompt: &Prompt, reply_text: Option<String>, model: &str) -> Answer {

@@ -19,6 +19,7 @@
 //!   are accepted; JSON request bodies are limited to 20 MiB.
 
 mod answer;
+mod browse;
 mod errors;
 mod files;
 mod generate;

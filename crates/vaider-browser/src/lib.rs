@@ -5,6 +5,7 @@
 mod locate;
 mod screencast;
 mod settle;
+mod snapshot;
 mod tab;
 
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use tokio::task::JoinHandle;
 
 pub use locate::{find_chrome, find_chrome_in, CHROME_ENV};
 pub use screencast::{RecordError, Recording, Video};
+pub use snapshot::{ScrollDirection, Snapshot};
 pub use tab::{StepError, Tab};
 
 /// The largest side Chromium can paint into one screenshot.

@@ -2,7 +2,8 @@
 //! `text=…` or `role=…[name="…"]`) with auto-waiting, click it, type into it, read its text, a
 //! property or whether it is visible, shoot the page, and keep what the page wrote to its
 //! console. Clicks and keys are real input events (CDP), not `el.click()` from script, so a
-//! button that ignores untrusted events behaves as it would for a user.
+//! button that ignores untrusted events behaves as it would for a user. The numbered snapshot
+//! a model acts on, and its actions by number, are in `snapshot`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -39,13 +40,21 @@ pub enum StepError {
     NotVisible { selector: String, waited: Duration },
     #[error("`{selector}` is not a selector: use CSS (`#login`, `.card button`), `text=Sign in` or `role=button[name=\"Sign in\"]`")]
     BadSelector { selector: String },
+    #[error("no element has ref {reference} in the latest snapshot: act on an element it lists")]
+    UnknownRef { reference: u32 },
+    #[error(
+        "the element with ref {reference} is no longer visible: take a fresh look at the page"
+    )]
+    RefNotVisible { reference: u32 },
+    #[error("`{key}` is not a key: use Enter, Tab, Escape, Backspace, ArrowUp, ArrowDown, ArrowLeft, ArrowRight, PageDown, or one character")]
+    UnknownKey { key: String },
     #[error("{0}")]
     Browser(#[from] BrowserError),
 }
 
 /// One open tab and what its page has logged.
 pub struct Tab {
-    page: Page,
+    pub(crate) page: Page,
     console: Arc<Mutex<Vec<String>>>,
     listeners: Vec<JoinHandle<()>>,
 }

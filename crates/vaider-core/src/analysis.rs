@@ -28,10 +28,13 @@ pub enum Tool {
     /// A QA test plan written from requirements, the app's first page (its screenshot) and
     /// context from the code base, asked by `generate_test_plan`.
     GeneratePlan,
+    /// One turn of a QA plan's `agentic_browsing` step: from the page's screenshot and its
+    /// numbered elements, the one next action that carries out the instruction.
+    BrowseStep,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 11] = [
+    pub const ALL: [Tool; 12] = [
         Tool::AnalyzeVideo,
         Tool::AnalyzeImage,
         Tool::UiToArtifact,
@@ -43,6 +46,7 @@ impl Tool {
         Tool::VisualCompare,
         Tool::JudgePage,
         Tool::GeneratePlan,
+        Tool::BrowseStep,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +62,7 @@ impl Tool {
             Tool::VisualCompare => "visual_compare",
             Tool::JudgePage => "judge_page",
             Tool::GeneratePlan => "generate_test_plan",
+            Tool::BrowseStep => "browse_step",
         }
     }
 

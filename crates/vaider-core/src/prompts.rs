@@ -15,6 +15,11 @@ The agent is building and testing a graphical user interface and will act on you
 Describe only what is visible; never guess what is not shown, and say so when something is unclear \
 or too small to read. Quote visible text exactly, in double quotes. Be precise and concise.";
 
+/// The actions a `browse_step` answer may name, as the schema lists them.
+pub const BROWSE_ACTIONS: [&str; 7] = [
+    "click", "type", "press", "scroll", "navigate", "done", "give_up",
+];
+
 /// Everything one call asks the model, worked out once per call: the prompt in force (the
 /// agent's or the tool's default), the system prompt, and the answer's schema. Only the note on
 /// how the media was sent is added later, when the media has been prepared.
@@ -75,6 +80,7 @@ pub fn system(tool: Tool) -> String {
         Tool::VisualCompare => "Your task: explain what changed between two screenshots of the same UI, BEFORE (the first image) and AFTER (the second), where a pixel diff boxed and numbered every changed region on AFTER. For each numbered region say what changed in plain words (moved, resized, recoloured, text changed, appeared, disappeared; with sizes in pixels where you can tell). Then match the changes the developer expected against what you found: an expected change is matched only when you see it. Every change nobody expected is unexpected: its severity is error when something is broken, missing or wrong, warning when it is visible but may be harmless, info when it is cosmetic. Name regions as \"region N\".",
         Tool::JudgePage => "Your task: you are a QA tester judging a web page against criteria, from its screenshot and its visible text (given in the prompt). `passed` is true only when everything the criteria ask for is visibly true on this page; otherwise false. In `reasoning` say what you see that decides it, quoting the page's text exactly. `confidence` is how sure you are, from 0 to 1.",
         Tool::GeneratePlan => "Your task: you are a QA engineer writing a test plan for a web app from plain-English requirements. You see the app's first page (its screenshot, and its visible text and elements in the prompt) and context from its code base. Write steps that check each requirement, in the order a user would do them. Step types: `selenese` (commands open, click, type, waitForElement, assertText, assertVisible; `target` is a CSS selector, or text=Label, or role=button[name=\"Sign in\"]; `open` takes a path such as / ; `value` is what to type or the text expected), `unit_assertion` (equals, contains, matches, exists, visible on a selector's text, or its `property` such as value or disabled; `expected` as text: true/false for exists and visible), `agentic_assertion` (a judgement of the page by a vision model: `instruction` and `criteria`), `agentic_browsing` (an `instruction` a browsing agent carries out, and the `expectedOutcome`). Prefer selectors the page and code really have (ids, data-testid, labels); prefer scripted steps, and use agentic ones for what selectors cannot check. Give every step a short unique `id` (step-1, step-2, ...) and a `name`; fill the fields its type does not use with \"\" or []. A plan needs at least one step.",
+        Tool::BrowseStep => "Your task: you are a QA tester using a web app in a browser to carry out an instruction, one action at a time. You see the page's screenshot and a list of its elements, each with a ref number: `[3] button \"Sign in\"`. Name the ONE next action: `click` an element (its ref), `type` text into a field (its ref; the field is cleared first), `press` a key (`text`: Enter, Tab, Escape, ArrowDown... or one character), `scroll` the page (`text`: up or down), `navigate` to a URL or a path (`text`), `done` when the instruction has been carried out, or `give_up` when it cannot be (say why). `ref` is the element's number from the list, \"\" when the action needs none. Act only on elements in the list; never repeat an action that already failed. In `reasoning` say in one sentence what you see and why this action.",
         Tool::UiDiffCheck => "Your task: compare two screenshots of the same UI, EXPECTED (the first image) and ACTUAL (the second). List every visible difference: layout, position, size, colour, text, missing or extra elements. For each, say where, how severe (high: broken or wrong content; medium: clearly visible; low: cosmetic), and how to fix it. Ignore differences in dynamic content such as clocks only when asked.",
     };
     format!("{SYSTEM}\n\n{task}")
@@ -98,6 +104,7 @@ the controls and their states, and any errors, warnings or visual defects.",
         Tool::VisualCompare => "Explain what changed in each numbered region, and which expected changes you see.",
         Tool::JudgePage => "Does this page meet the criteria?",
         Tool::GeneratePlan => "Write a test plan for these requirements.",
+        Tool::BrowseStep => "What is the next action?",
     }
 }
 
@@ -138,7 +145,11 @@ pub fn user_prompt(
         Tool::VisualCompare => text.push_str(
             "\nThe first image is BEFORE, the second AFTER with the changed regions boxed and numbered.",
         ),
-        Tool::AnalyzeVideo | Tool::AnalyzeImage | Tool::JudgePage | Tool::GeneratePlan => {}
+        Tool::AnalyzeVideo
+        | Tool::AnalyzeImage
+        | Tool::JudgePage
+        | Tool::GeneratePlan
+        | Tool::BrowseStep => {}
     }
     if let Some(note) = media_note {
         text.push_str(&format!("\n\n{note}"));
@@ -197,6 +208,12 @@ fn task_properties(tool: Tool) -> Option<Value> {
             "confidence": {"type": "number"}
         }),
         Tool::GeneratePlan => plan_properties(),
+        Tool::BrowseStep => json!({
+            "action": {"type": "string", "enum": BROWSE_ACTIONS},
+            "ref": {"type": "string"},
+            "text": {"type": "string"},
+            "reasoning": {"type": "string"}
+        }),
         Tool::VisualCompare => json!({
             "summary": {"type": "string"},
             "found_changes": object_array(&[("region", "string"), ("change", "string")]),
@@ -322,6 +339,15 @@ mod tests {
             .unwrap()
             .contains(&json!("expectations")));
         assert_eq!(both["additionalProperties"], false);
+        let browse = response_schema(Tool::BrowseStep, false).unwrap();
+        assert_eq!(browse["properties"]["action"]["enum"][6], "give_up");
+        for field in ["description", "action", "ref", "text", "reasoning"] {
+            assert!(browse["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(field)));
+        }
+        assert_eq!(browse["additionalProperties"], false);
     }
 
     #[test]

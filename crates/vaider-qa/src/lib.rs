@@ -2,8 +2,10 @@
 //! from plain-English requirements; a run performs them in a real local browser, stops at the
 //! first failure and keeps evidence for every step. This crate holds the plan and run shapes
 //! (`plan`), their files in the project's `.qa-agent/` folder (`store`), and the browser steps
-//! (`steps`) a run (`run`) performs.
+//! (`steps`, the model's judgement in `judge`, its browsing loop in `browse`) a run (`run`)
+//! performs.
 
+pub mod browse;
 pub mod check;
 pub mod context;
 pub mod error;

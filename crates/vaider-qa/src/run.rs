@@ -11,7 +11,8 @@ use vaider_browser::{Browser, Recording, Tab, Viewport};
 use vaider_core::analysis::Door;
 use vaider_core::Vaider;
 
-use crate::judge::{judge_page, Question};
+use crate::browse::{browse, Browse, Browsing, Ending, DEFAULT_MAX_ACTIONS};
+use crate::judge::{judge_page, Judgement, Question};
 use crate::plan::{
     RunStatus, RunVideo, StepKind, StepResult, StepStatus, TestPlan, TestRun, TestStep,
 };
@@ -42,6 +43,8 @@ pub struct RunOptions {
     pub headless: bool,
     /// Record the run as a WebM (with ffmpeg).
     pub record_video: bool,
+    /// The most actions an `agentic_browsing` step may take, `done` included.
+    pub max_browse_actions: usize,
 }
 
 impl Default for RunOptions {
@@ -56,6 +59,7 @@ impl Default for RunOptions {
             parent_id: None,
             headless: true,
             record_video: true,
+            max_browse_actions: DEFAULT_MAX_ACTIONS,
         }
     }
 }
@@ -253,29 +257,32 @@ impl Steps<'_> {
                 criteria,
                 context,
             } => {
-                // The model judges the very shot kept as the step's evidence.
-                let mut logs = Vec::new();
-                shot = keep_screenshot(&shot_path, ctx.tab, &mut logs).await;
-                let question = Question {
-                    instruction,
-                    criteria,
-                    context: context.as_deref(),
-                    page_text: &ctx.tab.visible_text().await.unwrap_or_default(),
-                };
-                let (performed, judged) = self.judge(shot.as_deref(), &question).await;
+                let (performed, judged) = self
+                    .judge_now(
+                        ctx,
+                        &shot_path,
+                        &mut shot,
+                        (instruction, criteria, context.as_deref()),
+                    )
+                    .await;
                 judgement = judged;
-                Performed {
-                    logs: [logs, performed.logs].concat(),
-                    ..performed
-                }
+                performed
             }
-            StepKind::AgenticBrowsing { .. } => Performed {
-                outcome: Outcome::Error(
-                    "agentic_browsing steps cannot run yet: this Vaider has no browsing loop"
-                        .into(),
-                ),
-                ..Performed::default()
-            },
+            StepKind::AgenticBrowsing {
+                instruction,
+                expected_outcome,
+                timeout,
+            } => {
+                let task = Browse::new(
+                    instruction,
+                    expected_outcome.as_deref(),
+                    *timeout,
+                    self.options.max_browse_actions,
+                );
+                let (performed, judged) = self.browse(ctx, &shot_path, &mut shot, &task).await;
+                judgement = judged;
+                performed
+            }
         };
         let mut logs = performed.logs;
         logs.extend(
@@ -310,21 +317,76 @@ impl Steps<'_> {
         }
     }
 
+    /// The model's judgement of the page as it is now: the shot kept as the step's evidence is
+    /// the one the model sees.
+    async fn judge_now(
+        &self,
+        ctx: &StepContext<'_>,
+        shot_path: &Path,
+        shot: &mut Option<String>,
+        (instruction, criteria, context): (&str, &str, Option<&str>),
+    ) -> (Performed, Option<Judgement>) {
+        let mut logs = Vec::new();
+        *shot = keep_screenshot(shot_path, ctx.tab, &mut logs).await;
+        let question = Question {
+            instruction,
+            criteria,
+            context,
+            page_text: &ctx.tab.visible_text().await.unwrap_or_default(),
+        };
+        let (performed, judged) = self.judge(shot.as_deref(), &question).await;
+        let logs = [logs, performed.logs].concat();
+        (Performed { logs, ..performed }, judged)
+    }
+
+    /// An `agentic_browsing` step: the model's loop, then, when it says it is done and the step
+    /// names an expected outcome, its judgement of the page against that outcome.
+    async fn browse(
+        &self,
+        ctx: &StepContext<'_>,
+        shot_path: &Path,
+        shot: &mut Option<String>,
+        task: &Browse<'_>,
+    ) -> (Performed, Option<Judgement>) {
+        let Some(engine) = self.model else {
+            return (no_model(), None);
+        };
+        let at = Browsing {
+            tab: ctx.tab,
+            base_url: ctx.base_url,
+            engine,
+            project: self.project(),
+            door: self.options.door,
+            parent_id: self.options.parent_id.clone(),
+            shot_path,
+        };
+        let browsed = browse(&at, task).await;
+        let (Ending::Done(_), Some(outcome)) = (&browsed.ending, task.expected_outcome) else {
+            return (browsed.performed(task), None);
+        };
+        let question = (task.instruction, outcome, None);
+        let (judged, judgement) = self.judge_now(ctx, shot_path, shot, question).await;
+        let logs = [browsed.logs, judged.logs].concat();
+        (Performed { logs, ..judged }, judgement)
+    }
+
+    /// The project folder (the store's parent), where relative media paths start.
+    fn project(&self) -> &Path {
+        self.store.root().parent().unwrap_or(self.store.root())
+    }
+
     /// The model's judgement of the page as a step's outcome.
     async fn judge(
         &self,
         shot: Option<&str>,
         question: &Question<'_>,
-    ) -> (Performed, Option<crate::judge::Judgement>) {
+    ) -> (Performed, Option<Judgement>) {
         let error = |message: String| Performed {
             outcome: Outcome::Error(message),
             ..Performed::default()
         };
         let Some(engine) = self.model else {
-            return (
-                error("agentic steps need a vision model; none was given to this run".into()),
-                None,
-            );
+            return (no_model(), None);
         };
         let Some(shot) = shot else {
             return (
@@ -332,12 +394,11 @@ impl Steps<'_> {
                 None,
             );
         };
-        let project = self.store.root().parent().unwrap_or(self.store.root());
         match judge_page(
             engine,
             Path::new(shot),
             question,
-            project,
+            self.project(),
             (self.options.door, self.options.parent_id.clone()),
         )
         .await
@@ -364,6 +425,15 @@ impl Steps<'_> {
                 (performed, Some(judged))
             }
         }
+    }
+}
+
+fn no_model() -> Performed {
+    Performed {
+        outcome: Outcome::Error(
+            "agentic steps need a vision model; none was given to this run".into(),
+        ),
+        ..Performed::default()
     }
 }
 

@@ -341,6 +341,7 @@ pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSu
         parent_id: Some(job_id.clone()),
         headless: request.headless,
         record_video: qa.record_video,
+        max_browse_actions: qa.browse_max_actions as usize,
         ..RunOptions::default()
     };
     let run = match run_plan(&store, &plan, &options, Some(engine)).await {

@@ -3,11 +3,11 @@
 //! codes; an invalid model plan retried once with its errors; generation and runs in the
 //! history as jobs with their model calls as children.
 
-mod fixture;
+mod common;
 
 use std::path::Path;
 
-use fixture::{engine_with_fake, serve_app, sha256_hex};
+use common::{engine_with_fake, serve_app, sha256_hex};
 use serde_json::json;
 use vaider_core::analysis::Door;
 use vaider_qa::service::{self, GenerateRequest, RunRequest};
@@ -47,7 +47,7 @@ fn workspace() -> tempfile::TempDir {
     )
     .unwrap();
     std::fs::create_dir_all(dir.path().join("src/pages")).unwrap();
-    std::fs::write(dir.path().join("src/pages/index.html"), fixture::APP).unwrap();
+    std::fs::write(dir.path().join("src/pages/index.html"), common::APP).unwrap();
     dir
 }
 
