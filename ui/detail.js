@@ -9,6 +9,7 @@ import { errorState } from './shell.js';
 import { detailsBlock, inline, prettyJson, richText } from './richtext.js';
 import { comparisonViewer } from './compare.js';
 import { validationCards } from './validation.js';
+import { qaRunCards } from './qarun.js';
 
 const ERROR_HELP = {
   NO_API_KEY: () => ['Add a key for this provider in ', h('a', { href: '#/settings' }, 'Settings'),
@@ -202,7 +203,8 @@ export function detailView(root, r) {
     } else if (d.status === 'ok') {
       sections.push(h('div', { class: 'card' }, h('h2', null, 'Description'), h('p', { class: 'muted' }, 'The model gave no description.')));
     }
-    if (d.job) sections.push(...validationCards(d.job, withSrc));
+    if (d.job && d.tool === 'run_test_plan') sections.push(...qaRunCards(d.job, withSrc, ctx));
+    else if (d.job) sections.push(...validationCards(d.job, withSrc));
     const verdicts = Array.isArray(d.verdicts) ? d.verdicts : [];
     // A validation's expectations are judged in its video analysis, shown with it.
     if (!d.job && (verdicts.length || (d.expectations && d.expectations.length))) {

@@ -1,11 +1,12 @@
 // The address after # picks the view: #/ the history (with ?q=&status=&tool=&project=),
-// #/i/ID an analysis, #/settings the settings. route() tears the old view down and builds the new.
+// #/i/ID an analysis, #/plans the QA test plans, #/settings the settings. route() tears the old view down and builds the new.
 
 import { h, $ } from './dom.js';
 import { app } from './state.js';
 import { historyView } from './history.js';
 import { detailView } from './detail.js';
 import { settingsView } from './settings.js';
+import { plansView } from './plans.js';
 
 export function parseRoute() {
   const hash = location.hash || '#/';
@@ -21,6 +22,7 @@ export function parseRoute() {
     return { name: 'detail', id, params };
   }
   if (path === '/settings') return { name: 'settings', params };
+  if (path === '/plans') return { name: 'plans', params };
   return { name: 'notfound', params };
 }
 
@@ -28,6 +30,7 @@ const views = {
   history: historyView,
   detail: detailView,
   settings: settingsView,
+  plans: plansView,
   notfound: (root) => {
     root.append(h('section', { class: 'state-card' },
       h('h1', null, 'Nothing here'),

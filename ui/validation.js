@@ -89,7 +89,7 @@ function videoCard(video) {
       v.evidence ? h('div', { class: 'evidence' }, v.evidence) : null))) : null);
 }
 
-function callsCard(calls) {
+export function callsCard(calls) {
   return h('div', { class: 'card', id: 'calls' },
     h('h2', null, 'Model calls'),
     h('ul', { class: 'plain' }, calls.map((c) => h('li', null,

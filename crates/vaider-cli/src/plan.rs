@@ -131,6 +131,7 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
                 workspace: workspace.clone(),
                 door: Door::Cli,
                 headless: !headed,
+                run_id: None,
             };
             Ok(match service::run_test_plan(&engine, request).await {
                 Ok(summary) => {

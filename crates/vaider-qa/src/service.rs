@@ -279,6 +279,9 @@ pub struct RunRequest {
     pub workspace: PathBuf,
     pub door: Door,
     pub headless: bool,
+    /// The run's id, when the caller names it before it starts (the UI opens its page at
+    /// once); None: a fresh one.
+    pub run_id: Option<String>,
 }
 
 /// `run_test_plan`'s output.
@@ -319,7 +322,10 @@ pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSu
     let _turn = run_slot(engine.config().qa.parallel_runs)
         .acquire_owned()
         .await;
-    let job_id = vaider_core::job::new_id();
+    let job_id = request
+        .run_id
+        .clone()
+        .unwrap_or_else(vaider_core::job::new_id);
     let job = engine
         .start_job(JobStart {
             id: job_id.clone(),
@@ -355,7 +361,19 @@ pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSu
     let summary = summary_of(&run, &store);
     let failed = (run.status != RunStatus::Passed)
         .then(|| QaError::new(ErrorCode::ExecutionFailed, sentence(&run)));
-    finish(job, sentence(&run), json!(summary), failed.as_ref()).await;
+    // The history keeps the whole run (its detail shows every step) and plays its video.
+    let video = run
+        .video
+        .as_ref()
+        .and_then(|v| v.path.clone())
+        .map(|path| (path, "video/webm"));
+    let kept = json!({ "summary": summary, "testRun": run });
+    if let Err(e) = job
+        .finish(sentence(&run), kept, failed.map(|e| e.to_string()), video)
+        .await
+    {
+        tracing::error!("{e}");
+    }
     if let Some(error) = browser_failure(&run) {
         return Err(error.with_details(json!({ "runId": run.id })));
     }

@@ -35,6 +35,7 @@ fn run_request(workspace: &Path, plan_id: &str) -> RunRequest {
         workspace: workspace.to_path_buf(),
         door: Door::Cli,
         headless: true,
+        run_id: None,
     }
 }
 

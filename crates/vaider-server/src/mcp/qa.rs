@@ -155,6 +155,7 @@ impl VaiderMcp {
             workspace,
             door: Door::Mcp,
             headless: args.headless.unwrap_or(true),
+            run_id: None,
         };
         Ok(match service::run_test_plan(&self.engine, request).await {
             Ok(summary) => {

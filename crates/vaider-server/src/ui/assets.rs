@@ -28,6 +28,16 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../../../ui/compare.js"),
     ),
     (
+        "plans.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/plans.js"),
+    ),
+    (
+        "qarun.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/qarun.js"),
+    ),
+    (
         "validation.js",
         "text/javascript; charset=utf-8",
         include_str!("../../../../ui/validation.js"),

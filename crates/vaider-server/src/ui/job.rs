@@ -1,6 +1,6 @@
-//! A job's detail (a test validation): its stored answer (the `AgentResult`, with the rubric,
-//! the report and the screenshots), the model calls it made, and its screenshots served by
-//! number. Their paths come from the answer Vaider stored in the history, never from a file in
+//! A job's detail (a test validation, or a test plan's run): its stored answer (the
+//! `AgentResult` with the rubric, the report and the screenshots; or the `TestRun` with its
+//! steps), the model calls it made, and its screenshots served by number. Their paths come from the answer Vaider stored in the history, never from a file in
 //! the project, which anyone who can write there could change.
 
 use std::path::PathBuf;
@@ -58,21 +58,30 @@ pub(super) fn view(history: &History, row: &Interaction) -> Option<JobView> {
     })
 }
 
-/// A job's answer is not an analysis result: it has `success` and `data` (an `AgentResult`).
+/// A job's answer is not an analysis result: it has `success` and `data` (an `AgentResult`),
+/// or `testRun` (a test plan's run).
 fn is_job_answer(result: Option<&Value>) -> bool {
-    result.is_some_and(|r| r.get("success").is_some() && r.get("data").is_some())
+    result.is_some_and(|r| {
+        (r.get("success").is_some() && r.get("data").is_some()) || r.get("testRun").is_some()
+    })
 }
 
+/// A validation's screenshots, or a run's steps' in step order (steps without one skipped).
 fn screenshots(result: Option<&Value>) -> Vec<String> {
-    result
-        .and_then(|r| r["data"]["screenshots"].as_array())
-        .map(|shots| {
-            shots
-                .iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    let Some(result) = result else {
+        return Vec::new();
+    };
+    let paths: Vec<&Value> = match result["testRun"]["stepResults"].as_array() {
+        Some(steps) => steps.iter().map(|step| &step["screenshot"]).collect(),
+        None => result["data"]["screenshots"]
+            .as_array()
+            .map(|shots| shots.iter().collect())
+            .unwrap_or_default(),
+    };
+    paths
+        .into_iter()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect()
 }
 
 /// The `n`th screenshot of a job, by the stored answer.

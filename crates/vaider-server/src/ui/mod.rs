@@ -11,6 +11,7 @@ mod job;
 mod keys;
 mod media;
 mod open_folder;
+mod qa;
 mod run_again;
 mod session;
 mod settings;
@@ -43,6 +44,9 @@ pub fn routes() -> Router<AppState> {
             post(open_folder::open_folder),
         )
         .route("/api/events", get(events::events))
+        .route("/api/qa/workspaces", get(qa::workspaces))
+        .route("/api/qa/plans", get(qa::plans))
+        .route("/api/qa/runs", post(qa::run))
         .route(
             "/api/settings",
             get(settings::settings).put(settings::save_settings),

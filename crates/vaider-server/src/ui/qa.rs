@@ -1,0 +1,110 @@
+//! The Plans page's API: the workspaces whose `.qa-agent/` the history knows, the plans in one
+//! (with each plan's last run), and "Run", which starts `run_test_plan` through the same service
+//! the MCP tool calls and answers at once with the run's id, whose history page then shows it
+//! running and, when it ends, its steps and video.
+
+use std::path::{Path, PathBuf};
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use vaider_core::analysis::Door;
+use vaider_qa::service::{self, RunRequest};
+use vaider_qa::{ErrorCode, QaError, QaStore};
+
+use crate::api_error::ApiError;
+use crate::AppState;
+
+/// `GET /api/qa/workspaces`: the projects in the history that hold a `.qa-agent/` folder.
+pub(super) async fn workspaces(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let history = state.engine.history().clone();
+    let facets = super::blocking(move || history.facets()).await?;
+    let known: Vec<String> = facets
+        .projects
+        .into_iter()
+        .filter(|p| Path::new(p).join(".qa-agent").is_dir())
+        .collect();
+    Ok(Json(json!({ "workspaces": known })))
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct PlansQuery {
+    workspace: String,
+    project: Option<String>,
+}
+
+/// `GET /api/qa/plans?workspace=…`: the plans, newest first, each with its last run.
+pub(super) async fn plans(Query(query): Query<PlansQuery>) -> Result<Json<Value>, ApiError> {
+    let workspace = workspace(&query.workspace)?;
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut listed = service::list_test_plans(&workspace, query.project.as_deref());
+        let runs = QaStore::in_project(&workspace).runs(None, None);
+        for plan in listed["plans"].as_array_mut().into_iter().flatten() {
+            let last = runs.iter().find(|r| plan["id"] == r.plan_id.as_str());
+            plan["lastRun"] = last.map_or(Value::Null, |r| {
+                json!({"id": r.id, "status": r.status, "startedAt": r.started_at, "duration": r.duration})
+            });
+        }
+        listed
+    })
+    .await
+    .map_err(|e| ApiError::internal(e.to_string()))?;
+    Ok(Json(answer))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RunBody {
+    workspace: String,
+    plan_id: String,
+    #[serde(default)]
+    base_url: Option<String>,
+    #[serde(default)]
+    headless: Option<bool>,
+}
+
+/// `POST /api/qa/runs`: starts the run and answers 202 `{runId}` at once; a plan that is not
+/// there is a 404 with the contract's code.
+pub(super) async fn run(
+    State(state): State<AppState>,
+    Json(body): Json<RunBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let workspace = workspace(&body.workspace)?;
+    QaStore::in_project(&workspace)
+        .plan(body.plan_id.trim())
+        .map_err(|e| refused(QaError::from(e)))?;
+    let run_id = vaider_core::job::new_id();
+    let request = RunRequest {
+        plan_id: body.plan_id,
+        base_url: body.base_url,
+        workspace,
+        door: Door::Ui,
+        headless: body.headless.unwrap_or(true),
+        run_id: Some(run_id.clone()),
+    };
+    let engine = state.engine.clone();
+    tokio::spawn(async move {
+        // The outcome is in the history (the run's page) and in .qa-agent/runs/.
+        if let Err(error) = service::run_test_plan(&engine, request).await {
+            tracing::warn!(%error, "a run started from the UI did not run");
+        }
+    });
+    Ok((StatusCode::ACCEPTED, Json(json!({ "runId": run_id }))))
+}
+
+/// The workspace folder, or a 400 that says what to give.
+fn workspace(path: &str) -> Result<PathBuf, ApiError> {
+    service::workspace(Some(path), &[]).map_err(refused)
+}
+
+/// A QA error as the API's error, with its code.
+fn refused(error: QaError) -> ApiError {
+    let status = match error.code {
+        ErrorCode::PlanNotFound | ErrorCode::RunNotFound => StatusCode::NOT_FOUND,
+        ErrorCode::InvalidInput => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError::new(status, error.code.as_str(), error.message)
+}

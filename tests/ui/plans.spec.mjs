@@ -1,0 +1,108 @@
+// The Plans page and a run's detail against the real server: a plan kept in a project's
+// .qa-agent/plans/ (written by hand, as another tool would) is listed by project; "Run" runs it
+// in real headless Chromium against a small app this test serves and opens the run's entry,
+// which shows each step with its status, screenshot and logs, and plays the run's video, each
+// step a link that seeks the video to when the step started.
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { test, expect, serverPerFile, openUi } from './fixtures.mjs';
+
+test.describe.configure({ mode: 'serial' });
+const ctx = serverPerFile({ name: 'plans' });
+
+const APP = `<!doctype html><html><head><title>Shop</title></head><body>
+<label for="email">Email</label><input id="email">
+<button id="go" type="button">Sign in</button>
+<h1 id="greeting"></h1>
+<script>
+  document.getElementById('go').addEventListener('click', () => {
+    setTimeout(() => { document.getElementById('greeting').textContent = 'Welcome, ' + document.getElementById('email').value; }, 400);
+  });
+</script></body></html>`;
+
+let app;
+let base;
+test.beforeAll(async () => {
+  app = http.createServer((req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end(APP); });
+  await new Promise((resolve) => app.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${app.address().port}`;
+  const folder = path.join(ctx.server.projectDir, '.qa-agent', 'plans', 'shop');
+  fs.mkdirSync(folder, { recursive: true });
+  const plan = (id, name, expected) => ({
+    id, name, description: '', project: { name: 'shop' }, prompt: 'a user signs in and is greeted',
+    baseUrl: base, createdAt: '2026-11-22T10:00:00.000Z', updatedAt: '2026-11-22T10:00:00.000Z',
+    steps: [
+      { id: 'open', name: 'open the shop', type: 'selenese', commands: [{ command: 'open', target: '/' }] },
+      { id: 'sign-in', name: 'sign in', type: 'selenese', commands: [
+        { command: 'type', target: '#email', value: 'Ada' }, { command: 'click', target: 'text=Sign in' }] },
+      { id: 'greeted', name: 'is greeted', type: 'selenese', commands: [
+        { command: 'assertText', target: '#greeting', value: expected }] },
+      { id: 'after', name: 'the greeting is a heading', type: 'unit_assertion', assertions: [
+        { type: 'visible', selector: 'h1', expected: true }] },
+    ],
+  });
+  fs.writeFileSync(path.join(folder, 'greet.json'), JSON.stringify(plan('greet', 'Greets the user', 'Welcome, Ada')));
+  fs.writeFileSync(path.join(folder, 'wrong.json'), JSON.stringify(plan('wrong', 'Expects another name', 'Welcome, Bob')));
+});
+test.afterAll(() => app && app.close());
+
+async function runFromPage(page, planId) {
+  await openUi(page, ctx.server, `#/plans?workspace=${encodeURIComponent(ctx.server.projectDir)}`);
+  const row = page.locator(`#plan-${planId}`);
+  await expect(row).toContainText('never');
+  await row.getByRole('button', { name: 'Run' }).click();
+  await expect(page).toHaveURL(/#\/i\/[0-9a-f]{32}$/);
+  await expect(page.locator('#qa-run-status')).not.toHaveText('running', { timeout: 60_000 });
+}
+
+test('the plans are listed by project and Run opens the run, its steps and its video', async ({ page }) => {
+  test.setTimeout(90_000);
+  await runFromPage(page, 'greet');
+  await expect(page.locator('#qa-run-status')).toHaveText('passed');
+  const steps = page.locator('.qa-step');
+  await expect(steps).toHaveCount(4);
+  await expect(steps.nth(1)).toContainText('sign in');
+  await expect(steps.nth(1).locator('.badge')).toHaveText('passed');
+  // Each step's screenshot is served and decodes.
+  const shot = steps.nth(2).locator('img');
+  expect(await shot.evaluate(async (img) => { await img.decode(); return img.naturalWidth; })).toBe(1280);
+  await steps.nth(1).locator('summary').click();
+  await expect(steps.nth(1).locator('.qa-logs')).toContainText('click text=Sign in: ok');
+  // The video plays beside the steps; a step's link seeks it to when that step started.
+  const video = page.locator('#media-video');
+  await expect(video).toHaveAttribute('src', /\/api\/interactions\/[0-9a-f]{32}\/media$/);
+  await expect.poll(() => video.evaluate((v) => v.readyState)).toBeGreaterThanOrEqual(1);
+  const link = steps.nth(2).locator('a.ts');
+  const t = Number(await link.getAttribute('data-t'));
+  expect(t).toBeGreaterThan(0);
+  await link.click();
+  await expect.poll(() => video.evaluate((v) => v.currentTime)).toBeGreaterThanOrEqual(t - 0.05);
+  // Back on the Plans page, the plan's last run is this one, passed.
+  await page.getByRole('link', { name: 'Test plans' }).click();
+  await expect(page.locator('#plan-greet .qa-last')).toContainText('passed');
+});
+
+test('a failing run shows where it failed, what was expected and the skipped step', async ({ page }) => {
+  test.setTimeout(90_000);
+  await runFromPage(page, 'wrong');
+  await expect(page.locator('#qa-run-status')).toHaveText('failed');
+  const failed = page.locator('#qa-step-3');
+  await expect(failed.locator('.badge')).toHaveText('failed');
+  await expect(failed.locator('.qa-expected')).toHaveText('Welcome, Bob');
+  await expect(failed.locator('.qa-actual')).toHaveText('Welcome, Ada');
+  await expect(page.locator('#qa-step-4 .badge')).toHaveText('skipped');
+  await expect(page.locator('#qa-step-4 a.ts')).toHaveCount(0);
+});
+
+test('a folder without plans says so, and a plan that is not there is refused with its code', async ({ page }) => {
+  const empty = fs.mkdtempSync(path.join(ctx.server.projectDir, 'empty-'));
+  await openUi(page, ctx.server, `#/plans?workspace=${encodeURIComponent(empty)}`);
+  await expect(page.locator('#qa-none')).toContainText('No plans');
+  const res = await ctx.server.fetch('/api/qa/runs', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ workspace: ctx.server.projectDir, planId: 'nope' }),
+  });
+  expect(res.status).toBe(404);
+  expect((await res.json()).error.code).toBe('PLAN_NOT_FOUND');
+});
