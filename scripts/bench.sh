@@ -11,6 +11,8 @@
 #   --sampling     only what change-aware video sampling saves (tokens, time before upload)
 #   --validate     only validate_test's overhead over `npx playwright test` alone [--runs N]
 #                  (needs tests/playwright-project's npm packages: scripts/test.sh installs them)
+#   --qa           only a 10-step test plan against the same steps as a Playwright test, the
+#                  browser's start and Vaider's memory during a run [--runs N] (same needs)
 # Takes about a minute on 2 cores once built; the first release build takes longer.
 set -euo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,6 +21,10 @@ cd "$REPO_ROOT"
 cargo build --release -p vaider-cli -p vaider-bench
 if [ "${1:-}" = "--sampling" ]; then
     exec "$TARGET_DIR/release/vaider-sampling-bench"
+fi
+if [ "${1:-}" = "--qa" ]; then
+    shift
+    exec "$TARGET_DIR/release/vaider-qa-bench" "$@"
 fi
 if [ "${1:-}" = "--validate" ]; then
     shift
