@@ -92,7 +92,6 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
             model,
             json,
         } => {
-            let engine = Vaider::open(Config::load()?)?;
             let request = GenerateRequest {
                 requirements,
                 repo_url: repo,
@@ -105,18 +104,7 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
                 budget_tokens: None,
                 github_api: service::GITHUB_API.into(),
             };
-            Ok(match service::generate_test_plan(&engine, request).await {
-                Ok(generated) if json => print_json(&serde_json::to_value(&generated)?),
-                Ok(generated) => {
-                    println!(
-                        "Wrote the plan {:?} ({} steps): {}",
-                        generated.name, generated.steps, generated.path
-                    );
-                    println!("Run it: vaider plan run {}", generated.plan_id);
-                    ExitCode::SUCCESS
-                }
-                Err(error) => report(&error),
-            })
+            generate(request, json).await
         }
         PlanAction::Run {
             plan_id,
@@ -124,29 +112,15 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
             headed,
             json,
         } => {
-            let engine = Vaider::open(Config::load()?)?;
             let request = RunRequest {
                 plan_id,
                 base_url,
-                workspace: workspace.clone(),
+                workspace,
                 door: Door::Cli,
                 headless: !headed,
                 run_id: None,
             };
-            Ok(match service::run_test_plan(&engine, request).await {
-                Ok(summary) => {
-                    if json {
-                        print_json(&serde_json::to_value(&summary)?);
-                    } else if let Ok(run) = service::get_test_run(&workspace, &summary.run_id) {
-                        print_run(&run);
-                    }
-                    match summary.status {
-                        RunStatus::Passed => ExitCode::SUCCESS,
-                        _ => ExitCode::from(2),
-                    }
-                }
-                Err(error) => report(&error),
-            })
+            run(request, json).await
         }
         PlanAction::List { project, json } => {
             let plans = service::list_test_plans(&workspace, project.as_deref());
@@ -177,6 +151,43 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
             Err(error) => report(&error),
         }),
     }
+}
+
+/// `vaider plan generate`: the plan's id, name, steps and file.
+async fn generate(request: GenerateRequest, json: bool) -> Result<ExitCode> {
+    let engine = Vaider::open(Config::load()?)?;
+    Ok(match service::generate_test_plan(&engine, request).await {
+        Ok(generated) if json => print_json(&serde_json::to_value(&generated)?),
+        Ok(generated) => {
+            println!(
+                "Wrote the plan {:?} ({} steps): {}",
+                generated.name, generated.steps, generated.path
+            );
+            println!("Run it: vaider plan run {}", generated.plan_id);
+            ExitCode::SUCCESS
+        }
+        Err(error) => report(&error),
+    })
+}
+
+/// `vaider plan run`: the run step by step (or its summary as JSON); exit 0 passed, 2 not.
+async fn run(request: RunRequest, json: bool) -> Result<ExitCode> {
+    let engine = Vaider::open(Config::load()?)?;
+    let workspace = request.workspace.clone();
+    Ok(match service::run_test_plan(&engine, request).await {
+        Ok(summary) => {
+            if json {
+                print_json(&serde_json::to_value(&summary)?);
+            } else if let Ok(run) = service::get_test_run(&workspace, &summary.run_id) {
+                print_run(&run);
+            }
+            match summary.status {
+                RunStatus::Passed => ExitCode::SUCCESS,
+                _ => ExitCode::from(2),
+            }
+        }
+        Err(error) => report(&error),
+    })
 }
 
 fn print_json(value: &Value) -> ExitCode {

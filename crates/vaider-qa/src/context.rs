@@ -289,13 +289,16 @@ pub async fn from_github(
             .filter_map(|e| e["path"].as_str())
             .filter_map(|p| Some((rank(p)?, p.to_string()))),
     );
+    // A pull request's files first (rank 0, whatever they are), then pages and components;
+    // a file listed twice keeps its first place.
     paths.sort();
-    paths.dedup_by(|a, b| a.1 == b.1);
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|(_, path)| seen.insert(path.clone()));
     for (rank, path) in paths.into_iter().filter(|(r, _)| *r < 3).take(12) {
         if let Ok(text) = client.raw(&format!("{base}/contents/{path}")).await {
             candidates.push(Candidate {
                 name: path,
-                rank: rank.max(1),
+                rank,
                 text,
             });
         }
@@ -420,6 +423,78 @@ mod tests {
         assert!(github_target("https://gitlab.com/acme/shop").is_none());
         assert!(github_target("/home/me/shop").is_none());
         assert!(github_target("https://github.com/acme/shop/pull/x").is_none());
+    }
+
+    /// A GitHub API on loopback: a README, a tree, two files and a pull request's changes.
+    async fn fake_github() -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let api = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut request = vec![0u8; 4096];
+                let n = socket.read(&mut request).await.unwrap_or(0);
+                let request = String::from_utf8_lossy(&request[..n]).to_string();
+                let path = request.split_whitespace().nth(1).unwrap_or("").to_string();
+                let (status, body) = match path.as_str() {
+                    "/repos/acme/shop/readme" => (200, "# Shop\nSign in to buy.".to_string()),
+                    "/repos/acme/shop/git/trees/HEAD?recursive=1" => (
+                        200,
+                        serde_json::json!({"tree": [
+                            {"path": "src/pages/login.tsx", "type": "blob"},
+                            {"path": "src/util.ts", "type": "blob"},
+                            {"path": "src", "type": "tree"}
+                        ]})
+                        .to_string(),
+                    ),
+                    "/repos/acme/shop/pulls/7/files?per_page=100" => (
+                        200,
+                        serde_json::json!([
+                            {"filename": "web/Checkout.tsx"}
+                        ])
+                        .to_string(),
+                    ),
+                    "/repos/acme/shop/contents/src/pages/login.tsx" => {
+                        (200, r#"<input data-testid="email">"#.to_string())
+                    }
+                    "/repos/acme/shop/contents/web/Checkout.tsx" => {
+                        (200, r#"<button id="checkout">Pay</button>"#.to_string())
+                    }
+                    _ => (404, "{}".to_string()),
+                };
+                let response = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            }
+        });
+        api
+    }
+
+    #[tokio::test]
+    async fn a_pull_request_s_files_come_first_then_the_pages_of_the_repository() {
+        let api = fake_github().await;
+        let url = "https://github.com/acme/shop/pull/7";
+        let target = github_target(url).unwrap();
+        let context = from_github(&target, url, &api, 1_000).await.unwrap();
+        assert_eq!(context.source, url);
+        assert_eq!(
+            context.files,
+            [
+                "README.md",
+                "web/Checkout.tsx",
+                "src/pages/login.tsx",
+                "(selectors found in the markup)"
+            ]
+        );
+        assert!(context.text.contains("Sign in to buy."));
+        assert!(context.text.contains("id=\"checkout\""), "{}", context.text);
+        assert!(context.text.contains("data-testid=\"email\""));
+        assert!(
+            !context.text.contains("util.ts"),
+            "a file that names no page is left out"
+        );
     }
 
     #[tokio::test]
