@@ -2,10 +2,12 @@
 //! small page served on loopback by the test: what it lists and how, a password's value never
 //! shown, and the actions by ref (click, type, a key, scrolling) done with real input.
 
+mod common;
+
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use common::serve;
+
 use vaider_browser::{Browser, ScrollDirection, StepError, Viewport};
 
 const PAGE: &str = r#"<!doctype html><html><body>
@@ -28,25 +30,6 @@ const PAGE: &str = r#"<!doctype html><html><body>
     g.hidden = false;
   }
 </script></body></html>"#;
-
-async fn serve(page: &'static str) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut request = vec![0u8; 4096];
-                let _ = socket.read(&mut request).await;
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
-                    page.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    base
-}
 
 const WAIT: Duration = Duration::from_secs(5);
 

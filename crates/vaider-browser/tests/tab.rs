@@ -3,10 +3,12 @@
 //! for an element that appears late, real clicks and typing, text and properties, visibility,
 //! console messages, and errors that say what was looked for.
 
+mod common;
+
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use common::serve;
+
 use vaider_browser::{Browser, StepError, Viewport};
 
 const LOGIN_PAGE: &str = r#"<!doctype html><html><body>
@@ -28,25 +30,6 @@ const LOGIN_PAGE: &str = r#"<!doctype html><html><body>
   setTimeout(() => { document.getElementById('late').innerHTML = '<button class="late">Late</button>'; }, 700);
   console.warn('page ready');
 </script></body></html>"#;
-
-async fn serve(page: &'static str) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut request = vec![0u8; 4096];
-                let _ = socket.read(&mut request).await;
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
-                    page.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    base
-}
 
 const WAIT: Duration = Duration::from_secs(5);
 

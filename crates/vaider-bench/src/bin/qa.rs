@@ -9,10 +9,9 @@
 //! `npm ci` in tests/playwright-project (scripts/test.sh does it) and Chromium.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use vaider_bench::report::{ms, verdict, Spread, Table};
@@ -87,28 +86,8 @@ fn write_plan(workspace: &Path, base_url: &str) -> Result<()> {
 
 /// `npx playwright test` of the same steps.
 fn playwright(base_url: &str, output: &Path) -> Result<Duration> {
-    let started = Instant::now();
-    let status = Command::new("npx")
-        .args([
-            "playwright",
-            "test",
-            "--config",
-            "bench/playwright.config.mjs",
-            "--output",
-        ])
-        .arg(output)
-        .env("QA_BASE_URL", base_url)
-        .current_dir(project())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .context("run npx (is Node installed?)")?;
-    let took = started.elapsed();
-    ensure!(
-        status.success(),
-        "the Playwright version of the plan failed"
-    );
-    Ok(took)
+    let config = ["--config", "bench/playwright.config.mjs"];
+    vaider_bench::playwright::npx_test(&project(), &config, output, &[("QA_BASE_URL", base_url)])
 }
 
 /// One run through the service, as `run_test_plan` does it; its time and the browser's start

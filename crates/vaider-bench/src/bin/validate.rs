@@ -11,10 +11,9 @@
 //! Needs `npm ci` in tests/playwright-project (scripts/test.sh does it).
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
 use vaider_bench::report::{ms, verdict, Spread, Table};
 use vaider_core::analysis::Door;
 use vaider_core::progress::NoProgress;
@@ -32,18 +31,7 @@ fn fixture() -> PathBuf {
 
 /// `npx playwright test SPEC` with the project's config, its results in a throwaway folder.
 fn npx_alone(output: &std::path::Path) -> Result<Duration> {
-    let started = Instant::now();
-    let status = Command::new("npx")
-        .args(["playwright", "test", SPEC, "--output"])
-        .arg(output)
-        .current_dir(fixture())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .context("run npx (is Node installed?)")?;
-    let took = started.elapsed();
-    ensure!(status.success(), "npx playwright test {SPEC} failed");
-    Ok(took)
+    vaider_bench::playwright::npx_test(&fixture(), &[SPEC], output, &[])
 }
 
 #[tokio::main]
