@@ -6,6 +6,7 @@ import { h } from './dom.js';
 import { api } from './api.js';
 import { fmtDuration, relTime } from './format.js';
 import { errorState, toast } from './shell.js';
+import { app } from './state.js';
 
 const LAST_KEY = 'vaider.qa.workspace';
 
@@ -84,6 +85,8 @@ export function plansView(root, r) {
       run.disabled = true;
       try {
         const { runId } = await api('/api/qa/runs', { method: 'POST', body: { workspace, planId: plan.id } });
+        // Its history entry is made as the run starts: the page waits for it.
+        app.pending.add(runId);
         location.hash = `#/i/${encodeURIComponent(runId)}`;
       } catch (e) {
         run.disabled = false;

@@ -53,7 +53,8 @@ async function runFromPage(page, planId) {
   await expect(row).toContainText('never');
   await row.getByRole('button', { name: 'Run' }).click();
   await expect(page).toHaveURL(/#\/i\/[0-9a-f]{32}$/);
-  await expect(page.locator('#qa-run-status')).not.toHaveText('running', { timeout: 60_000 });
+  // The run's card appears when the run has ended.
+  await expect(page.locator('#qa-run-status')).toHaveText(/^(passed|failed|error)$/, { timeout: 60_000 });
 }
 
 test('the plans are listed by project and Run opens the run, its steps and its video', async ({ page }) => {
@@ -105,4 +106,18 @@ test('a folder without plans says so, and a plan that is not there is refused wi
   });
   expect(res.status).toBe(404);
   expect((await res.json()).error.code).toBe('PLAN_NOT_FOUND');
+  // A plan that cannot run is refused before the answer, with what is wrong.
+  const broken = path.join(ctx.server.projectDir, '.qa-agent', 'plans', 'shop', 'broken.json');
+  const plan = JSON.parse(fs.readFileSync(path.join(path.dirname(broken), 'greet.json'), 'utf8'));
+  plan.id = 'broken';
+  plan.steps[1].commands[0].value = '';
+  fs.writeFileSync(broken, JSON.stringify(plan));
+  const refused = await ctx.server.fetch('/api/qa/runs', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ workspace: ctx.server.projectDir, planId: 'broken' }),
+  });
+  expect(refused.status).toBe(400);
+  const body = await refused.json();
+  expect(body.error.code).toBe('INVALID_INPUT');
+  expect(body.error.message).toContain('type needs a value');
 });

@@ -61,7 +61,7 @@ impl Tab {
     /// Starts recording the tab's page; its frames are kept in `folder` (made if missing).
     pub async fn start_recording(&self, folder: &Path) -> Result<Recording, BrowserError> {
         std::fs::create_dir_all(folder).map_err(BrowserError::Profile)?;
-        let page = self.page().clone();
+        let page = self.page.clone();
         let mut events = page
             .event_listener::<EventScreencastFrame>()
             .await

@@ -59,13 +59,6 @@ pub struct Tab {
     listeners: Vec<JoinHandle<()>>,
 }
 
-impl Tab {
-    /// The page, for the other modules that drive it (the screencast).
-    pub(crate) fn page(&self) -> &Page {
-        &self.page
-    }
-}
-
 impl Browser {
     /// A new blank tab of the viewport's size, its console listened to from the start.
     pub async fn open_tab(&self, viewport: Viewport) -> Result<Tab, BrowserError> {

@@ -16,7 +16,7 @@ use vaider_core::analysis::{AnalysisRequest, Door, Tool};
 use vaider_core::progress::NoProgress;
 use vaider_core::Vaider;
 
-use crate::steps::{join_url, Outcome, Performed};
+use crate::steps::{web_url, Outcome, Performed};
 use crate::store::write_atomic;
 
 /// How many actions a step may take unless the run says otherwise; `done` and `give_up`
@@ -338,7 +338,11 @@ async fn perform(at: &Browsing<'_>, action: &Action) -> Result<(), Failed> {
             return Err(Failed::Action("navigate needs a URL or a path".into()))
         }
         Action::Navigate { url } => {
-            let url = join_url(at.base_url, url);
+            let url = web_url(at.base_url, url).ok_or_else(|| {
+                Failed::Action(format!(
+                    "navigate only goes to web pages: {url:?} is not an http(s) URL or a path"
+                ))
+            })?;
             tab.open(&url, NAVIGATE_TIMEOUT)
                 .await
                 .map_err(|e| Failed::Action(e.to_string()))?

@@ -5,6 +5,9 @@
 
 use crate::plan::{Assertion, AssertionKind, Command, SeleneseCommand, StepKind, TestPlan};
 
+/// The longest an `agentic_browsing` step may take.
+pub const MAX_BROWSE_TIMEOUT_MS: u64 = 600_000;
+
 /// Every problem of the plan, one sentence each naming the step; empty when it can run.
 pub fn plan_problems(plan: &TestPlan) -> Vec<String> {
     let mut problems = Vec::new();
@@ -70,6 +73,11 @@ fn kind_problems(kind: &StepKind) -> Vec<String> {
         StepKind::AgenticBrowsing { instruction, .. } if blank(instruction) => {
             vec!["an agentic_browsing step needs an instruction".into()]
         }
+        StepKind::AgenticBrowsing {
+            timeout: Some(ms), ..
+        } if *ms > MAX_BROWSE_TIMEOUT_MS => vec![format!(
+            "an agentic_browsing step's timeout is at most {MAX_BROWSE_TIMEOUT_MS} ms (10 minutes)"
+        )],
         _ => Vec::new(),
     }
 }
@@ -93,11 +101,9 @@ fn command_problem(command: &Command) -> Option<String> {
     }
 }
 
+/// An assertion's problem; one without a selector is about the whole page (`body`), as the
+/// contract's `selector?` allows.
 fn assertion_problem(assertion: &Assertion) -> Option<String> {
-    let selector = assertion.selector.as_deref().unwrap_or("").trim();
-    if selector.is_empty() {
-        return Some("an assertion needs a selector".into());
-    }
     let expected = &assertion.expected;
     match assertion.kind {
         AssertionKind::Exists | AssertionKind::Visible if !expected.is_boolean() => {
@@ -145,10 +151,13 @@ mod tests {
              "assertions": [{"type": "matches", "selector": "h1", "expected": "(("}]},
             {"id": "a b", "name": "x", "type": "selenese", "commands": []},
             {"id": "s4", "name": "x", "type": "unit_assertion",
-             "assertions": [{"type": "exists", "selector": "h1", "expected": "yes"}]}
+             "assertions": [{"type": "exists", "selector": "h1", "expected": "yes"}]},
+            {"id": "s5", "name": "browse", "type": "agentic_browsing", "instruction": "buy", "timeout": 600_001},
+            {"id": "s6", "name": "page", "type": "unit_assertion",
+             "assertions": [{"type": "contains", "expected": "Welcome"}]}
         ]));
         let problems = plan_problems(&bad);
-        assert_eq!(problems.len(), 7, "{problems:#?}");
+        assert_eq!(problems.len(), 8, "{problems:#?}");
         assert!(problems[0].starts_with("step 1 (\"s1\"): command 1: type needs a value"));
         assert!(problems[1].contains("another step has the same id"));
         assert!(problems[2].contains("no name"));
@@ -156,6 +165,9 @@ mod tests {
         assert!(problems[4].starts_with("step 3 (\"a b\"): the id must be"));
         assert!(problems[5].contains("at least one command"));
         assert!(problems[6].contains("expect true or false"));
+        assert!(problems[7].starts_with(
+            "step 5 (\"s5\"): an agentic_browsing step's timeout is at most 600000 ms"
+        ));
         assert!(plan_problems(&plan(json!([])))
             .contains(&"the plan has no steps: give it at least one".to_string()));
     }

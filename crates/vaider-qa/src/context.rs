@@ -117,8 +117,31 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Files that may hold secrets: never read into a prompt, which the history keeps.
+fn sensitive(relative: &str) -> bool {
+    let lower = relative.to_lowercase();
+    let file = lower.rsplit('/').next().unwrap_or(&lower);
+    file.starts_with(".env")
+        || [
+            "secret",
+            "credential",
+            "password",
+            "token",
+            "private",
+            "settings.py",
+        ]
+        .iter()
+        .any(|word| file.contains(word))
+        || [".pem", ".key", ".p12", ".pfx"]
+            .iter()
+            .any(|ext| file.ends_with(ext))
+}
+
 /// How much a file matters for writing tests of the UI (0 first), or None: not at all.
 fn rank(relative: &str) -> Option<u8> {
+    if sensitive(relative) {
+        return None;
+    }
     let lower = relative.to_lowercase();
     let file = lower.rsplit('/').next().unwrap_or(&lower);
     if file.starts_with("readme") && !lower.contains('/') {
@@ -250,11 +273,16 @@ pub async fn from_github(
 ) -> Result<PlanContext, QaError> {
     let client = GitHub::new(api);
     let base = format!("/repos/{}/{}", target.owner, target.repo);
-    let offline = |e: String| {
-        QaError::new(
+    let failed = |e: Failure| {
+        match e {
+        Failure::Refused(status) => QaError::invalid(format!(
+            "GitHub has no repository {url} that this machine may read (HTTP {status}): check the URL, or set GITHUB_TOKEN for a private repository"
+        )),
+        Failure::Unreachable(e) => QaError::new(
             ErrorCode::ExecutionFailed,
             format!("cannot read {url} through GitHub's API: {e}. Is this machine online? Without a network, pass the repository's local folder as repoUrl"),
-        )
+        ),
+    }
     };
     let mut candidates = Vec::new();
     if let Ok(readme) = client.raw(&format!("{base}/readme")).await {
@@ -268,18 +296,20 @@ pub async fn from_github(
         Some(number) => client
             .json(&format!("{base}/pulls/{number}/files?per_page=100"))
             .await
-            .map_err(offline)?
+            .map_err(failed)?
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|f| Some((0, f["filename"].as_str()?.to_string())))
+            .filter_map(|f| f["filename"].as_str())
+            .filter(|name| !sensitive(name))
+            .map(|name| (0, name.to_string()))
             .collect(),
         None => Vec::new(),
     };
     let tree = client
         .json(&format!("{base}/git/trees/HEAD?recursive=1"))
         .await
-        .map_err(offline)?;
+        .map_err(failed)?;
     paths.extend(
         tree["tree"]
             .as_array()
@@ -306,6 +336,13 @@ pub async fn from_github(
     Ok(choose(url.to_string(), candidates, budget_tokens))
 }
 
+/// Why GitHub did not answer: it refused (a status: not found, private, rate-limited) or
+/// could not be reached.
+enum Failure {
+    Refused(u16),
+    Unreachable(String),
+}
+
 /// A small GitHub API client: JSON and raw file contents, each with a time limit.
 struct GitHub {
     api: String,
@@ -325,7 +362,7 @@ impl GitHub {
         }
     }
 
-    async fn get(&self, path: &str, accept: &str) -> Result<reqwest::Response, String> {
+    async fn get(&self, path: &str, accept: &str) -> Result<reqwest::Response, Failure> {
         let mut request = self
             .client
             .get(format!("{}{path}", self.api))
@@ -333,24 +370,25 @@ impl GitHub {
         if let Ok(token) = std::env::var("GITHUB_TOKEN") {
             request = request.bearer_auth(token.trim());
         }
-        let response = request.send().await.map_err(|e| {
-            // reqwest's message names the URL, never the header.
-            e.without_url().to_string()
-        })?;
+        // reqwest's message names the URL, never the header.
+        let unreachable = |e: reqwest::Error| Failure::Unreachable(e.without_url().to_string());
+        let response = request.send().await.map_err(unreachable)?;
         match response.status() {
             s if s.is_success() => Ok(response),
-            s => Err(format!("GitHub answered {s} for {path}")),
+            s => Err(Failure::Refused(s.as_u16())),
         }
     }
 
-    async fn json(&self, path: &str) -> Result<Value, String> {
+    async fn json(&self, path: &str) -> Result<Value, Failure> {
         let response = self.get(path, "application/vnd.github+json").await?;
-        response.json().await.map_err(|e| e.to_string())
+        let unreadable = |e: reqwest::Error| Failure::Unreachable(e.without_url().to_string());
+        response.json().await.map_err(unreadable)
     }
 
-    async fn raw(&self, path: &str) -> Result<String, String> {
+    async fn raw(&self, path: &str) -> Result<String, Failure> {
         let response = self.get(path, "application/vnd.github.raw").await?;
-        response.text().await.map_err(|e| e.to_string())
+        let unreadable = |e: reqwest::Error| Failure::Unreachable(e.without_url().to_string());
+        response.text().await.map_err(unreadable)
     }
 }
 
@@ -382,6 +420,12 @@ mod tests {
         write(root, "src/util.ts", "export const x = 1;");
         write(root, "node_modules/react/index.js", r#"<b id="never">"#);
         write(root, "src/pages/login.test.tsx", "test");
+        write(root, "src/pages/secrets.ts", r#"<b id="leak">"#);
+        write(
+            root,
+            "app/settings.py",
+            r#"SECRET_KEY = "x" <i id="leak2">"#,
+        );
         let context = from_folder(root, 1_000).unwrap();
         assert_eq!(
             context.files,
@@ -396,6 +440,10 @@ mod tests {
             .text
             .contains("data-testid=\"email\"\nplaceholder=\"Email\"\nid=\"buy\""));
         assert!(!context.text.contains("never"));
+        assert!(
+            !context.text.contains("leak"),
+            "files that may hold secrets stay out"
+        );
         assert!(context.used_tokens <= 1_000 && context.used_tokens > 10);
 
         let big = "x".repeat(50_000);
@@ -450,7 +498,8 @@ mod tests {
                     "/repos/acme/shop/pulls/7/files?per_page=100" => (
                         200,
                         serde_json::json!([
-                            {"filename": "web/Checkout.tsx"}
+                            {"filename": "web/Checkout.tsx"},
+                        {"filename": ".env.production"}
                         ])
                         .to_string(),
                     ),
@@ -495,6 +544,18 @@ mod tests {
             !context.text.contains("util.ts"),
             "a file that names no page is left out"
         );
+    }
+
+    #[tokio::test]
+    async fn a_repository_github_does_not_show_says_so() {
+        let api = fake_github().await;
+        let url = "https://github.com/acme/private";
+        let error = from_github(&github_target(url).unwrap(), url, &api, 1_000)
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidInput);
+        assert!(error.message.contains("(HTTP 404)"), "{}", error.message);
+        assert!(error.message.contains("GITHUB_TOKEN"), "{}", error.message);
     }
 
     #[tokio::test]

@@ -8,7 +8,6 @@
 use std::path::Path;
 
 use serde_json::{json, Value};
-use vaider_browser::Tab;
 use vaider_core::analysis::{AnalysisRequest, Door, Tool};
 use vaider_core::progress::NoProgress;
 use vaider_core::Vaider;
@@ -39,8 +38,6 @@ pub struct Written {
     pub name: String,
     pub summary: String,
     pub steps: Vec<TestStep>,
-    /// The history entries of the model calls (two when the first answer was refused).
-    pub calls: Vec<String>,
 }
 
 /// Asks the model for a plan (twice at most) looking at `screenshot`, the app's first page.
@@ -61,7 +58,6 @@ pub async fn write_plan(
                     name,
                     summary,
                     steps,
-                    calls,
                 })
             }
             Err(found) => problems = found,
@@ -240,11 +236,6 @@ fn assertion_of(raw: &Value) -> Value {
         };
     }
     assertion
-}
-
-/// The page's visible text, for the prompt; empty when it cannot be read.
-pub async fn page_text(tab: &Tab) -> String {
-    tab.visible_text().await.unwrap_or_default()
 }
 
 /// A plan id from its name: readable and unique (`login-flow-1f3a…`).

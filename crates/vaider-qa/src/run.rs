@@ -98,6 +98,10 @@ pub async fn run_plan(
         video: None,
     };
     store.save_run(&run)?;
+    let mut unfinished = Unfinished {
+        store,
+        run: Some(run.clone()),
+    };
     let mut steps_took = None;
     match start_browser(options, &base_url).await {
         Ok((browser, tab)) => {
@@ -131,8 +135,30 @@ pub async fn run_plan(
     // The run's time is its steps'; making the video afterwards is not the app's time.
     let took = steps_took.unwrap_or_else(|| started.elapsed());
     run.duration = Some(took.as_millis() as u64);
+    unfinished.run = None;
     store.save_run(&run)?;
     Ok(run)
+}
+
+/// A run under way: if it is dropped before it ends (its request cancelled, a panic), its
+/// file says it stopped, rather than `running` for ever.
+struct Unfinished<'a> {
+    store: &'a QaStore,
+    run: Option<TestRun>,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if let Some(mut run) = self.run.take() {
+            run.status = RunStatus::Error;
+            run.completed_at = Some(now());
+            run.error =
+                Some("the run stopped before it ended (cancelled, or Vaider stopped)".into());
+            if let Err(e) = self.store.save_run(&run) {
+                tracing::error!("{e}");
+            }
+        }
+    }
 }
 
 /// A recording under way (with when it started), or why there is none.

@@ -1,4 +1,4 @@
-//! The five QA tools of contracts.md §3 as one service every door calls (MCP, REST, CLI, UI):
+//! The five QA tools of contracts.md §3 as one service every door calls (MCP, CLI, UI):
 //! `generate_test_plan`, `run_test_plan`, `list_test_plans`, `list_test_runs` and
 //! `get_test_run`, with their inputs checked, their results in the contract's shapes and their
 //! failures as its error codes. Generating and running are history jobs whose model calls are
@@ -91,6 +91,33 @@ pub async fn generate_test_plan(
     let job_id = vaider_core::job::new_id();
     let folder = store.root().join("generation").join(&job_id);
     let job = start_job(engine, &job_id, "generate_test_plan", &request, &folder).await?;
+    // Every way this ends closes the job's row with what happened, an error included.
+    let written = write_and_keep(engine, &request, &store, (context, project), &job_id).await;
+    match written {
+        Ok(generated) => {
+            let sentence = format!(
+                "Wrote the plan {:?} with {} steps.",
+                generated.name, generated.steps
+            );
+            finish(job, sentence, json!(generated), None).await;
+            Ok(generated)
+        }
+        Err(error) => {
+            finish(job, error.message.clone(), error.to_json(), Some(&error)).await;
+            Err(error)
+        }
+    }
+}
+
+/// Shows the app's first page and the context to the model, and keeps the plan it writes.
+async fn write_and_keep(
+    engine: &Vaider,
+    request: &GenerateRequest,
+    store: &QaStore,
+    (context, project): (PlanContext, Project),
+    job_id: &str,
+) -> Result<Generated, QaError> {
+    let folder = store.root().join("generation").join(job_id);
     let (shot, page_text) = first_page(&request.base_url, &folder).await?;
     let brief = Brief {
         requirements: &request.requirements,
@@ -100,31 +127,16 @@ pub async fn generate_test_plan(
         provider: request.provider.clone(),
         model: request.model.clone(),
         door: request.door,
-        parent_id: Some(job_id.clone()),
+        parent_id: Some(job_id.to_string()),
     };
-    let written = match write_plan(engine, &brief, &shot, &request.workspace).await {
-        Ok(written) => written,
-        Err(error) => {
-            finish(
-                job,
-                error.message.clone(),
-                json!(error.to_json()),
-                Some(&error),
-            )
-            .await;
-            return Err(error);
-        }
-    };
-    let name = request
-        .name
-        .clone()
-        .filter(|n| !n.trim().is_empty())
-        .unwrap_or(written.name.clone());
-    let name = if name.trim().is_empty() {
-        "Test plan".to_string()
-    } else {
-        name
-    };
+    let written = write_plan(engine, &brief, &shot, &request.workspace).await?;
+    let name = [request.name.as_deref(), Some(written.name.as_str())]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|n| !n.is_empty())
+        .unwrap_or("Test plan")
+        .to_string();
     let at = now_rfc3339();
     let plan = TestPlan {
         id: plan_id(&name),
@@ -139,18 +151,12 @@ pub async fn generate_test_plan(
         context: Some(context),
     };
     let path = store.save_plan(&plan)?;
-    let generated = Generated {
+    Ok(Generated {
         plan_id: plan.id.clone(),
         name,
         steps: plan.steps.len(),
         path: path.display().to_string(),
-    };
-    let sentence = format!(
-        "Wrote the plan {:?} with {} steps.",
-        generated.name, generated.steps
-    );
-    finish(job, sentence, json!(generated), None).await;
-    Ok(generated)
+    })
 }
 
 /// The context from `repoUrl` (a GitHub URL or a local folder) or the workspace, and the
@@ -252,8 +258,19 @@ async fn start_job(
 
 /// Closes a job's history row; a history that cannot be written is logged, not fatal.
 async fn finish(job: Job, description: String, result: Value, error: Option<&QaError>) {
+    finish_with(job, description, result, error, None).await
+}
+
+/// [`finish`], with the media the history shows beside the entry.
+async fn finish_with(
+    job: Job,
+    description: String,
+    result: Value,
+    error: Option<&QaError>,
+    media: Option<(String, &'static str)>,
+) {
     let error = error.map(|e| e.to_string());
-    if let Err(e) = job.finish(description, result, error, None).await {
+    if let Err(e) = job.finish(description, result, error, media).await {
         tracing::error!("{e}");
     }
 }
@@ -302,8 +319,25 @@ pub struct RunSummary {
     pub path: String,
 }
 
+/// A run checked and ready to start: what [`run_prepared`] needs.
+pub struct ReadyRun {
+    plan: TestPlan,
+    plan_path: PathBuf,
+    base_url: Option<String>,
+    /// The run's id, its history entry's too.
+    pub run_id: String,
+    request: RunRequest,
+}
+
 /// Runs a kept plan in the local browser, step by step, and keeps the run.
 pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSummary, QaError> {
+    run_prepared(engine, prepare_run(request)?).await
+}
+
+/// Everything that can be refused before a browser starts: the plan (found and able to run)
+/// and the base URL. A door that answers at once (the UI) calls this first, then
+/// [`run_prepared`] in the background.
+pub fn prepare_run(request: RunRequest) -> Result<ReadyRun, QaError> {
     let store = QaStore::in_project(&request.workspace);
     let (plan, plan_path) = store.plan(request.plan_id.trim())?;
     let problems = plan_problems(&plan);
@@ -319,38 +353,40 @@ pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSu
     if let Some(url) = &base_url {
         check_url(url, "baseUrl")?;
     }
-    let _turn = run_slot(engine.config().qa.parallel_runs)
-        .acquire_owned()
-        .await;
-    let job_id = request
+    let run_id = request
         .run_id
         .clone()
         .unwrap_or_else(vaider_core::job::new_id);
+    Ok(ReadyRun {
+        plan,
+        plan_path,
+        base_url,
+        run_id,
+        request,
+    })
+}
+
+/// Runs a prepared plan: its history entry first (so a run waiting for its turn is listed),
+/// then, within `qa.parallel_runs`, the browser and the steps.
+pub async fn run_prepared(engine: &Vaider, ready: ReadyRun) -> Result<RunSummary, QaError> {
+    let store = QaStore::in_project(&ready.request.workspace);
     let job = engine
         .start_job(JobStart {
-            id: job_id.clone(),
+            id: ready.run_id.clone(),
             tool: "run_test_plan",
-            door: request.door,
-            source: &plan_path.display().to_string(),
+            door: ready.request.door,
+            source: &ready.plan_path.display().to_string(),
             expectations: &[],
-            log_dir: Some(&store.run_folder(&job_id)),
-            project: Some(&request.workspace),
+            log_dir: Some(&store.run_folder(&ready.run_id)),
+            project: Some(&ready.request.workspace),
         })
         .await
         .map_err(|e| QaError::new(ErrorCode::StorageError, e.to_string()))?;
-    let qa = engine.config().qa.clone();
-    let options = RunOptions {
-        base_url,
-        step_timeout: std::time::Duration::from_millis(qa.step_timeout_ms),
-        door: request.door,
-        run_id: Some(job_id.clone()),
-        parent_id: Some(job_id.clone()),
-        headless: request.headless,
-        record_video: qa.record_video,
-        max_browse_actions: qa.browse_max_actions as usize,
-        ..RunOptions::default()
-    };
-    let run = match run_plan(&store, &plan, &options, Some(engine)).await {
+    let _turn = run_slot(engine.config().qa.parallel_runs)
+        .acquire_owned()
+        .await;
+    let options = run_options(engine, &ready);
+    let run = match run_plan(&store, &ready.plan, &options, Some(engine)).await {
         Ok(run) => run,
         Err(e) => {
             let error = QaError::from(e);
@@ -368,16 +404,27 @@ pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSu
         .and_then(|v| v.path.clone())
         .map(|path| (path, "video/webm"));
     let kept = json!({ "summary": summary, "testRun": run });
-    if let Err(e) = job
-        .finish(sentence(&run), kept, failed.map(|e| e.to_string()), video)
-        .await
-    {
-        tracing::error!("{e}");
-    }
+    finish_with(job, sentence(&run), kept, failed.as_ref(), video).await;
     if let Some(error) = browser_failure(&run) {
         return Err(error.with_details(json!({ "runId": run.id })));
     }
     Ok(summary)
+}
+
+/// How this run goes: the engine's `qa` settings and the request's choices.
+fn run_options(engine: &Vaider, ready: &ReadyRun) -> RunOptions {
+    let qa = engine.config().qa.clone();
+    RunOptions {
+        base_url: ready.base_url.clone(),
+        step_timeout: std::time::Duration::from_millis(qa.step_timeout_ms),
+        door: ready.request.door,
+        run_id: Some(ready.run_id.clone()),
+        parent_id: Some(ready.run_id.clone()),
+        headless: ready.request.headless,
+        record_video: qa.record_video,
+        max_browse_actions: qa.browse_max_actions as usize,
+        ..RunOptions::default()
+    }
 }
 
 /// A run whose browser never started is the machine's problem, reported as BROWSER_ERROR.

@@ -45,7 +45,10 @@ pub enum Outcome {
 pub async fn selenese(ctx: &StepContext<'_>, commands: &[Command]) -> Performed {
     let mut done = Performed::default();
     for (index, command) in commands.iter().enumerate() {
-        let label = describe_command(command);
+        let label = match is_secret_field(ctx, command).await {
+            true => describe_secret(command),
+            false => describe_command(command),
+        };
         match perform(ctx, command).await {
             Ok(()) => done.logs.push(format!("{}. {label}: ok", index + 1)),
             Err(failure) => {
@@ -391,6 +394,14 @@ pub fn text_matches(pattern: &str, text: &str) -> bool {
     regex::Regex::new(&re).is_ok_and(|r| r.is_match(&text))
 }
 
+/// Where a model may send the browser: a path under the base URL, or an http(s) URL; never a
+/// local file or another scheme (a page under test could ask for `file:///…/credentials`).
+pub fn web_url(base: &str, target: &str) -> Option<String> {
+    let url = join_url(base, target);
+    let lower = url.to_ascii_lowercase();
+    (lower.starts_with("http://") || lower.starts_with("https://")).then_some(url)
+}
+
 /// `open`'s target: a whole URL as it is, else a path under the base URL.
 pub fn join_url(base: &str, target: &str) -> String {
     if target.contains("://") || target.starts_with("about:") || target.starts_with("data:") {
@@ -402,6 +413,24 @@ pub fn join_url(base: &str, target: &str) -> String {
         path if path.starts_with('/') => format!("{base}{path}"),
         path => format!("{base}/{path}"),
     }
+}
+
+/// Whether a `type` command types into a password field, whose value is never logged.
+async fn is_secret_field(ctx: &StepContext<'_>, command: &Command) -> bool {
+    if command.command != SeleneseCommand::Type {
+        return false;
+    }
+    let kind = ctx
+        .tab
+        .property(&command.target, "type", Duration::from_millis(200))
+        .await;
+    matches!(kind, Ok(Value::String(t)) if t.eq_ignore_ascii_case("password"))
+}
+
+/// A `type` into a password field: how much was typed, not what.
+fn describe_secret(command: &Command) -> String {
+    let typed = command.value.as_deref().unwrap_or("").chars().count();
+    format!("type {} ({typed} characters, hidden)", command.target)
 }
 
 fn describe_command(command: &Command) -> String {
@@ -431,6 +460,26 @@ fn describe_assertion(assertion: &Assertion) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_model_may_only_send_the_browser_to_web_pages() {
+        let base = "http://127.0.0.1:5173";
+        assert_eq!(
+            web_url(base, "/cart").as_deref(),
+            Some("http://127.0.0.1:5173/cart")
+        );
+        assert_eq!(
+            web_url(base, "https://example.com/x").as_deref(),
+            Some("https://example.com/x")
+        );
+        assert_eq!(web_url(base, "file:///root/.aws/credentials"), None);
+        assert_eq!(web_url(base, "data:text/html,hi"), None);
+        assert_eq!(web_url(base, "about:blank"), None);
+        assert_eq!(
+            web_url(base, "javascript:alert(1)").as_deref(),
+            Some("http://127.0.0.1:5173/javascript:alert(1)")
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

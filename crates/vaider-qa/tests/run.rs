@@ -68,6 +68,14 @@ async fn every_command_and_assertion_passes_on_the_working_app_with_evidence() {
     }
     let checks = run.step_results[2].logs.as_ref().unwrap();
     assert_eq!(checks.len(), 9, "{checks:?}");
+    // What was typed into the password field is not in the logs; the email is.
+    let login = run.step_results[0].logs.as_ref().unwrap().join("\n");
+    assert!(
+        login.contains("type #password (6 characters, hidden): ok"),
+        "{login}"
+    );
+    assert!(!login.contains("secret"), "{login}");
+    assert!(login.contains("\"ada@example.com\""), "{login}");
     // The run is kept as it ended, and found by id.
     assert_eq!(store.run(&run.id).unwrap(), run);
     assert_eq!(store.runs(Some("login-plan"), None).len(), 1);
@@ -296,4 +304,34 @@ async fn an_agentic_assertion_shows_the_model_the_shot_the_browser_took_and_keep
     let run = run_plan(&store, &good, &options(), None).await.unwrap();
     assert_eq!(run.status, RunStatus::Error);
     assert!(run.error.unwrap().contains("need a vision model"));
+}
+
+#[tokio::test]
+async fn a_run_dropped_half_way_is_kept_as_stopped_not_running() {
+    let base = serve_app().await;
+    let project = tempfile::tempdir().unwrap();
+    let store = QaStore::in_project(project.path());
+    let waits = json!({"id": "waits", "name": "waits long", "type": "selenese", "commands": [
+        {"command": "waitForElement", "target": "#never-there"}]});
+    let plan = plan(&base, json!([waits]));
+    let options = RunOptions {
+        step_timeout: std::time::Duration::from_secs(60),
+        ..RunOptions::default()
+    };
+    // The caller gives up (an MCP client cancelling) while the step still waits.
+    let cut = std::time::Duration::from_secs(3);
+    assert!(
+        tokio::time::timeout(cut, run_plan(&store, &plan, &options, None))
+            .await
+            .is_err()
+    );
+    let runs = store.runs(Some("login-plan"), None);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, RunStatus::Error);
+    assert!(runs[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("stopped before it ended"));
+    assert!(runs[0].completed_at.is_some());
 }

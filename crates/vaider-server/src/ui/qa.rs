@@ -66,29 +66,29 @@ pub(super) struct RunBody {
 }
 
 /// `POST /api/qa/runs`: starts the run and answers 202 `{runId}` at once; a plan that is not
-/// there is a 404 with the contract's code.
+/// there is a 404, one that cannot run or a bad base URL a 400, with the contract's codes.
 pub(super) async fn run(
     State(state): State<AppState>,
     Json(body): Json<RunBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let workspace = workspace(&body.workspace)?;
-    QaStore::in_project(&workspace)
-        .plan(body.plan_id.trim())
-        .map_err(|e| refused(QaError::from(e)))?;
-    let run_id = vaider_core::job::new_id();
     let request = RunRequest {
         plan_id: body.plan_id,
         base_url: body.base_url,
         workspace,
         door: Door::Ui,
         headless: body.headless.unwrap_or(true),
-        run_id: Some(run_id.clone()),
+        run_id: None,
     };
+    // What can be refused is refused here, before the answer: a plan that is not there or
+    // cannot run, a bad base URL.
+    let ready = service::prepare_run(request).map_err(refused)?;
+    let run_id = ready.run_id.clone();
     let engine = state.engine.clone();
     tokio::spawn(async move {
         // The outcome is in the history (the run's page) and in .qa-agent/runs/.
-        if let Err(error) = service::run_test_plan(&engine, request).await {
-            tracing::warn!(%error, "a run started from the UI did not run");
+        if let Err(error) = service::run_prepared(&engine, ready).await {
+            tracing::warn!(%error, "a run started from the UI could not run");
         }
     });
     Ok((StatusCode::ACCEPTED, Json(json!({ "runId": run_id }))))
