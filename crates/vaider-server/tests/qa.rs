@@ -89,6 +89,22 @@ async fn the_five_tools_write_run_list_and_read_plans_and_survive_a_restart() {
     assert_eq!(missing["error"]["code"], "PLAN_NOT_FOUND");
     let (missing, _) = tool(&client, "get_test_run", json!({"runId": "no-such-run"})).await;
     assert_eq!(missing["error"]["code"], "RUN_NOT_FOUND");
+    // A required argument left out is the contract's INVALID_INPUT too, not a protocol error.
+    let (bad, error) = tool(&client, "run_test_plan", json!({})).await;
+    assert!(error);
+    assert_eq!(bad["error"]["code"], "INVALID_INPUT");
+    let (bad, _) = tool(&client, "generate_test_plan", json!({"baseUrl": app})).await;
+    assert_eq!(bad["error"]["code"], "INVALID_INPUT");
+    assert!(bad["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("requirements"));
+    let listed = tools
+        .iter()
+        .find(|t| t.name == "generate_test_plan")
+        .unwrap();
+    let required = listed.input_schema["required"].as_array().unwrap();
+    assert!(required.contains(&json!("requirements")) && required.contains(&json!("baseUrl")));
     let (bad, _) = tool(&client, "list_test_runs", json!({"status": "green"})).await;
     assert_eq!(bad["error"]["code"], "INVALID_INPUT");
     let (bad, _) = tool(

@@ -22,9 +22,15 @@ use super::VaiderMcp;
 #[serde(rename_all = "camelCase")]
 pub struct GenerateTestPlanArgs {
     /// What the app must do, in plain English, e.g. "a user can log in and sees their name".
+    // Required, but checked by the service, so a missing one is the contract's INVALID_INPUT.
+    #[serde(default)]
+    #[schemars(required)]
     pub requirements: String,
     /// Where the app runs, e.g. "http://localhost:3000". Vaider opens it and shows its first
     /// page to the model, so the app must be running.
+    // Required, but checked by the service, so a missing one is the contract's INVALID_INPUT.
+    #[serde(default)]
+    #[schemars(required)]
     pub base_url: String,
     /// The code base to take context from: a GitHub repository or pull request URL, or a local
     /// folder (default: the workspace).
@@ -47,6 +53,9 @@ pub struct GenerateTestPlanArgs {
 #[serde(rename_all = "camelCase")]
 pub struct RunTestPlanArgs {
     /// The plan's id, as generate_test_plan or list_test_plans gave it.
+    // Required, but checked by the service, so a missing one is the contract's INVALID_INPUT.
+    #[serde(default)]
+    #[schemars(required)]
     pub plan_id: String,
     /// Run against this URL instead of the plan's baseUrl.
     #[serde(default)]
@@ -85,6 +94,9 @@ pub struct ListTestRunsArgs {
 #[serde(rename_all = "camelCase")]
 pub struct GetTestRunArgs {
     /// The run's id, as run_test_plan or list_test_runs gave it.
+    // Required, but checked by the service, so a missing one is the contract's INVALID_INPUT.
+    #[serde(default)]
+    #[schemars(required)]
     pub run_id: String,
     #[serde(default)]
     pub cwd: Option<String>,
