@@ -20,17 +20,16 @@ use super::VaiderMcp;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// The required fields default to empty, so that one left out reaches the service and is its
+// INVALID_INPUT (the contract's error), not a protocol error; the schema still requires them.
+#[schemars(extend("required" = ["requirements", "baseUrl"]))]
 pub struct GenerateTestPlanArgs {
     /// What the app must do, in plain English, e.g. "a user can log in and sees their name".
-    // Required, but checked by the service, so a missing one is the contract's INVALID_INPUT.
     #[serde(default)]
-    #[schemars(required)]
     pub requirements: String,
     /// Where the app runs, e.g. "http://localhost:3000". Vaider opens it and shows its first
     /// page to the model, so the app must be running.
-    // Required, but checked by the service, so a missing one is the contract's INVALID_INPUT.
     #[serde(default)]
-    #[schemars(required)]
     pub base_url: String,
     /// The code base to take context from: a GitHub repository or pull request URL, or a local
     /// folder (default: the workspace).
@@ -51,11 +50,12 @@ pub struct GenerateTestPlanArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// The required fields default to empty, so that one left out reaches the service and is its
+// INVALID_INPUT (the contract's error), not a protocol error; the schema still requires them.
+#[schemars(extend("required" = ["planId"]))]
 pub struct RunTestPlanArgs {
     /// The plan's id, as generate_test_plan or list_test_plans gave it.
-    // Required, but checked by the service, so a missing one is the contract's INVALID_INPUT.
     #[serde(default)]
-    #[schemars(required)]
     pub plan_id: String,
     /// Run against this URL instead of the plan's baseUrl.
     #[serde(default)]
@@ -92,11 +92,12 @@ pub struct ListTestRunsArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// The required fields default to empty, so that one left out reaches the service and is its
+// INVALID_INPUT (the contract's error), not a protocol error; the schema still requires them.
+#[schemars(extend("required" = ["runId"]))]
 pub struct GetTestRunArgs {
     /// The run's id, as run_test_plan or list_test_runs gave it.
-    // Required, but checked by the service, so a missing one is the contract's INVALID_INPUT.
     #[serde(default)]
-    #[schemars(required)]
     pub run_id: String,
     #[serde(default)]
     pub cwd: Option<String>,
