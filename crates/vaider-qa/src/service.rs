@@ -89,10 +89,17 @@ pub async fn generate_test_plan(
     let (context, project) = code_context(&request, budget).await?;
     let store = QaStore::in_project(&request.workspace);
     let job_id = vaider_core::job::new_id();
-    let folder = store.root().join("generation").join(&job_id);
+    let folder = store.generation_folder(&job_id);
     let job = start_job(engine, &job_id, "generate_test_plan", &request, &folder).await?;
     // Every way this ends closes the job's row with what happened, an error included.
-    let written = write_and_keep(engine, &request, &store, (context, project), &job_id).await;
+    let written = write_and_keep(
+        engine,
+        &request,
+        &store,
+        (context, project),
+        (&job_id, &folder),
+    )
+    .await;
     match written {
         Ok(generated) => {
             let sentence = format!(
@@ -115,10 +122,9 @@ async fn write_and_keep(
     request: &GenerateRequest,
     store: &QaStore,
     (context, project): (PlanContext, Project),
-    job_id: &str,
+    (job_id, folder): (&str, &Path),
 ) -> Result<Generated, QaError> {
-    let folder = store.root().join("generation").join(job_id);
-    let (shot, page_text) = first_page(&request.base_url, &folder).await?;
+    let (shot, page_text) = first_page(&request.base_url, folder).await?;
     let brief = Brief {
         requirements: &request.requirements,
         base_url: &request.base_url,

@@ -121,6 +121,11 @@ impl QaStore {
     pub fn run_folder(&self, run_id: &str) -> PathBuf {
         self.root.join("runs").join(run_id)
     }
+
+    /// Where a plan's writing keeps what the model was shown (the app's first page).
+    pub fn generation_folder(&self, job_id: &str) -> PathBuf {
+        self.root.join("generation").join(job_id)
+    }
 }
 
 /// Plans, runs and steps are named by ids that become file names: nothing that could leave

@@ -1,20 +1,10 @@
-// The QA benchmark's Playwright side (crates/vaider-bench/src/bin/qa.rs): the same ten steps
-// as the benchmark's test plan, in the same system Chromium and viewport as Vaider's runs.
+// The QA benchmark's Playwright side (crates/vaider-bench/src/bin/qa.rs): the fixture project's
+// own config, with the benchmark's ten steps as its tests and Vaider's viewport (1280x800).
 import { defineConfig } from '@playwright/test';
+import project from '../playwright.config.mjs';
 
 export default defineConfig({
+  ...project,
   testDir: '.',
-  workers: 1,
-  retries: 0,
-  timeout: 30_000,
-  reporter: 'list',
-  use: {
-    browserName: 'chromium',
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    launchOptions: {
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      args: ['--no-sandbox'],
-    },
-  },
+  use: { ...project.use, viewport: { width: 1280, height: 800 } },
 });
