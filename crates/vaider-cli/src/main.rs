@@ -3,6 +3,7 @@
 
 mod commands;
 mod plan;
+mod setup;
 mod validate;
 mod visual;
 
@@ -40,7 +41,12 @@ enum Command {
         no_open: bool,
     },
     /// Serve MCP over stdin/stdout, for clients that start their servers as processes.
-    Stdio,
+    Stdio {
+        /// The tools to offer: all (default), a group (core, vision, visual, tests, qa,
+        /// status) or tool names, comma-separated. Fewer tools cost the agent less context.
+        #[arg(long, default_value = "all")]
+        tools: String,
+    },
     /// Describe a video or image from the terminal, through the same pipeline as the server.
     #[command(alias = "analyze")]
     Analyse {
@@ -176,10 +182,10 @@ enum Command {
         action: KeyAction,
     },
     /// Write an agent's MCP config and VaiderRules.txt into a project. The config names the
-    /// token in the client's own syntax (VAIDER_TOKEN, or a VS Code input), so it holds no
-    /// secret and can be committed.
+    /// token in the client's own syntax (VAIDER_TOKEN, a VS Code input, or no token at all for
+    /// Zed, which starts `vaider stdio`), so it holds no secret and can be committed.
     Init {
-        /// cursor, claude or vscode.
+        /// cursor, claude, vscode, codex, gemini, windsurf or zed.
         #[arg(long)]
         client: String,
         /// The project folder (default: the current folder).
@@ -189,6 +195,14 @@ enum Command {
         /// project's .gitignore when the project is in a git repository.
         #[arg(long)]
         inline_token: bool,
+        /// Write the user's own config (in the home folder) rather than the project's.
+        /// Windsurf has only that one.
+        #[arg(long)]
+        user: bool,
+        /// Offer the agent only these tools, for a smaller tool list in its context: a group
+        /// (core, vision, visual, tests, qa, status) or tool names, comma-separated.
+        #[arg(long)]
+        tools: Option<String>,
     },
     /// Report what is set, what is missing and how to fix it.
     Doctor,

@@ -10,6 +10,7 @@ use anyhow::Result;
 use clap::Subcommand;
 use serde_json::Value;
 use vaider_core::analysis::Door;
+use vaider_core::workspace::Workspace;
 use vaider_core::{Config, Vaider};
 use vaider_qa::service::{self, GenerateRequest, RunRequest};
 use vaider_qa::{QaError, RunStatus, StepStatus, TestRun};
@@ -78,7 +79,7 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
         Some(dir) => dir,
         None => std::env::current_dir()?,
     };
-    let workspace = match service::workspace(Some(&dir.display().to_string()), &[]) {
+    let workspace = match service::workspace(&Workspace::of(Some(&dir.display().to_string()), [])) {
         Ok(workspace) => workspace,
         Err(error) => return Ok(report(&error)),
     };

@@ -26,6 +26,7 @@ pub mod sampling;
 pub mod secrets;
 pub mod source;
 pub mod status;
+pub mod workspace;
 
 pub use analysis::{AnalysisRequest, AnalysisResult, Door, Tool};
 pub use config::Config;

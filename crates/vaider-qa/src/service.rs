@@ -14,6 +14,7 @@ use vaider_browser::{Browser, Viewport};
 use vaider_core::analysis::Door;
 use vaider_core::job::{Job, JobStart};
 use vaider_core::pipeline::now_rfc3339;
+use vaider_core::workspace::Workspace;
 use vaider_core::Vaider;
 
 use crate::check::plan_problems;
@@ -27,19 +28,12 @@ use crate::store::{write_atomic, QaStore};
 /// GitHub's API, where `repoUrl`s on github.com are read.
 pub const GITHUB_API: &str = "https://api.github.com";
 
-/// The folder whose `.qa-agent/` holds the plans and runs: the `cwd` argument when given, else
-/// the client's first root.
-pub fn workspace(cwd: Option<&str>, roots: &[PathBuf]) -> Result<PathBuf, QaError> {
-    let chosen = cwd
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| roots.first().cloned())
-        .ok_or_else(|| {
-            QaError::invalid(
-                "no workspace: this client sent no roots; pass `cwd`, the project folder whose .qa-agent/ keeps the plans",
-            )
-        })?;
+/// The folder whose `.qa-agent/` holds the plans and runs: the workspace's project folder
+/// (the one rule of `vaider_core::workspace`), which must be a folder.
+pub fn workspace(workspace: &Workspace) -> Result<PathBuf, QaError> {
+    let chosen = workspace
+        .project()
+        .map_err(|e| QaError::invalid(format!("{e}, whose .qa-agent/ keeps the plans")))?;
     match chosen.is_dir() {
         true => Ok(chosen),
         false => Err(QaError::invalid(format!(

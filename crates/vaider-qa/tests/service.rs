@@ -280,7 +280,7 @@ async fn bad_input_gets_the_contract_codes_and_says_what_to_do() {
     let error = service::get_test_run(dir.path(), "../../etc/passwd").unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidInput);
     assert_eq!(
-        service::workspace(None, &[]).unwrap_err().code,
+        service::workspace(&Default::default()).unwrap_err().code,
         ErrorCode::InvalidInput
     );
 

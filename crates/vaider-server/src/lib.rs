@@ -22,7 +22,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 use vaider_core::Vaider;
 
-pub use mcp::VaiderMcp;
+pub use mcp::{ToolSet, VaiderMcp};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -76,10 +76,11 @@ pub fn router_with(doors: Doors<'_>) -> Router {
         LocalSessionManager::default().into(),
         mcp_config,
     );
-    let mcp = tower::Layer::layer(
-        &axum::middleware::from_fn(mcp::session_end_answers_200),
-        mcp,
-    );
+    let mcp = tower::ServiceBuilder::new()
+        .layer(axum::middleware::from_fn(mcp::session_end_answers_200))
+        .layer(axum::middleware::from_fn(mcp::sse::readable_streams))
+        .layer(axum::middleware::from_fn(mcp::tool_set::from_query))
+        .service(mcp);
     Router::new()
         .route("/v1/analyse", post(rest::analyse))
         .route("/v1/validate", post(rest::validate))

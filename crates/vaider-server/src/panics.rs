@@ -63,7 +63,7 @@ pub fn install_quiet_hook() {
 /// An MCP server whose tool calls are answered even when they panic. rmcp runs each request
 /// in its own task and sends nothing when that task panics, so without this the client waits
 /// for an answer that never comes. Every other method is the wrapped server's own (the list
-/// is rmcp 3.9's `ServerHandler`, as its own `Arc` wrapper delegates it).
+/// is rmcp 3.11's `ServerHandler`, as its own `Arc` wrapper delegates it).
 #[derive(Clone)]
 pub struct AnswersPanics<S>(pub S);
 

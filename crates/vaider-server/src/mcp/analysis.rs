@@ -1,10 +1,12 @@
 //! The vision tools: `analyze_video`, `analyze_image` and the six z.ai-compatible image tools
 //! (`ui_to_artifact` … `ui_diff_check`), with their arguments. Each call is one pipeline
-//! request through [`VaiderMcp::run`]; the schemas agents read come from the doc comments.
+//! request through [`VaiderMcp::run_request`]. A tool's description is one short sentence (every client
+//! sends it to its model on every turn); the detail is in the arguments' doc comments.
 
 use rmcp::handler::server::common::schema_for_output;
+use rmcp::handler::server::tool::InputResponses as Answers;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
+use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, ErrorData, RoleServer};
 use schemars::JsonSchema;
@@ -18,19 +20,15 @@ use vaider_core::sampling::VideoSampling;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AnalyzeVideoArgs {
-    /// The video to look at: a path (absolute, or relative to the workspace root), an http(s)
-    /// URL or a data: URL. Playwright writes test-results/<test>/video.webm. WebM, MP4, MOV,
-    /// AVI, up to 2 GB.
+    /// The video: a path (absolute, or relative to the project), an http(s) or data: URL.
+    /// Playwright writes test-results/<test>/video.webm. WebM, MP4, MOV, AVI, up to 2 GB.
     #[serde(alias = "videoSource")]
     pub video_source: String,
-    /// What to look for. Default: a step-by-step description of what happens on screen, with
-    /// timestamps.
+    /// What to look for (default: a step-by-step description with timestamps).
     #[serde(default)]
     pub prompt: String,
-    /// How the video goes to a model that takes video: "auto" sends the moments where the
-    /// screen changes when that is cheaper (about 5x fewer tokens for a mostly still
-    /// recording), "full" the whole video at one frame a second (for animations, video
-    /// players), "keyframes" still frames. Default: the server's video_sampling (auto).
+    /// "auto" (default: only the moments where the screen changes, when cheaper), "full" (the
+    /// whole video at 1 fps: animations, video players) or "keyframes" (still frames).
     #[serde(default)]
     pub sampling: String,
     #[serde(flatten)]
@@ -39,8 +37,8 @@ pub struct AnalyzeVideoArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AnalyzeImageArgs {
-    /// The screenshot or image: a path (absolute, or relative to the workspace root), an
-    /// http(s) URL or a data: URL. PNG, JPEG, WebP or GIF.
+    /// The image: a path (absolute, or relative to the project), an http(s) or data: URL. PNG,
+    /// JPEG, WebP or GIF.
     #[serde(alias = "imageSource")]
     pub image_source: String,
     /// What to look for, e.g. "Is the error message red and below the password field?".
@@ -55,7 +53,8 @@ pub struct UiToArtifactArgs {
     /// The UI screenshot: a path, an http(s) URL or a data: URL.
     #[serde(alias = "imageSource")]
     pub image_source: String,
-    /// What to produce: "code" (default), "prompt", "spec" or "description".
+    /// What to produce: "code" (default), "prompt", "spec" or "description"; the result's
+    /// details.artifact holds it.
     #[serde(default, alias = "outputType")]
     pub output_type: String,
     /// Extra instructions, e.g. "React with Tailwind".
@@ -138,15 +137,14 @@ pub struct UiDiffCheckArgs {
 
 #[tool_router(router = analysis_tools, vis = "pub(super)")]
 impl VaiderMcp {
-    /// Look at a recording of a GUI test and say, step by step with timestamps, what happened
-    /// on screen; with `expectations`, also say for each whether the video shows it. Use it
-    /// after a GUI test run before claiming the UI works, and when a GUI test fails.
+    /// Describe a GUI test recording step by step with timestamps, and judge `expectations`.
     #[tool(name = "analyze_video", output_schema = schema_for_output::<AnalysisResult>())]
     async fn analyze_video(
         &self,
         Parameters(args): Parameters<AnalyzeVideoArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let (mut request, cwd) = request_from(
             Tool::AnalyzeVideo,
             args.video_source,
@@ -166,152 +164,126 @@ impl VaiderMcp {
                 )
             })?),
         };
-        self.run_request(request, cwd, ctx).await
+        self.run_request(request, cwd, ctx, answers).await
     }
 
-    /// Look at a screenshot or image of a GUI and describe it, or answer the prompt about it:
-    /// layout, visible text, controls, errors, visual defects.
+    /// Describe a screenshot of a GUI, or answer the prompt about it.
     #[tool(name = "analyze_image", output_schema = schema_for_output::<AnalysisResult>())]
     async fn analyze_image(
         &self,
         Parameters(args): Parameters<AnalyzeImageArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        self.run(
-            Tool::AnalyzeImage,
-            args.image_source,
-            args.prompt,
-            TaskOptions::default(),
-            args.common,
-            ctx,
-        )
-        .await
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = Call::new(Tool::AnalyzeImage, args.image_source, args.prompt);
+        self.run(call, TaskOptions::default(), args.common, ctx, answers)
+            .await
     }
 
-    /// Turn a UI screenshot into code that reproduces it, a prompt that would generate it, a
-    /// specification, or a description (output_type). `details.artifact` holds the result.
+    /// Turn a UI screenshot into code, a generation prompt, a spec or a description.
     #[tool(name = "ui_to_artifact", output_schema = schema_for_output::<AnalysisResult>())]
     async fn ui_to_artifact(
         &self,
         Parameters(args): Parameters<UiToArtifactArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let options = TaskOptions {
             output_type: non_empty(args.output_type),
             ..Default::default()
         };
-        self.run(
-            Tool::UiToArtifact,
-            args.image_source,
-            args.prompt,
-            options,
-            args.common,
-            ctx,
-        )
-        .await
+        let call = Call::new(Tool::UiToArtifact, args.image_source, args.prompt);
+        self.run(call, options, args.common, ctx, answers).await
     }
 
-    /// Transcribe all the text in a screenshot exactly (code, logs, terminal output, UI text),
-    /// keeping line breaks and indentation. `details.text` holds the text.
+    /// Transcribe the text and code in a screenshot exactly (details.text).
     #[tool(name = "extract_text_from_screenshot", output_schema = schema_for_output::<AnalysisResult>())]
     async fn extract_text_from_screenshot(
         &self,
         Parameters(args): Parameters<ExtractTextArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let options = TaskOptions {
             programming_language: non_empty(args.programming_language),
             ..Default::default()
         };
-        self.run(
+        let call = Call::new(
             Tool::ExtractTextFromScreenshot,
             args.image_source,
             args.prompt,
-            options,
-            args.common,
-            ctx,
-        )
-        .await
+        );
+        self.run(call, options, args.common, ctx, answers).await
     }
 
-    /// Read an error in a screenshot (dialog, stack trace, console, build output), explain the
-    /// likely causes and suggest fixes, most likely first.
+    /// Read an error in a screenshot: likely causes and fixes, most likely first.
     #[tool(name = "diagnose_error_screenshot", output_schema = schema_for_output::<AnalysisResult>())]
     async fn diagnose_error_screenshot(
         &self,
         Parameters(args): Parameters<DiagnoseErrorArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let options = TaskOptions {
             context: non_empty(args.context),
             ..Default::default()
         };
-        self.run(
+        let call = Call::new(
             Tool::DiagnoseErrorScreenshot,
             args.image_source,
             args.prompt,
-            options,
-            args.common,
-            ctx,
-        )
-        .await
+        );
+        self.run(call, options, args.common, ctx, answers).await
     }
 
-    /// Explain a technical diagram (architecture, flowchart, UML, ER, sequence): its
-    /// components, their roles and the connections between them.
+    /// Explain a technical diagram: its components, roles and connections.
     #[tool(name = "understand_technical_diagram", output_schema = schema_for_output::<AnalysisResult>())]
     async fn understand_technical_diagram(
         &self,
         Parameters(args): Parameters<UnderstandDiagramArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let options = TaskOptions {
             diagram_type: non_empty(args.diagram_type),
             ..Default::default()
         };
-        self.run(
+        let call = Call::new(
             Tool::UnderstandTechnicalDiagram,
             args.image_source,
             args.prompt,
-            options,
-            args.common,
-            ctx,
-        )
-        .await
+        );
+        self.run(call, options, args.common, ctx, answers).await
     }
 
-    /// Read a chart or dashboard: its type, axes and values, and the trends, outliers and
-    /// comparisons that matter.
+    /// Read a chart or dashboard: values, trends and outliers.
     #[tool(name = "analyze_data_visualization", output_schema = schema_for_output::<AnalysisResult>())]
     async fn analyze_data_visualization(
         &self,
         Parameters(args): Parameters<AnalyzeDataVisualizationArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let options = TaskOptions {
             analysis_focus: non_empty(args.analysis_focus),
             ..Default::default()
         };
-        self.run(
+        let call = Call::new(
             Tool::AnalyzeDataVisualization,
             args.image_source,
             args.prompt,
-            options,
-            args.common,
-            ctx,
-        )
-        .await
+        );
+        self.run(call, options, args.common, ctx, answers).await
     }
 
-    /// Compare an expected UI (design or reference screenshot) with the actual one and list
-    /// every visible difference with its region, severity and a suggested fix
-    /// (`details.differences`). Use it after changing anything visual.
+    /// List every visible difference between an expected and an actual UI screenshot.
     #[tool(name = "ui_diff_check", output_schema = schema_for_output::<AnalysisResult>())]
     async fn ui_diff_check(
         &self,
         Parameters(args): Parameters<UiDiffCheckArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let (mut request, cwd) = request_from(
             Tool::UiDiffCheck,
             args.actual_image_source,
@@ -320,6 +292,38 @@ impl VaiderMcp {
             args.common,
         );
         request.compare_with = Some(args.expected_image_source);
-        self.run_request(request, cwd, ctx).await
+        self.run_request(request, cwd, ctx, answers).await
+    }
+}
+
+/// The tool, source and prompt of one call.
+struct Call {
+    tool: Tool,
+    source: String,
+    prompt: String,
+}
+
+impl Call {
+    fn new(tool: Tool, source: String, prompt: String) -> Call {
+        Call {
+            tool,
+            source,
+            prompt,
+        }
+    }
+}
+
+impl VaiderMcp {
+    /// An image tool's call through [`VaiderMcp::run_request`].
+    async fn run(
+        &self,
+        call: Call,
+        options: TaskOptions,
+        common: CommonArgs,
+        ctx: RequestContext<RoleServer>,
+        answers: Option<rmcp::model::InputResponses>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (request, cwd) = request_from(call.tool, call.source, call.prompt, options, common);
+        self.run_request(request, cwd, ctx, answers).await
     }
 }

@@ -1,11 +1,10 @@
 //! The path every analysis tool shares: its common arguments, the pipeline request built from
-//! them, the client's roots for relative paths, and the result an agent reads (text and
-//! `structuredContent`) or the error it can act on (`isError`).
+//! them with the call's workspace, and the result an agent reads (text and the same sentences
+//! in `structuredContent`) or the error it can act on (`isError`).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
@@ -13,74 +12,58 @@ use serde::Deserialize;
 use vaider_core::analysis::{AnalysisResult, TaskOptions, Verdict};
 use vaider_core::{AnalysisRequest, Door, Tool};
 
-use super::progress::McpProgress;
+use super::answer::answer;
+use super::workspace::Need;
 use super::VaiderMcp;
 
 /// Arguments every analysis tool shares.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct CommonArgs {
-    /// Statements the media should show, e.g. "after login the dashboard says 'Welcome'". Each
-    /// gets a verdict (met, not_met, unclear) with the evidence.
+    /// Statements the media should show, e.g. "after login the dashboard says 'Welcome'"; each
+    /// gets a verdict (met, not_met, unclear) with evidence.
     #[serde(default)]
     pub expectations: Vec<String>,
-    /// The provider to ask instead of the configured one: gemini, openai, zai, anthropic,
-    /// ollama, lmstudio, vllm, bedrock, or one added in the config.
+    /// Another provider than the configured one: gemini, openai, zai, anthropic, ollama,
+    /// lmstudio, vllm, bedrock, or one from the config.
     #[serde(default)]
     pub provider: String,
-    /// The model to use instead of the provider's configured one, e.g. "gemini-2.5-pro".
+    /// Another model, e.g. "gemini-2.5-pro".
     #[serde(default)]
     pub model: String,
-    /// Time limit in seconds for the whole call, upload included (default 30). Long videos
-    /// need about 1 s per second of video plus 30 s.
+    /// Time limit in seconds, upload included (default 30; long videos: 1 s per second + 30).
     #[serde(default)]
     pub timeout_sec: u64,
-    /// Ask the model again even if the same bytes were asked the same thing before.
+    /// Ask the model again even when the same bytes were asked the same thing before.
     #[serde(default)]
     pub no_cache: bool,
-    /// The folder a relative path is relative to, when the client has no workspace roots.
+    /// The project folder a relative path is relative to (default: the client's workspace).
     #[serde(default)]
     pub cwd: String,
 }
 
 impl VaiderMcp {
-    /// Runs one analysis tool call through the pipeline and turns the outcome into a tool result.
-    pub(super) async fn run(
-        &self,
-        tool: Tool,
-        source: String,
-        prompt: String,
-        options: TaskOptions,
-        common: CommonArgs,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let (request, cwd) = request_from(tool, source, prompt, options, common);
-        self.run_request(request, cwd, ctx).await
-    }
-
-    /// [`VaiderMcp::run`] for a request a tool built itself (e.g. with a second image).
+    /// Runs one analysis tool call through the pipeline and turns the outcome into a tool
+    /// result; first asks a 2026-07-28 client for its roots when a relative path needs them.
     pub(super) async fn run_request(
         &self,
         mut request: AnalysisRequest,
         cwd: String,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        request.base_dirs = client_roots(&ctx).await;
-        if !cwd.trim().is_empty() {
-            request.base_dirs.push(PathBuf::from(cwd.trim()));
-        }
-        let progress = McpProgress::start(&ctx);
+        answers: Option<InputResponses>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let mut sources = vec![request.source.as_str()];
+        sources.extend(request.compare_with.as_deref());
+        let need = Need::for_sources(&cwd, &sources);
+        let workspace = match self.workspace(&ctx, answers.as_ref(), need).await {
+            Ok(workspace) => workspace,
+            Err(ask) => return Ok(ask.into()),
+        };
+        request.base_dirs = workspace.folders().to_vec();
+        let progress = self.progress(&ctx);
         let outcome = self.engine.analyse(request, &progress).await;
         drop(progress);
         Ok(match outcome {
-            Ok(result) => {
-                let structured = serde_json::to_value(&result).unwrap_or_default();
-                let mut answer = CallToolResult::success(vec![
-                    ContentBlock::text(readable(&result)),
-                    ContentBlock::text(structured.to_string()),
-                ]);
-                answer.structured_content = Some(structured);
-                answer
-            }
+            Ok(result) => analysis_answer(&result),
             // Failures are tool results with isError, so the agent reads them and can act.
             Err(failure) => {
                 let mut text = format!("{}: {}", failure.error.code().as_str(), failure.error);
@@ -89,7 +72,8 @@ impl VaiderMcp {
                 }
                 CallToolResult::error(vec![ContentBlock::text(text)])
             }
-        })
+        }
+        .into())
     }
 }
 
@@ -120,8 +104,10 @@ pub(super) fn non_empty(text: String) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
-/// The text an agent reads: the description, the verdicts, then where the record is kept.
-fn readable(result: &AnalysisResult) -> String {
+/// An analysis as the agent reads it: the description and the verdicts, then the notes
+/// (fitting, sampling, cost, where the record is), which are also `summary`.
+fn analysis_answer(result: &AnalysisResult) -> CallToolResult {
+    let notes = notes(result);
     let mut text = result.description.trim().to_string();
     if !result.expectations.is_empty() {
         text.push_str("\n\nExpectations:\n");
@@ -137,20 +123,26 @@ fn readable(result: &AnalysisResult) -> String {
     if let Some(details) = &result.details {
         text.push_str(&format!("\n\nDetails: {details}"));
     }
+    text.push_str("\n\n");
+    text.push_str(&notes);
+    let structured = serde_json::to_value(result).unwrap_or_default();
+    answer(text, notes, structured, false)
+}
+
+/// The sentences of an analysis that are not one of its fields already.
+fn notes(result: &AnalysisResult) -> String {
+    let mut notes = Vec::new();
     if !result.adaptations.is_empty() {
-        text.push_str(&format!(
-            "\n\n(Adapted for the provider: {}.)",
+        notes.push(format!(
+            "Adapted for the provider: {}.",
             result.adaptations.join("; ")
         ));
     }
     if let Some(sampling) = &result.sampling {
-        text.push_str(&format!(
-            "\n\n({}.)",
-            sampling.summary(result.usage.input_tokens)
-        ));
+        notes.push(format!("{}.", sampling.summary(result.usage.input_tokens)));
     }
-    text.push_str(&format!(
-        "\n\n({} {}, {} ms, {} in / {} out tokens, ${:.6}{}; interactionId {}; log {})",
+    notes.push(format!(
+        "{} {}, {} ms, {} in / {} out tokens, ${:.6}{}; interactionId {}; log {}.",
         result.provider,
         result.model,
         result.duration_ms,
@@ -161,28 +153,5 @@ fn readable(result: &AnalysisResult) -> String {
         result.interaction_id,
         result.log_dir
     ));
-    text
-}
-
-/// The client's workspace folders, when it offers them (`roots/list`). Roots are deprecated in
-/// the 2026 spec, but the 2025 clients in the field (Cursor, Claude Code, VS Code) still send
-/// them, and they are the only way to learn what a relative path is relative to.
-#[allow(deprecated)]
-pub(super) async fn client_roots(ctx: &RequestContext<RoleServer>) -> Vec<PathBuf> {
-    let offers_roots = ctx
-        .peer
-        .peer_info()
-        .is_some_and(|info| info.capabilities.roots.is_some());
-    if !offers_roots {
-        return Vec::new();
-    }
-    match tokio::time::timeout(Duration::from_secs(3), ctx.peer.list_roots()).await {
-        Ok(Ok(list)) => list
-            .roots
-            .iter()
-            .filter_map(|root| root.uri.strip_prefix("file://"))
-            .map(|path| PathBuf::from(vaider_core::source::percent_decode(path)))
-            .collect(),
-        _ => Vec::new(),
-    }
+    notes.join(" ")
 }

@@ -1,67 +1,208 @@
-//! The MCP door, served over Streamable HTTP at `/mcp` and over stdio: one module of tools per
-//! capability (`analysis`, `status`, `visual`, `validate`, `qa`), each an `impl VaiderMcp` with its own router; this file
-//! joins the routers and answers the protocol. Each tool call is a request for the one pipeline.
+//! The MCP door, served over Streamable HTTP at `/mcp` and over stdio, in both protocol
+//! revisions clients speak: 2025-06-18/2025-11-25 (sessions, `initialize`) and the stateless
+//! 2026-07-28 (`server/discover`, per-request `_meta`), chosen per request from the version
+//! the client sends (the MCP library does the wire; see `docs/mcp.md`). One registry of tools
+//! serves both: one module of tools per capability (`analysis`, `status`, `visual`,
+//! `validate`, `qa`), each an `impl VaiderMcp` with its own router, joined once here. Each
+//! tool call is a request for the one pipeline.
 //!
 //! Adding a tool to a capability touches only that capability's file; a new capability is a
-//! new module whose router is added in [`VaiderMcp::new`].
+//! new module whose router is added in [`registry`].
 
 pub mod analysis;
+mod answer;
 mod call;
 mod progress;
 mod qa;
 mod schema;
+pub mod sse;
 mod status;
+pub mod tool_set;
 pub mod validate;
 mod visual;
+mod workspace;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::extract::Request;
 use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{tool_handler, ServerHandler};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, Tool,
+};
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use vaider_core::Vaider;
 
 pub use call::CommonArgs;
+pub use tool_set::ToolSet;
+
+/// How long a 2026-07-28 client may keep the tool list: it changes only with Vaider's version.
+const TOOLS_TTL_MS: u64 = 5 * 60 * 1000;
 
 #[derive(Clone)]
 pub struct VaiderMcp {
     engine: Arc<Vaider>,
     tool_router: ToolRouter<Self>,
+    /// The tools offered when a request names no set of its own (`vaider stdio --tools`).
+    tools: ToolSet,
+    /// Served to the one client that started this process (stdio): the process's working
+    /// folder is that client's project.
+    stdio: bool,
+    /// The log level a 2025 session set (`logging/setLevel`); one server per session.
+    #[allow(deprecated)]
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+}
+
+/// Every tool, built once: schemas made standard, the same for every session and revision.
+fn registry() -> &'static ToolRouter<VaiderMcp> {
+    static REGISTRY: OnceLock<ToolRouter<VaiderMcp>> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let tools = VaiderMcp::analysis_tools()
+            + VaiderMcp::status_tools()
+            + VaiderMcp::visual_tools()
+            + VaiderMcp::validate_tools()
+            + VaiderMcp::qa_tools();
+        schema::standard_schemas(tools)
+    })
+}
+
+/// The names of every tool, in the order they are listed.
+pub fn tool_names() -> Vec<&'static str> {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            registry()
+                .list_all()
+                .into_iter()
+                .map(|tool| tool.name.into_owned())
+                .collect()
+        })
+        .iter()
+        .map(String::as_str)
+        .collect()
 }
 
 impl VaiderMcp {
+    /// The server of the HTTP endpoint: every tool unless a request's URL names a set.
     pub fn new(engine: Arc<Vaider>) -> Self {
-        let tools = Self::analysis_tools()
-            + Self::status_tools()
-            + Self::visual_tools()
-            + Self::validate_tools()
-            + Self::qa_tools();
         VaiderMcp {
             engine,
-            tool_router: schema::standard_schemas(tools),
+            tool_router: registry().clone(),
+            tools: ToolSet::All,
+            stdio: false,
+            log_level: Arc::default(),
         }
+    }
+
+    /// The server of `vaider stdio`, offering `tools`.
+    pub fn for_stdio(engine: Arc<Vaider>, tools: ToolSet) -> Self {
+        VaiderMcp {
+            tools,
+            stdio: true,
+            ..VaiderMcp::new(engine)
+        }
+    }
+
+    /// What the client hears while this call runs (progress, log messages).
+    fn progress(&self, ctx: &RequestContext<RoleServer>) -> progress::McpProgress {
+        let level = self.log_level.lock().ok().and_then(|level| *level);
+        progress::McpProgress::start(ctx, level)
+    }
+
+    /// The tools this request may see: its URL's `?tools=` (HTTP), else the server's own.
+    fn tool_set(&self, ctx: &RequestContext<RoleServer>) -> ToolSet {
+        ctx.extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<ToolSet>())
+            .cloned()
+            .unwrap_or_else(|| self.tools.clone())
     }
 }
 
-#[tool_handler(router = self.tool_router)]
 impl ServerHandler for VaiderMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        #[allow(deprecated)] // logging: 2025 clients still set a level (`set_level`)
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("vaider", vaider_core::VERSION).with_title("Vaider"),
             )
             .with_instructions(
-                "Vaider is your eyes: analyze_video describes a GUI test recording step by step \
-                 (give `expectations` to get verdicts), analyze_image describes a screenshot, \
-                 validate_test runs a Playwright test and judges it (and its video), \
-                 generate_test_plan and run_test_plan write and run QA test plans in a local browser. \
-                 Limits: 5 mismatch retries, 3 Vaider-error retries, 30 s timeout per call \
-                 (raise timeout_sec for long videos). See VaiderRules.txt.",
+                "Vaider is your eyes on GUIs: analyze_video (a test recording), analyze_image \
+                 (a screenshot), validate_test (run and judge a Playwright test), visual_compare \
+                 (what a change did). Relative paths are relative to the project. See \
+                 VaiderRules.txt.",
             )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let set = self.tool_set(&ctx);
+        let cache_hints = ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let mut result = ListToolsResult::with_all_items(
+            self.tool_router
+                .list_all()
+                .into_iter()
+                .filter(|tool| set.contains(&tool.name))
+                .collect(),
+        );
+        result.result_type = Some(ResultType::COMPLETE);
+        if cache_hints {
+            result.ttl_ms = Some(TOOLS_TTL_MS);
+            result.cache_scope = Some(CacheScope::Public);
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.tool_set(&ctx).contains(&request.name) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "tool {} is not offered on this connection (its tool set leaves it out); \
+                     connect without ?tools= (or --tools) to have every tool",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let call = ToolCallContext::new(self, request, ctx);
+        self.tool_router.call(call).await
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
+    /// A 2025 session's log level; a 2026-07-28 request carries its own in `_meta`.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut level) = self.log_level.lock() {
+            *level = Some(request.level);
+        }
+        Ok(())
     }
 }
 

@@ -1,29 +1,59 @@
-//! MCP progress notifications for a tool call: the pipeline's upload, processing and
-//! generation steps, sent when the client's request carries a progress token.
+//! What a client hears while a tool call runs: MCP progress notifications of the pipeline's
+//! upload, processing and generation steps when the request carries a progress token, and the
+//! same steps as `info` log messages when the client asked for logs at that level (a 2025
+//! session's `logging/setLevel`, or a 2026-07-28 request's own `_meta` log level; without
+//! either, no log message is sent). Both go on the request's own stream.
+// Logging is deprecated by 2026-07-28 (SEP-2577), yet 2025 clients still set a level.
+#![allow(deprecated)]
 
-use rmcp::model::ProgressNotificationParam;
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
+use serde_json::json;
 use vaider_core::progress::{Progress, ProgressSink};
 
-/// Turns pipeline progress into MCP progress notifications. The pipeline reports from sync
-/// code, so reports go through a channel to a task that sends them; the progress value only
-/// grows, as the spec requires: bytes during the upload, then one step per later stage.
+/// The logger name log messages carry.
+const LOGGER: &str = "vaider";
+
+/// Turns pipeline progress into MCP notifications. The pipeline reports from sync code, so
+/// reports go through a channel to a task that sends them; the progress value only grows, as
+/// the spec requires: bytes during the upload, then one step per later stage.
 pub(super) struct McpProgress {
     sender: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
 }
 
 impl McpProgress {
-    pub(super) fn start(ctx: &RequestContext<RoleServer>) -> McpProgress {
-        let Some(token) = ctx.meta.get_progress_token() else {
+    /// `session_level` is the level a 2025 session set; a 2026-07-28 request's own wins.
+    pub(super) fn start(
+        ctx: &RequestContext<RoleServer>,
+        session_level: Option<LoggingLevel>,
+    ) -> McpProgress {
+        let token = ctx.meta.get_progress_token();
+        let logs = ctx
+            .meta
+            .log_level()
+            .or(session_level)
+            .is_some_and(|level| severity(level) <= severity(LoggingLevel::Info));
+        if token.is_none() && !logs {
             return McpProgress { sender: None };
-        };
+        }
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
         let peer = ctx.peer.clone();
         tokio::spawn(async move {
             let mut last: Option<f64> = None;
             let mut upload_total = 0.0_f64;
             while let Some(step) = receiver.recv().await {
+                if logs {
+                    let mut param = LoggingMessageNotificationParam::new(
+                        LoggingLevel::Info,
+                        json!(step.message()),
+                    );
+                    param.logger = Some(LOGGER.into());
+                    if peer.notify_logging_message(param).await.is_err() {
+                        break;
+                    }
+                }
+                let Some(token) = &token else { continue };
                 let floor = last.unwrap_or(0.0);
                 let (value, total) = match &step {
                     Progress::Queued => (floor, None),
@@ -60,5 +90,19 @@ impl ProgressSink for McpProgress {
         if let Some(sender) = &self.sender {
             let _ = sender.send(progress);
         }
+    }
+}
+
+/// RFC 5424's order: debug is the least severe.
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
     }
 }

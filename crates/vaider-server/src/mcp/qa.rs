@@ -1,11 +1,12 @@
 //! The QA test plan tools of contracts.md §3: `generate_test_plan`, `run_test_plan`,
 //! `list_test_plans`, `list_test_runs` and `get_test_run`, with the contract's names, inputs
 //! and outputs. A failure is `{error: {code, message, details?}}` as `structuredContent` of an
-//! `isError` result, so an agent branches on the code. Plans and runs live in the workspace's
-//! `.qa-agent/` (the `cwd` argument, else the client's first root).
+//! `isError` result, so an agent branches on the code. Plans and runs live in the project's
+//! `.qa-agent/` (the one workspace rule: the `cwd` argument, else the client's first root).
 
+use rmcp::handler::server::tool::InputResponses as Answers;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResponse, CallToolResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, ErrorData, RoleServer};
 use schemars::JsonSchema;
@@ -15,7 +16,9 @@ use vaider_core::analysis::Door;
 use vaider_qa::service::{self, GenerateRequest, RunRequest};
 use vaider_qa::QaError;
 
+use super::answer::said;
 use super::call::non_empty;
+use super::workspace::Need;
 use super::VaiderMcp;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -105,19 +108,17 @@ pub struct GetTestRunArgs {
 
 #[tool_router(router = qa_tools, vis = "pub(super)")]
 impl VaiderMcp {
-    /// Write a QA test plan from plain-English requirements: Vaider opens the running app at
-    /// baseUrl, shows its first page and context from the code base (repoUrl, else the
-    /// workspace) to the model, checks the steps and keeps the plan in .qa-agent/plans/.
-    /// Returns {planId, name, steps, path}.
+    /// Write a QA test plan from plain-English requirements and the running app.
     #[tool(name = "generate_test_plan")]
     async fn generate_test_plan(
         &self,
         Parameters(args): Parameters<GenerateTestPlanArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let workspace = match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
             Ok(workspace) => workspace,
-            Err(error) => return Ok(failed(&error)),
+            Err(early) => return Ok(early),
         };
         let request = GenerateRequest {
             requirements: args.requirements,
@@ -144,23 +145,22 @@ impl VaiderMcp {
                     )
                 }
                 Err(error) => failed(&error),
-            },
+            }
+            .into(),
         )
     }
 
-    /// Run a kept test plan in a local headless Chromium: each step in order with its
-    /// evidence (screenshot, logs, timing, the model's reasoning), stopped at the first
-    /// failure (the rest skipped). Returns {runId, status, duration, stepsExecuted,
-    /// stepsPassed, failedStep?}; get_test_run gives the whole run.
+    /// Run a kept test plan in a local browser, step by step, stopping at the first failure.
     #[tool(name = "run_test_plan")]
     async fn run_test_plan(
         &self,
         Parameters(args): Parameters<RunTestPlanArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let workspace = match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
             Ok(workspace) => workspace,
-            Err(error) => return Ok(failed(&error)),
+            Err(early) => return Ok(early),
         };
         let request = RunRequest {
             plan_id: args.plan_id,
@@ -188,99 +188,99 @@ impl VaiderMcp {
                 answered(sentence, serde_json::to_value(&summary).unwrap_or_default())
             }
             Err(error) => failed(&error),
-        })
+        }
+        .into())
     }
 
-    /// The kept test plans, newest first: {plans: [{id, name, project, stepCount, createdAt}]}.
+    /// List the kept test plans, newest first.
     #[tool(name = "list_test_plans")]
     async fn list_test_plans(
         &self,
         Parameters(args): Parameters<ListTestPlansArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        Ok(match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
-            Ok(workspace) => {
-                let plans = service::list_test_plans(&workspace, args.project.as_deref());
-                let count = plans["plans"].as_array().map_or(0, Vec::len);
-                answered(format!("{count} test plans."), plans)
-            }
-            Err(error) => failed(&error),
-        })
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
+            Ok(workspace) => workspace,
+            Err(early) => return Ok(early),
+        };
+        let plans = service::list_test_plans(&workspace, args.project.as_deref());
+        let count = plans["plans"].as_array().map_or(0, Vec::len);
+        Ok(answered(format!("{count} test plans."), plans).into())
     }
 
-    /// The test runs, newest first: {runs: [{id, planId, planName, status, duration?,
-    /// startedAt}]}, of one plan and in one status when given.
+    /// List the test runs, newest first.
     #[tool(name = "list_test_runs")]
     async fn list_test_runs(
         &self,
         Parameters(args): Parameters<ListTestRunsArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let listed = match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
-            Ok(workspace) => {
-                service::list_test_runs(&workspace, args.plan_id.as_deref(), args.status.as_deref())
-            }
-            Err(error) => Err(error),
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
+            Ok(workspace) => workspace,
+            Err(early) => return Ok(early),
         };
+        let listed =
+            service::list_test_runs(&workspace, args.plan_id.as_deref(), args.status.as_deref());
         Ok(match listed {
             Ok(runs) => {
                 let count = runs["runs"].as_array().map_or(0, Vec::len);
                 answered(format!("{count} test runs."), runs)
             }
             Err(error) => failed(&error),
-        })
+        }
+        .into())
     }
 
-    /// One whole test run: every step's status, screenshot path, logs, timing, expected and
-    /// actual, and the model's reasoning and confidence.
+    /// Get one test run with every step's status, evidence and reasoning.
     #[tool(name = "get_test_run")]
     async fn get_test_run(
         &self,
         Parameters(args): Parameters<GetTestRunArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let found = match self.qa_workspace(&ctx, args.cwd.as_deref()).await {
-            Ok(workspace) => service::get_test_run(&workspace, &args.run_id),
-            Err(error) => Err(error),
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
+            Ok(workspace) => workspace,
+            Err(early) => return Ok(early),
         };
-        Ok(match found {
+        Ok(match service::get_test_run(&workspace, &args.run_id) {
             Ok(run) => answered(
                 service::sentence(&run),
                 serde_json::to_value(&run).unwrap_or_default(),
             ),
             Err(error) => failed(&error),
-        })
+        }
+        .into())
     }
 }
 
 impl VaiderMcp {
+    /// The project whose `.qa-agent/` the call works in (the one workspace rule), or the
+    /// answer to send instead: roots asked of a 2026-07-28 client, or the contract's error.
     async fn qa_workspace(
         &self,
         ctx: &RequestContext<RoleServer>,
+        answers: Option<InputResponses>,
         cwd: Option<&str>,
-    ) -> Result<std::path::PathBuf, QaError> {
-        let roots = super::call::client_roots(ctx).await;
-        service::workspace(cwd, &roots)
+    ) -> Result<std::path::PathBuf, CallToolResponse> {
+        let need = Need::always(cwd.unwrap_or_default());
+        let workspace = self
+            .workspace(ctx, answers.as_ref(), need)
+            .await
+            .map_err(CallToolResponse::from)?;
+        service::workspace(&workspace).map_err(|error| failed(&error).into())
     }
 }
 
-/// A result: a sentence, then the JSON, which is also the `structuredContent`.
+/// A result: a sentence, then the JSON, which is also the `structuredContent` (with the
+/// sentence as its `summary`).
 fn answered(sentence: String, structured: Value) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![
-        ContentBlock::text(sentence),
-        ContentBlock::text(structured.to_string()),
-    ]);
-    result.structured_content = Some(structured);
-    result
+    said(sentence, structured, false)
 }
 
 /// The contract's `{error: {code, message, details?}}`, as an error result.
 fn failed(error: &QaError) -> CallToolResult {
-    let structured = error.to_json();
-    let mut result = CallToolResult::error(vec![
-        ContentBlock::text(error.to_string()),
-        ContentBlock::text(structured.to_string()),
-    ]);
-    result.structured_content = Some(structured);
-    result
+    said(error.to_string(), error.to_json(), true)
 }

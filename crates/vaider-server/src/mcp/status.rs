@@ -2,21 +2,21 @@
 //! server time, every provider and the tools it serves), for an agent's first call.
 
 use rmcp::handler::server::common::schema_for_output;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router, ErrorData};
 use vaider_core::pipeline::StatusReport;
 
+use super::answer::said;
 use super::VaiderMcp;
 
 #[tool_router(router = status_tools, vis = "pub(super)")]
 impl VaiderMcp {
-    /// Check that Vaider is running and ready: version, provider, model, whether an API key is
-    /// configured, server time. Call it once before the first analysis.
+    /// Check that Vaider is ready (version, provider, model, API key); call it once first.
     #[tool(name = "vaider_status", output_schema = schema_for_output::<StatusReport>())]
     async fn vaider_status(&self) -> Result<CallToolResult, ErrorData> {
         let status = self.engine.status().await;
         let structured = serde_json::to_value(&status).unwrap_or_default();
-        let text = format!(
+        let sentence = format!(
             "Vaider {} is running. Provider {}, model {}. API key: {}. Server time {}.",
             status.version,
             status.provider,
@@ -27,11 +27,6 @@ impl VaiderMcp {
             },
             status.server_time
         );
-        let mut answer = CallToolResult::success(vec![
-            ContentBlock::text(text),
-            ContentBlock::text(structured.to_string()),
-        ]);
-        answer.structured_content = Some(structured);
-        Ok(answer)
+        Ok(said(sentence, structured, false))
     }
 }

@@ -6,8 +6,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rmcp::handler::server::tool::InputResponses as Answers;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResponse, CallToolResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, ErrorData, RoleServer};
 use schemars::JsonSchema;
@@ -15,8 +16,9 @@ use serde::Deserialize;
 use vaider_core::analysis::Door;
 use vaider_validate::{AgentResult, Limits, ResultsRequest, ValidateRequest};
 
+use super::answer::said;
 use super::call::non_empty;
-use super::progress::McpProgress;
+use super::workspace::Need;
 use super::VaiderMcp;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -71,63 +73,75 @@ pub struct AnalyseTestResultsArgs {
 
 #[tool_router(router = validate_tools, vis = "pub(super)")]
 impl VaiderMcp {
-    /// Run a Playwright test file with the project's own Playwright (video, screenshots and
-    /// trace on for this run) and judge it: did the browser start, did the test run and pass,
-    /// are there screenshots, was it fast enough, what console errors and network failures
-    /// the page had. Give `expectations` to have Vaider watch the recording and check them.
-    /// Returns the AgentResult: success, data.validation_result, data.rubric_validation,
-    /// data.report (per test), data.video_analysis, error, cost_usd.
+    /// Run a Playwright test and judge it by the rubric (and its video, with `expectations`).
     #[tool(name = "validate_test")]
     async fn validate_test(
         &self,
         Parameters(args): Parameters<ValidateTestArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let base_dirs = self.base_dirs(&ctx, &args.cwd).await;
+    ) -> Result<CallToolResponse, ErrorData> {
+        let sources = [args.test_path.as_str(), args.project_dir.as_str()];
+        let base_dirs = match self.base_dirs(&ctx, answers, &args.cwd, &sources).await {
+            Ok(dirs) => dirs,
+            Err(ask) => return Ok(ask),
+        };
         let request = validate_request(args, Door::Mcp, base_dirs);
-        let progress = McpProgress::start(&ctx);
+        let progress = self.progress(&ctx);
         let result = vaider_validate::validate_test(&self.engine, request, &progress).await;
         drop(progress);
-        Ok(answer(&result, validate_sentence(&result)))
+        Ok(answer(&result, validate_sentence(&result)).into())
     }
 
-    /// Watch the failed tests of a Playwright run that already finished (its test-results
-    /// folder or JSON report; nothing is run): each failed test's video is analysed with its
-    /// error as context, and the summary says, test by test, what the screen showed when it
-    /// failed.
+    /// Watch the failed tests' videos of a finished Playwright run; one summary.
     #[tool(name = "analyse_test_results")]
     async fn analyse_test_results(
         &self,
         Parameters(args): Parameters<AnalyseTestResultsArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
+        let base_dirs = match self
+            .base_dirs(&ctx, answers, &args.cwd, &[&args.path])
+            .await
+        {
+            Ok(dirs) => dirs,
+            Err(ask) => return Ok(ask),
+        };
         let request = ResultsRequest {
             path: args.path,
             provider: non_empty(args.provider),
             model: non_empty(args.model),
             timeout: (args.timeout_sec > 0).then(|| Duration::from_secs(args.timeout_sec)),
             door: Door::Mcp,
-            base_dirs: self.base_dirs(&ctx, &args.cwd).await,
+            base_dirs,
         };
-        let progress = McpProgress::start(&ctx);
+        let progress = self.progress(&ctx);
         let result = vaider_validate::analyse_test_results(&self.engine, request, &progress).await;
         drop(progress);
         let sentence = result.data["summary"]
             .as_str()
             .map(str::to_string)
             .unwrap_or_default();
-        Ok(answer(&result, sentence))
+        Ok(answer(&result, sentence).into())
     }
 }
 
 impl VaiderMcp {
-    /// The client's roots, then its `cwd`: where relative paths are looked for.
-    async fn base_dirs(&self, ctx: &RequestContext<RoleServer>, cwd: &str) -> Vec<PathBuf> {
-        let mut dirs = super::call::client_roots(ctx).await;
-        if !cwd.trim().is_empty() {
-            dirs.push(PathBuf::from(cwd.trim()));
+    /// Where relative paths are looked for (the one workspace rule), or the answer asking a
+    /// 2026-07-28 client for its roots first.
+    async fn base_dirs(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        answers: Option<InputResponses>,
+        cwd: &str,
+        sources: &[&str],
+    ) -> Result<Vec<PathBuf>, CallToolResponse> {
+        let need = Need::for_sources(cwd, sources);
+        match self.workspace(ctx, answers.as_ref(), need).await {
+            Ok(workspace) => Ok(workspace.folders().to_vec()),
+            Err(ask) => Err(ask.into()),
         }
-        dirs
     }
 }
 
@@ -170,17 +184,7 @@ pub fn validate_request(
 fn answer(result: &AgentResult, sentence: String) -> CallToolResult {
     let structured = serde_json::to_value(result).unwrap_or_default();
     let ran = result.data.as_object().is_some_and(|d| !d.is_empty());
-    let content = vec![
-        ContentBlock::text(sentence),
-        ContentBlock::text(structured.to_string()),
-    ];
-    let mut answer = if ran {
-        CallToolResult::success(content)
-    } else {
-        CallToolResult::error(content)
-    };
-    answer.structured_content = Some(structured);
-    answer
+    said(sentence, structured, !ran)
 }
 
 fn validate_sentence(result: &AgentResult) -> String {

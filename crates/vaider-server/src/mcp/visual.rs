@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 
+use rmcp::handler::server::tool::InputResponses as Answers;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, ErrorData, RoleServer};
 use schemars::JsonSchema;
@@ -17,7 +18,8 @@ use vaider_core::analysis::Door;
 use vaider_visual::service::{self, CompareRequest, Removal};
 use vaider_visual::Store;
 
-use super::progress::McpProgress;
+use super::answer::said;
+use super::workspace::Need;
 use super::VaiderMcp;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -106,19 +108,21 @@ pub struct VisualCleanupArgs {
 
 #[tool_router(router = visual_tools, vis = "pub(super)")]
 impl VaiderMcp {
-    /// Take a screenshot (a web page in headless Chromium, the desktop or a window, an iOS
-    /// simulator or an Android emulator) and keep it as the next phase in the workspace's
-    /// .screenshots/phases/. Returns its path, time, phase and size.
+    /// Take a screenshot (web page, desktop, window, simulator) as the next phase.
     #[tool(name = "visual_capture")]
     async fn visual_capture(
         &self,
         Parameters(args): Parameters<VisualCaptureArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let project = self.project(&ctx, &args.cwd).await;
+    ) -> Result<CallToolResponse, ErrorData> {
+        let project = match self.project(&ctx, answers, &args.cwd).await {
+            Ok(project) => project,
+            Err(early) => return Ok(early),
+        };
         let target = match capture_target(&args) {
             Ok(target) => target,
-            Err(e) => return Ok(envelope(Err(e), String::new())),
+            Err(e) => return Ok(envelope(Err(e), String::new()).into()),
         };
         Ok(
             match service::capture_screenshot(&project, &args.name, &args.description, &target)
@@ -139,29 +143,31 @@ impl VaiderMcp {
                     )
                 }
                 Err(e) => envelope(Err(e.to_string()), String::new()),
-            },
+            }
+            .into(),
         )
     }
 
-    /// Compare two screenshots: a free local pixel diff first (pixelmatch's metric; rendering
-    /// noise ignored), then, only when pixels changed, the vision model says what changed in
-    /// each numbered region and which changes were expected. Returns the annotated
-    /// screenshot's path, the pixel counts, the findings and the validation.
+    /// Compare two screenshots: a pixel diff, then what changed and whether it was expected.
     #[tool(name = "visual_compare")]
     async fn visual_compare(
         &self,
         Parameters(args): Parameters<VisualCompareArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let project = self.project(&ctx, &args.cwd).await;
+    ) -> Result<CallToolResponse, ErrorData> {
+        let project = match self.project(&ctx, answers, &args.cwd).await {
+            Ok(project) => project,
+            Err(early) => return Ok(early),
+        };
         let options = match vaider_visual::CompareOptions::with_noise_tolerance(
             args.min_region_pixels,
             args.blur,
         ) {
             Ok(options) => options,
-            Err(e) => return Ok(envelope(Err(e.to_string()), String::new())),
+            Err(e) => return Ok(envelope(Err(e.to_string()), String::new()).into()),
         };
-        let progress = McpProgress::start(&ctx);
+        let progress = self.progress(&ctx);
         let request = CompareRequest {
             project: &project,
             before: args.before.as_ref(),
@@ -191,18 +197,22 @@ impl VaiderMcp {
                 result
             }
             Err(e) => envelope(Err(e.to_string()), String::new()),
-        })
+        }
+        .into())
     }
 
-    /// Declare the changes the next visual_compare should find (kept in the workspace's
-    /// .screenshots folder until that comparison).
+    /// Declare the changes the next visual_compare should find.
     #[tool(name = "visual_prepare")]
     async fn visual_prepare(
         &self,
         Parameters(args): Parameters<VisualPrepareArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let project = self.project(&ctx, &args.cwd).await;
+    ) -> Result<CallToolResponse, ErrorData> {
+        let project = match self.project(&ctx, answers, &args.cwd).await {
+            Ok(project) => project,
+            Err(early) => return Ok(early),
+        };
         Ok(
             match service::declare_expected(&project, &args.expected_changes_list) {
                 Ok(kept) => {
@@ -213,19 +223,23 @@ impl VaiderMcp {
                     envelope(Ok(json!({"expected_changes_list": kept})), sentence)
                 }
                 Err(e) => envelope(Err(e.to_string()), String::new()),
-            },
+            }
+            .into(),
         )
     }
 
-    /// Remove old screenshots from the workspace's store: one phase, or all but the newest
-    /// `keep_last` (default 3).
+    /// Remove old screenshot phases from the project's store.
     #[tool(name = "visual_cleanup")]
     async fn visual_cleanup(
         &self,
         Parameters(args): Parameters<VisualCleanupArgs>,
+        Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let project = self.project(&ctx, &args.cwd).await;
+    ) -> Result<CallToolResponse, ErrorData> {
+        let project = match self.project(&ctx, answers, &args.cwd).await {
+            Ok(project) => project,
+            Err(early) => return Ok(early),
+        };
         let which = match (args.phase_to_remove, args.keep_last) {
             (0, 0) => Removal::AllButLast(3),
             (0, n) => Removal::AllButLast(n as usize),
@@ -240,22 +254,28 @@ impl VaiderMcp {
                 }
                 Ok(Err(e)) => envelope(Err(e.to_string()), String::new()),
                 Err(e) => envelope(Err(format!("the cleanup stopped: {e}")), String::new()),
-            },
+            }
+            .into(),
         )
     }
 }
 
 impl VaiderMcp {
-    /// The workspace the store lives in: the client's first root, else `cwd`, else the
-    /// server's working folder.
-    async fn project(&self, ctx: &RequestContext<RoleServer>, cwd: &str) -> PathBuf {
-        let roots = super::call::client_roots(ctx).await;
-        roots
-            .into_iter()
-            .next()
-            .or_else(|| (!cwd.trim().is_empty()).then(|| PathBuf::from(cwd.trim())))
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("."))
+    /// The project whose `.screenshots/` store the call works in (the one workspace rule), or
+    /// the answer to send instead: roots asked of a 2026-07-28 client, or no workspace at all.
+    async fn project(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        answers: Option<InputResponses>,
+        cwd: &str,
+    ) -> Result<PathBuf, CallToolResponse> {
+        let workspace = self
+            .workspace(ctx, answers.as_ref(), Need::always(cwd))
+            .await
+            .map_err(CallToolResponse::from)?;
+        workspace
+            .project()
+            .map_err(|e| envelope(Err(e.to_string()), String::new()).into())
     }
 }
 
@@ -273,25 +293,16 @@ fn capture_target(args: &VisualCaptureArgs) -> Result<Target, String> {
     })
 }
 
-/// `{success: true, data}` with a sentence for people, or `{success: false, error}` as an
-/// error result the agent reads and acts on.
+/// `{success: true, data}` with a sentence for people (also its `summary`), or
+/// `{success: false, error}` as an error result the agent reads and acts on.
 fn envelope(outcome: Result<Value, String>, sentence: String) -> CallToolResult {
     match outcome {
-        Ok(data) => {
-            let structured = json!({"success": true, "data": data});
-            let mut result = CallToolResult::success(vec![
-                ContentBlock::text(sentence),
-                ContentBlock::text(structured.to_string()),
-            ]);
-            result.structured_content = Some(structured);
-            result
-        }
-        Err(error) => {
-            let structured = json!({"success": false, "error": error});
-            let mut result = CallToolResult::error(vec![ContentBlock::text(error)]);
-            result.structured_content = Some(structured);
-            result
-        }
+        Ok(data) => said(sentence, json!({"success": true, "data": data}), false),
+        Err(error) => said(
+            error.clone(),
+            json!({"success": false, "error": error}),
+            true,
+        ),
     }
 }
 

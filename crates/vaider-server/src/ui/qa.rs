@@ -11,6 +11,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use vaider_core::analysis::Door;
+use vaider_core::workspace::Workspace;
 use vaider_qa::service::{self, RunRequest};
 use vaider_qa::{ErrorCode, QaError, QaStore};
 
@@ -96,7 +97,7 @@ pub(super) async fn run(
 
 /// The workspace folder, or a 400 that says what to give.
 fn workspace(path: &str) -> Result<PathBuf, ApiError> {
-    service::workspace(Some(path), &[]).map_err(refused)
+    service::workspace(&Workspace::of(Some(path), [])).map_err(refused)
 }
 
 /// A QA error as the API's error, with its code.
