@@ -11,10 +11,9 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
-use vaider_core::client_setup::{self, Client, GitIgnore, TokenIn, TokenPlacement};
 use vaider_core::history::Status;
 use vaider_core::progress::Progress;
-use vaider_core::secrets::{self, ApiKey, KeychainStatus};
+use vaider_core::secrets::{self, ApiKey};
 use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider, VERSION};
 
 use crate::{Command, KeyAction};
@@ -22,12 +21,12 @@ use crate::{Command, KeyAction};
 pub async fn run(command: Command) -> Result<ExitCode> {
     init_logging(matches!(
         command,
-        Command::Serve { .. } | Command::Stdio | Command::Ui { .. }
+        Command::Serve { .. } | Command::Stdio { .. } | Command::Ui { .. }
     ));
     match command {
         Command::Serve { port, host } => serve(port, host).await,
         Command::Ui { no_open } => ui(no_open).await,
-        Command::Stdio => stdio().await,
+        Command::Stdio { tools } => stdio(&tools).await,
         Command::Analyse {
             source,
             prompt,
@@ -125,8 +124,16 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             client,
             dir,
             inline_token,
-        } => init(&client, dir, inline_token),
-        Command::Doctor => doctor().await,
+            user,
+            tools,
+        } => crate::setup::init(crate::setup::InitArgs {
+            client,
+            dir,
+            inline_token,
+            user,
+            tools,
+        }),
+        Command::Doctor => crate::setup::doctor().await,
     }
 }
 
@@ -242,10 +249,13 @@ async fn stop_on_signal(shutdown: CancellationToken) {
     shutdown.cancel();
 }
 
-async fn stdio() -> Result<ExitCode> {
+async fn stdio(tools: &str) -> Result<ExitCode> {
+    let tools = vaider_server::ToolSet::parse(tools, &vaider_server::mcp::tool_names())
+        .map_err(|e| anyhow::anyhow!("--tools: {e}"))?;
     let engine = Vaider::open(Config::load()?)?;
     vaider_server::panics::install_quiet_hook();
-    let service = vaider_server::panics::AnswersPanics(vaider_server::VaiderMcp::new(engine))
+    let server = vaider_server::VaiderMcp::for_stdio(engine, tools);
+    let service = vaider_server::panics::AnswersPanics(server)
         .serve(rmcp::transport::stdio())
         .await
         .context("the MCP client did not complete the handshake")?;
@@ -475,194 +485,9 @@ fn check_provider(provider: &str) -> Result<()> {
     Ok(())
 }
 
-fn dotenv_dirs() -> Vec<PathBuf> {
+pub(crate) fn dotenv_dirs() -> Vec<PathBuf> {
     std::env::current_dir()
         .into_iter()
         .chain(std::iter::once(Config::dir()))
         .collect()
-}
-
-fn init(client: &str, dir: PathBuf, inline_token: bool) -> Result<ExitCode> {
-    let Some(client) = Client::parse(client) else {
-        bail!("unknown client {client:?}: use cursor, claude or vscode");
-    };
-    let config = Config::load()?;
-    let url = format!("http://127.0.0.1:{}/mcp", config.port);
-    let token = if inline_token {
-        Some(secrets::server_token(&config.data_dir())?)
-    } else {
-        None
-    };
-    let token_in = token.as_deref().map_or(TokenIn::Variable, TokenIn::Literal);
-    let report = client_setup::init(&dir, client, &url, token_in)?;
-    let file = report.config_file.display();
-    println!("{} {file}", if report.merged { "Updated" } else { "Wrote" });
-    println!("Wrote {}", report.rules_file.display());
-    println!("Vaider's MCP endpoint is {url}; start it with `vaider serve` if it is not running.");
-    let var = client_setup::TOKEN_VARIABLE;
-    match (&report.token, client) {
-        (TokenPlacement::Variable, Client::VsCode) => println!(
-            "The token is not in {file}: VS Code asks for it the first time it connects (the \"{}\" input) and keeps it in its secret storage. Paste what `vaider token` prints.",
-            client_setup::VSCODE_TOKEN_INPUT
-        ),
-        (TokenPlacement::Variable, _) => {
-            let placeholder = match client {
-                Client::Cursor => format!("${{env:{var}}}"),
-                _ => format!("${{{var}}}"),
-            };
-            let app = if client == Client::Cursor { "Cursor" } else { "Claude Code" };
-            println!(
-                "The token is not in {file}: it reads {placeholder} from the environment. Before starting {app}, run (or add to your shell profile):\n    export {var}=\"$(vaider token)\""
-            );
-        }
-        (TokenPlacement::Literal(GitIgnore::Added(gitignore)), _) => println!(
-            "{file} holds your Vaider token: it was added to {} so it is not committed.",
-            gitignore.display()
-        ),
-        (TokenPlacement::Literal(GitIgnore::AlreadyListed(gitignore)), _) => println!(
-            "{file} holds your Vaider token; {} already keeps it out of git.",
-            gitignore.display()
-        ),
-        (TokenPlacement::Literal(GitIgnore::NotARepository), _) => println!(
-            "{file} holds your Vaider token and the folder is not a git repository: keep the file out of version control."
-        ),
-    }
-    if client == Client::ClaudeCode {
-        // `--scope local` keeps the token in the user's own Claude Code config, not the project.
-        println!("(Alternatively, without a project file: claude mcp add --transport http --scope local --header \"Authorization: Bearer $(vaider token)\" vaider {url})");
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn doctor() -> Result<ExitCode> {
-    let mut problems = 0;
-    let mut line = |ok: bool, what: &str, detail: String| {
-        if !ok {
-            problems += 1;
-        }
-        println!("{} {what}: {detail}", if ok { "ok  " } else { "FIX " });
-    };
-    println!("Vaider {VERSION}");
-    let config_path = Config::file_path();
-    let config = match Config::load() {
-        Ok(config) => {
-            line(
-                true,
-                "config",
-                if config_path.exists() {
-                    config_path.display().to_string()
-                } else {
-                    format!("{} (not created; defaults in use)", config_path.display())
-                },
-            );
-            config
-        }
-        Err(e) => {
-            line(false, "config", e.to_string());
-            Config::default()
-        }
-    };
-    let data_dir = config.data_dir();
-    let writable = std::fs::create_dir_all(&data_dir)
-        .and_then(|_| std::fs::write(data_dir.join(".doctor"), b""))
-        .and_then(|_| std::fs::remove_file(data_dir.join(".doctor")));
-    line(
-        writable.is_ok(),
-        "data folder",
-        match &writable {
-            Ok(()) => data_dir.display().to_string(),
-            Err(e) => format!(
-                "{} is not writable ({e}); set VAIDER_DATA_DIR",
-                data_dir.display()
-            ),
-        },
-    );
-    line(
-        true,
-        "provider",
-        format!(
-            "{} · model {} · {}",
-            config.provider, config.model, config.gemini.base_url
-        ),
-    );
-    let keychain = tokio::task::spawn_blocking(secrets::keychain_status).await?;
-    let dirs = dotenv_dirs();
-    let provider = config.provider.clone();
-    let key = tokio::task::spawn_blocking(move || secrets::find_api_key(&provider, &dirs)).await?;
-    match &key {
-        Some((_, source)) => line(true, "API key", format!("set, from the {source}")),
-        None => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
-    }
-    match keychain {
-        KeychainStatus::Available => line(true, "keychain", "available".into()),
-        KeychainStatus::Unavailable(reason) => line(
-            key.is_some(),
-            "keychain",
-            format!(
-                "not available: {reason}. Keys can come from GEMINI_API_KEY or a .env file instead"
-            ),
-        ),
-    }
-    match secrets::server_token(&data_dir) {
-        Ok(_) => line(
-            true,
-            "token",
-            if std::env::var("VAIDER_TOKEN").is_ok_and(|t| !t.is_empty()) {
-                "from VAIDER_TOKEN".into()
-            } else {
-                format!(
-                    "in {} (`vaider token` prints it)",
-                    data_dir.join("token").display()
-                )
-            },
-        ),
-        Err(e) => line(false, "token", e.to_string()),
-    }
-    let addr = SocketAddr::from(([127, 0, 0, 1], config.port));
-    match tokio::net::TcpListener::bind(addr).await {
-        Ok(_) => line(
-            true,
-            "port",
-            format!("{} is free (`vaider serve` will use it)", config.port),
-        ),
-        Err(_) => {
-            let health =
-                tokio::task::spawn_blocking(move || vaider_server::vaider_answers_on(addr))
-                    .await
-                    .unwrap_or(false);
-            line(
-                health,
-                "port",
-                if health {
-                    format!("Vaider is running on http://{addr}")
-                } else {
-                    format!(
-                        "{} is taken by another program: set VAIDER_PORT or --port",
-                        config.port
-                    )
-                },
-            )
-        }
-    }
-    let overridden: Vec<&str> = vaider_core::config::ENV_VARS
-        .iter()
-        .copied()
-        .filter(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()))
-        .collect();
-    if !overridden.is_empty() {
-        println!("     environment overrides: {}", overridden.join(", "));
-    }
-    println!(
-        "{}",
-        if problems == 0 {
-            "Everything is in place.".to_string()
-        } else {
-            format!("{problems} thing(s) to fix.")
-        }
-    );
-    Ok(if problems == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
 }

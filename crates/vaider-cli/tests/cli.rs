@@ -230,6 +230,91 @@ fn doctor_says_what_is_missing_and_how_to_fix_it() {
 }
 
 #[test]
+fn doctor_checks_that_each_configured_agent_reaches_the_server() {
+    let sandbox = Sandbox::new();
+    let served = serve(sandbox.vaider());
+    let port = served
+        .url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    let mut command = sandbox.vaider();
+    command.arg("token");
+    let token = stdout(&run(command)).trim().to_string();
+    // Gemini CLI in the project, Codex in the user's home, Zed starting `vaider stdio`.
+    for args in [
+        &["init", "--client", "gemini"][..],
+        &["init", "--client", "codex", "--user"],
+        &["init", "--client", "zed", "--tools", "core"],
+    ] {
+        let mut command = sandbox.vaider();
+        command.args(args).env("VAIDER_PORT", &port);
+        let output = run(command);
+        assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    }
+    assert!(sandbox.home().join(".codex/config.toml").exists());
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_vaider"))
+        .parent()
+        .unwrap();
+    let doctor = |token: Option<&str>| {
+        let mut command = sandbox.vaider();
+        command
+            .arg("doctor")
+            .env("VAIDER_PORT", &port)
+            .env("PATH", bin_dir);
+        if let Some(token) = token {
+            command.env("VAIDER_TOKEN", token);
+        }
+        stdout(&run(command))
+    };
+    let mcp = format!("http://127.0.0.1:{port}/mcp");
+
+    // The agents read VAIDER_TOKEN; without it here, doctor says what to export.
+    let report = doctor(None);
+    let gemini = line_of(&report, "Gemini CLI");
+    assert!(
+        gemini.starts_with("FIX") && gemini.contains("VAIDER_TOKEN is not set"),
+        "{report}"
+    );
+    assert!(line_of(&report, "Zed").starts_with("ok"), "{report}");
+
+    let report = doctor(Some(&token));
+    for agent in ["Gemini CLI", "Codex CLI"] {
+        let line = line_of(&report, agent);
+        assert!(
+            line.starts_with("ok") && line.contains(&format!("{mcp} answers")),
+            "{report}"
+        );
+    }
+    assert!(!report.contains(&token), "{report}");
+
+    let report = doctor(Some("not-the-token"));
+    let codex = line_of(&report, "Codex CLI");
+    assert!(
+        codex.starts_with("FIX") && codex.contains("refuses"),
+        "{report}"
+    );
+    assert!(!report.contains("not-the-token"), "{report}");
+
+    drop(served);
+    let report = doctor(Some(&token));
+    assert!(
+        line_of(&report, "Gemini CLI").contains("nothing answers"),
+        "{report}"
+    );
+}
+
+/// The line of a `vaider doctor` report about `what`.
+fn line_of<'a>(report: &'a str, what: &str) -> &'a str {
+    report
+        .lines()
+        .find(|line| line.contains(what))
+        .unwrap_or_default()
+}
+
+#[test]
 fn init_inline_token_writes_the_clients_mcp_config_with_the_token() {
     let sandbox = Sandbox::new();
     let mut command = sandbox.vaider();
@@ -265,7 +350,7 @@ fn init_inline_token_writes_the_clients_mcp_config_with_the_token() {
     command.args(["init", "--client", "emacs"]);
     let output = run(command);
     assert!(!output.status.success());
-    assert!(stderr(&output).contains("cursor, claude or vscode"));
+    assert!(stderr(&output).contains("cursor, claude, vscode, codex, gemini, windsurf or zed"));
 }
 
 /// `git` in the sandbox's work folder, with no user config or hooks of the machine's.
@@ -300,6 +385,21 @@ fn init_in_a_git_repository_leaves_nothing_secret_to_commit() {
             "export VAIDER_TOKEN=\"$(vaider token)\"",
         ),
         ("vscode", ".vscode/mcp.json", "VS Code asks for it"),
+        (
+            "codex",
+            ".codex/config.toml",
+            "export VAIDER_TOKEN=\"$(vaider token)\"",
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            "export VAIDER_TOKEN=\"$(vaider token)\"",
+        ),
+        (
+            "zed",
+            ".zed/settings.json",
+            "Zed starts `vaider stdio` itself",
+        ),
     ] {
         let mut command = sandbox.vaider();
         command.args(["init", "--client", client]);
@@ -310,7 +410,12 @@ fn init_in_a_git_repository_leaves_nothing_secret_to_commit() {
         assert!(!said.contains(&token), "{client}: {said}");
         let text = std::fs::read_to_string(sandbox.work().join(file)).unwrap();
         assert!(!text.contains(&token), "{client}: {text}");
-        assert!(text.contains("VAIDER_TOKEN") || text.contains("${input:vaider-token}"));
+        assert!(
+            text.contains("VAIDER_TOKEN")
+                || text.contains("${input:vaider-token}")
+                || text.contains("\"stdio\""),
+            "{client}: {text}"
+        );
     }
     assert!(!sandbox.work().join(".gitignore").exists());
     let status = stdout(&git(&sandbox, &["status", "--porcelain", "-uall"]));

@@ -21,7 +21,7 @@ pub struct Sandbox {
 impl Sandbox {
     pub fn new() -> Sandbox {
         let root = tempfile::tempdir().unwrap();
-        for dir in ["data", "config", "work"] {
+        for dir in ["data", "config", "work", "home"] {
             std::fs::create_dir_all(root.path().join(dir)).unwrap();
         }
         Sandbox { root }
@@ -43,14 +43,22 @@ impl Sandbox {
     }
 
     /// `vaider` with a clean environment. The keychain is out of reach (a D-Bus address that
-    /// leads nowhere) so no key stored by another test or by the user is picked up.
+    /// leads nowhere) so no key stored by another test or by the user is picked up, and the
+    /// home folder is the sandbox's, so no agent config of the user's is read or written.
     pub fn vaider(&self) -> Command {
         let mut command = self.vaider_with_keychain();
-        command.env(
-            "DBUS_SESSION_BUS_ADDRESS",
-            "unix:path=/nonexistent/vaider-test-bus",
-        );
         command
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                "unix:path=/nonexistent/vaider-test-bus",
+            )
+            .env("HOME", self.home());
+        command
+    }
+
+    /// The sandbox's home folder (user-level agent configs).
+    pub fn home(&self) -> PathBuf {
+        self.root.path().join("home")
     }
 
     /// `vaider` that may reach the session's real Secret Service.

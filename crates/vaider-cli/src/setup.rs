@@ -1,0 +1,317 @@
+//! `vaider init` (an agent's MCP config and VaiderRules.txt in a project) and `vaider doctor`
+//! (what is set, what is missing, and whether each configured agent reaches the server).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use vaider_core::client_setup::{
+    self, find_configured, probe, Client, Connection, GitIgnore, Place, Reach, Scope, TokenIn,
+    TokenPlacement, TokenSource,
+};
+use vaider_core::secrets::{self, KeychainStatus};
+use vaider_core::{Config, VERSION};
+
+/// `vaider init`'s arguments.
+pub struct InitArgs {
+    pub client: String,
+    pub dir: PathBuf,
+    pub inline_token: bool,
+    pub user: bool,
+    pub tools: Option<String>,
+}
+
+pub fn init(args: InitArgs) -> Result<ExitCode> {
+    let Some(client) = Client::parse(&args.client) else {
+        bail!("unknown client {:?}: use {}", args.client, Client::NAMES);
+    };
+    let config = Config::load()?;
+    let url = mcp_url(config.port, args.tools.as_deref())?;
+    let token = match args.inline_token {
+        true => Some(secrets::server_token(&config.data_dir())?),
+        false => None,
+    };
+    let token_in = token.as_deref().map_or(TokenIn::Variable, TokenIn::Literal);
+    let home = home_dir()?;
+    let place = Place {
+        project: &args.dir,
+        home: &home,
+        scope: if args.user {
+            Scope::User
+        } else {
+            client.default_scope()
+        },
+    };
+    let report = client_setup::init_at(place, client, &url, token_in)?;
+    let file = report.config_file.display();
+    println!("{} {file}", if report.merged { "Updated" } else { "Wrote" });
+    println!("Wrote {}", report.rules_file.display());
+    println!("Vaider's MCP endpoint is {url}; start it with `vaider serve` if it is not running.");
+    match &report.token {
+        TokenPlacement::Variable => println!(
+            "The token is not in {file}. {}",
+            client_setup::token_advice(client)
+        ),
+        TokenPlacement::Literal(GitIgnore::Added(gitignore)) => println!(
+            "{file} holds your Vaider token: it was added to {} so it is not committed.",
+            gitignore.display()
+        ),
+        TokenPlacement::Literal(GitIgnore::AlreadyListed(gitignore)) => println!(
+            "{file} holds your Vaider token; {} already keeps it out of git.",
+            gitignore.display()
+        ),
+        TokenPlacement::Literal(GitIgnore::NotARepository) => println!(
+            "{file} holds your Vaider token and the folder is not a git repository: keep the file out of version control."
+        ),
+        TokenPlacement::Literal(GitIgnore::UserFile) => {
+            println!("{file} holds your Vaider token; it is your own file, outside the project.")
+        }
+    }
+    if client == Client::ClaudeCode {
+        // `--scope local` keeps the token in the user's own Claude Code config, not the project.
+        println!("(Alternatively, without a project file: claude mcp add --transport http --scope local --header \"Authorization: Bearer $(vaider token)\" vaider {url})");
+    }
+    println!("`vaider doctor` checks that it reaches the server.");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The MCP URL on `port`, with `?tools=` when a smaller tool set is asked for (checked here,
+/// so a typo fails now rather than when the agent connects).
+fn mcp_url(port: u16, tools: Option<&str>) -> Result<String> {
+    let base = format!("http://127.0.0.1:{port}/mcp");
+    let Some(tools) = tools
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && *t != "all")
+    else {
+        return Ok(base);
+    };
+    if let Err(e) = vaider_server::ToolSet::parse(tools, &vaider_server::mcp::tool_names()) {
+        bail!("--tools: {e}");
+    }
+    Ok(format!("{base}?tools={}", tools.replace(' ', "")))
+}
+
+fn home_dir() -> Result<PathBuf> {
+    directories::BaseDirs::new()
+        .map(|dirs| dirs.home_dir().to_path_buf())
+        .ok_or_else(|| anyhow::anyhow!("no home folder: set HOME"))
+}
+
+/// Checks the machine, the key, the token, the port and every configured client, one line
+/// each: `ok` or `FIX` with what to do.
+pub async fn doctor() -> Result<ExitCode> {
+    let mut report = Report::default();
+    println!("Vaider {VERSION}");
+    let config = machine(&mut report).await?;
+    clients(&mut report, &config).await;
+    println!(
+        "{}",
+        if report.problems == 0 {
+            "Everything is in place.".to_string()
+        } else {
+            format!("{} thing(s) to fix.", report.problems)
+        }
+    );
+    Ok(if report.problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The lines printed so far, and how many said FIX.
+#[derive(Default)]
+struct Report {
+    problems: usize,
+}
+
+impl Report {
+    fn line(&mut self, ok: bool, what: &str, detail: String) {
+        if !ok {
+            self.problems += 1;
+        }
+        println!("{} {what}: {detail}", if ok { "ok  " } else { "FIX " });
+    }
+}
+
+/// The config, data folder, provider, key, keychain, token and port.
+async fn machine(report: &mut Report) -> Result<Config> {
+    let mut line = |ok: bool, what: &str, detail: String| report.line(ok, what, detail);
+    let config_path = Config::file_path();
+    let config = match Config::load() {
+        Ok(config) => {
+            line(
+                true,
+                "config",
+                if config_path.exists() {
+                    config_path.display().to_string()
+                } else {
+                    format!("{} (not created; defaults in use)", config_path.display())
+                },
+            );
+            config
+        }
+        Err(e) => {
+            line(false, "config", e.to_string());
+            Config::default()
+        }
+    };
+    let data_dir = config.data_dir();
+    let writable = std::fs::create_dir_all(&data_dir)
+        .and_then(|_| std::fs::write(data_dir.join(".doctor"), b""))
+        .and_then(|_| std::fs::remove_file(data_dir.join(".doctor")));
+    line(
+        writable.is_ok(),
+        "data folder",
+        match &writable {
+            Ok(()) => data_dir.display().to_string(),
+            Err(e) => format!(
+                "{} is not writable ({e}); set VAIDER_DATA_DIR",
+                data_dir.display()
+            ),
+        },
+    );
+    line(
+        true,
+        "provider",
+        format!(
+            "{} · model {} · {}",
+            config.provider, config.model, config.gemini.base_url
+        ),
+    );
+    let keychain = tokio::task::spawn_blocking(secrets::keychain_status).await?;
+    let dirs = crate::commands::dotenv_dirs();
+    let provider = config.provider.clone();
+    let key = tokio::task::spawn_blocking(move || secrets::find_api_key(&provider, &dirs)).await?;
+    match &key {
+        Some((_, source)) => line(true, "API key", format!("set, from the {source}")),
+        None => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
+    }
+    match keychain {
+        KeychainStatus::Available => line(true, "keychain", "available".into()),
+        KeychainStatus::Unavailable(reason) => line(
+            key.is_some(),
+            "keychain",
+            format!(
+                "not available: {reason}. Keys can come from GEMINI_API_KEY or a .env file instead"
+            ),
+        ),
+    }
+    match secrets::server_token(&data_dir) {
+        Ok(_) => line(
+            true,
+            "token",
+            if std::env::var("VAIDER_TOKEN").is_ok_and(|t| !t.is_empty()) {
+                "from VAIDER_TOKEN".into()
+            } else {
+                format!(
+                    "in {} (`vaider token` prints it)",
+                    data_dir.join("token").display()
+                )
+            },
+        ),
+        Err(e) => line(false, "token", e.to_string()),
+    }
+    let addr = SocketAddr::from(([127, 0, 0, 1], config.port));
+    match tokio::net::TcpListener::bind(addr).await {
+        Ok(_) => line(
+            true,
+            "port",
+            format!("{} is free (`vaider serve` will use it)", config.port),
+        ),
+        Err(_) => {
+            let health =
+                tokio::task::spawn_blocking(move || vaider_server::vaider_answers_on(addr))
+                    .await
+                    .unwrap_or(false);
+            line(
+                health,
+                "port",
+                if health {
+                    format!("Vaider is running on http://{addr}")
+                } else {
+                    format!(
+                        "{} is taken by another program: set VAIDER_PORT or --port",
+                        config.port
+                    )
+                },
+            )
+        }
+    }
+    let overridden: Vec<&str> = vaider_core::config::ENV_VARS
+        .iter()
+        .copied()
+        .filter(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()))
+        .collect();
+    if !overridden.is_empty() {
+        println!("     environment overrides: {}", overridden.join(", "));
+    }
+    Ok(config)
+}
+
+/// Every agent configured to use Vaider, in this project and the user's home: can it reach
+/// the server with the token it will send?
+async fn clients(report: &mut Report, config: &Config) {
+    let project = std::env::current_dir().unwrap_or_default();
+    let Ok(home) = home_dir() else {
+        return;
+    };
+    let found = find_configured(&project, &home);
+    if found.is_empty() {
+        println!("     agents: none configured here; `vaider init --client NAME` writes one");
+        return;
+    }
+    let server_token = secrets::server_token(&config.data_dir()).ok();
+    for configured in found {
+        let what = format!(
+            "{} ({})",
+            configured.client.title(),
+            configured.file.display()
+        );
+        let (ok, detail) = match &configured.connection {
+            Connection::Unreadable(why) => (false, format!("cannot be read: {why}")),
+            Connection::Stdio { command } => stdio_check(command),
+            Connection::Http { url, token } => {
+                http_check(url, token, server_token.as_deref()).await
+            }
+        };
+        report.line(ok, &what, detail);
+    }
+}
+
+/// A client that starts `vaider stdio` itself: the command must be found.
+fn stdio_check(command: &str) -> (bool, String) {
+    let found = std::path::Path::new(command).is_absolute()
+        && std::path::Path::new(command).exists()
+        || std::env::var_os("PATH").is_some_and(|path| {
+            std::env::split_paths(&path).any(|dir| dir.join(command).is_file())
+        });
+    match found {
+        true => (true, format!("starts `{command} stdio` itself (no token needed)")),
+        false => (false, format!("starts `{command} stdio`, but {command} is not on the PATH: install Vaider (scripts/install.sh links ~/.local/bin/vaider) or write its absolute path")),
+    }
+}
+
+/// A client that calls the HTTP endpoint: try it with the token it will send.
+async fn http_check(url: &str, token: &TokenSource, server_token: Option<&str>) -> (bool, String) {
+    let sent = token.resolve();
+    let reach = probe(url, sent.as_deref(), Duration::from_secs(3)).await;
+    let source = match token {
+        TokenSource::Literal(_) => "the token written in the file".to_string(),
+        TokenSource::Variable(name) => format!("${name}"),
+        TokenSource::AskedByClient => "the token the client asks you for".to_string(),
+        TokenSource::Missing => "no token".to_string(),
+    };
+    match (reach, token) {
+        (Reach::Ok, _) => (true, format!("{url} answers, with {source}")),
+        (Reach::NotRunning, _) => (false, format!("nothing answers at {url}: start Vaider (`vaider serve` or the tray app)")),
+        (Reach::NotLoopback, _) => (false, format!("{url} is not a loopback address; Vaider listens on 127.0.0.1 only (the token was not sent)")),
+        (Reach::WrongToken, TokenSource::Variable(name)) if sent.is_none() => (false, format!("{url} answers, but ${name} is not set here: run `export {name}=\"$(vaider token)\"` where the agent starts")),
+        (Reach::WrongToken, TokenSource::AskedByClient) => (true, format!("{url} answers; the client asks for the token (`vaider token` prints it)")),
+        (Reach::WrongToken, _) if server_token.is_some_and(|t| sent.as_deref() != Some(t)) => (false, format!("{url} refuses {source}: it is not the server's token (`vaider token` prints the right one; run init again)")),
+        (Reach::WrongToken, _) => (false, format!("{url} refuses {source}: missing or wrong token")),
+        (Reach::Refused(status, body), _) => (false, format!("{url} answered {status}: {body}")),
+    }
+}
