@@ -148,6 +148,9 @@ CAPTURE_BUILD_APT_PACKAGES=(libclang-dev libpipewire-0.3-dev libspa-0.2-dev libw
 RUST_TEST_APT_PACKAGES=(build-essential pkg-config curl ca-certificates git
     gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
     chromium xvfb evilwm "${CAPTURE_BUILD_APT_PACKAGES[@]}")
+# The agent CLI tests (scripts/agents-test.sh): `ip` (iproute2) brings up the loopback of the
+# network namespace they run in (unshare, from util-linux); git, which Codex calls.
+AGENTS_APT_PACKAGES=(iproute2 util-linux git ffmpeg "${CAPTURE_BUILD_APT_PACKAGES[@]}")
 # The MCP conformance suite and the Gemini SDK check: a Python venv (Node >= 22 and
 # google-genai from PyPI), curl.
 CONFORMANCE_APT_PACKAGES=(curl ca-certificates python3 python3-venv
@@ -317,6 +320,22 @@ ensure_conformance() {
     "${npm[@]}" install --prefix "$CONFORMANCE_DIR" --no-audit --no-fund --loglevel=error \
         "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
     [ -f "$CONFORMANCE_JS" ] || die "conformance suite not found at $CONFORMANCE_JS after npm install"
+}
+
+# tests/agents' pinned npm packages (Codex CLI, Gemini CLI, the MCP TypeScript SDK v2), with
+# the npm bundled with the venv's Node (Node >= 22; Gemini CLI needs >= 20).
+ensure_agent_clis() {
+    ensure_venv
+    local node npm_cli dir="$REPO_ROOT/tests/agents"
+    node="$(node22_path)"
+    npm_cli="$(dirname "$node")/../lib/node_modules/npm/bin/npm-cli.js"
+    [ -f "$npm_cli" ] || die "no npm beside $node (remove .tools/venv and rerun)"
+    if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.installed-lock" 2>/dev/null; then
+        step "installing tests/agents npm packages: Codex CLI, Gemini CLI, MCP SDK (npm ci)"
+        PATH="$(dirname "$node"):$PATH" "$node" "$npm_cli" ci --prefix "$dir" \
+            --no-audit --no-fund --loglevel=error
+        cp "$dir/package-lock.json" "$dir/node_modules/.installed-lock"
+    fi
 }
 
 ensure_nextest() {

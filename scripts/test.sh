@@ -3,7 +3,8 @@
 #
 #   bash scripts/test.sh           install what the tests need, then run all checks:
 #                                  fmt + clippy, cargo nextest (in a headless D-Bus session
-#                                  with an unlocked gnome-keyring), the MCP conformance suite,
+#                                  with an unlocked gnome-keyring), the MCP conformance suite
+#                                  (both revisions), the agent CLIs offline (Codex, Gemini CLI),
 #                                  the official Gemini SDK against the fake Gemini, the web UI
 #                                  in Chromium (scripts/ui-test.sh) and the tray app end to end
 #                                  in WebKitGTK under Xvfb (scripts/desktop-test.sh)
@@ -76,7 +77,7 @@ install_deps() {
         # Every lane's packages in one apt run, before anything builds: the conformance build
         # must never meet a half-installed machine, and one apt run is faster than four.
         apt_ensure "${RUST_TEST_APT_PACKAGES[@]}" "${CONFORMANCE_APT_PACKAGES[@]}" \
-            "${UI_APT_PACKAGES[@]}" "${DESKTOP_APT_PACKAGES[@]}"
+            "${UI_APT_PACKAGES[@]}" "${DESKTOP_APT_PACKAGES[@]}" "${AGENTS_APT_PACKAGES[@]}"
     fi
     ensure_fmt_clippy
     ensure_nextest
@@ -90,6 +91,7 @@ install_deps() {
         # choose for themselves.
         (ensure_ui_packages)
         ensure_desktop_npm_packages
+        ensure_agent_clis
         ensure_tauri_driver
     fi
 }
@@ -143,7 +145,8 @@ fi
 check "cargo fmt --check and cargo clippy -D warnings" fmt_and_clippy
 check "cargo nextest run (headless D-Bus + gnome-keyring)" nextest_with_keyring
 if [ "$QUICK" -eq 0 ]; then
-    check "MCP conformance suite (scripts/conformance.sh)" bash scripts/conformance.sh
+    check "MCP conformance suite, both revisions (scripts/conformance.sh)" bash scripts/conformance.sh
+    check "agent CLIs offline: MCP SDK both revisions, Codex CLI, Gemini CLI (scripts/agents-test.sh)" bash scripts/agents-test.sh
     check "Gemini SDK against the fake Gemini (crates/fake-gemini/tests/sdk_check.sh)" sdk_check
     check "web UI in Chromium with Playwright (scripts/ui-test.sh)" bash scripts/ui-test.sh
     check "tray app end to end in WebKitGTK under Xvfb (scripts/desktop-test.sh)" bash scripts/desktop-test.sh
