@@ -1,0 +1,271 @@
+//! The 2026-07-28 surface over raw HTTP, as the spec describes each request, beside the 2025
+//! sessions on the same endpoint: discovery of what Vaider handles, the headers checked
+//! (HeaderMismatch), versions it does not speak, cache hints, relative paths resolved through
+//! an `input_required` roots request, progress on the request's own stream, the `?tools=` set,
+//! and SSE streams without events a client cannot parse.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+const V2026: &str = "2026-07-28";
+
+fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": V2026,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities
+    })
+}
+
+/// A 2026-07-28 POST: the body, with the standard headers the spec asks for unless `headers`
+/// overrides them. Returns the status and the raw body.
+async fn post(server: &TestServer, path: &str, body: Value, headers: &[(&str, &str)]) -> (u16, String) {
+    let method = body["method"].as_str().unwrap_or_default().to_string();
+    let name = body["params"]["name"].as_str().map(str::to_string);
+    let mut request = server
+        .http()
+        .post(format!("{}{path}", server.url))
+        .bearer_auth(TOKEN)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", V2026)
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        request = request.header("mcp-name", name);
+    }
+    for (header, value) in headers {
+        request = request.header(*header, *value);
+    }
+    let response = request.json(&body).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// The JSON-RPC messages of a body (a JSON body, or the `data:` of each SSE event).
+fn messages(body: &str) -> Vec<Value> {
+    if let Ok(value) = serde_json::from_str::<Value>(body) {
+        return vec![value];
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .collect()
+}
+
+fn answer(body: &str) -> Value {
+    messages(body)
+        .into_iter()
+        .find(|m| m.get("id").is_some())
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn discovery_declares_what_vaider_handles_and_lists_carry_cache_hints() {
+    let server = TestServer::start().await;
+    let discover = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": meta(json!({}))}});
+    let (status, body) = post(&server, "/mcp", discover, &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let result = &answer(&body)["result"];
+    assert_eq!(result["resultType"], "complete");
+    let capabilities = result["capabilities"].as_object().unwrap();
+    assert!(capabilities.contains_key("tools"), "{result}");
+    for undeclared in ["prompts", "resources", "completions"] {
+        assert!(!capabilities.contains_key(undeclared), "{result}");
+    }
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "vaider"
+    );
+    // What is not declared is not answered.
+    let prompts = json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/list",
+        "params": {"_meta": meta(json!({}))}});
+    let (_, body) = post(&server, "/mcp", prompts, &[]).await;
+    assert_eq!(answer(&body)["error"]["code"], -32601, "{body}");
+
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+        "params": {"_meta": meta(json!({}))}});
+    let (_, body) = post(&server, "/mcp", list, &[]).await;
+    let result = &answer(&body)["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert!(result["ttlMs"].as_u64().is_some_and(|ttl| ttl > 0), "{result}");
+    assert_eq!(result["cacheScope"], "public");
+    let names: Vec<&str> = result["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted, "deterministic order");
+    assert_eq!(names.len(), 20);
+    // Short descriptions: the detail is in the arguments' docs.
+    for tool in result["tools"].as_array().unwrap() {
+        let description = tool["description"].as_str().unwrap();
+        assert!(description.len() <= 100, "{description}");
+    }
+}
+
+#[tokio::test]
+async fn headers_and_versions_are_checked() {
+    let server = TestServer::start().await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "vaider_status", "arguments": {}, "_meta": meta(json!({}))}});
+    let (status, body) = post(&server, "/mcp", call.clone(), &[("mcp-name", "analyze_video")]).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(answer(&body)["error"]["code"], -32020, "HeaderMismatch: {body}");
+
+    let mut old = call.clone();
+    old["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let (_, body) = post(&server, "/mcp", old, &[]).await;
+    let error = &answer(&body)["error"];
+    assert_eq!(error["code"], -32022, "UnsupportedProtocolVersion: {body}");
+    assert!(error["data"]["supported"]
+        .as_array()
+        .is_some_and(|v| v.contains(&json!(V2026))), "{body}");
+
+    let (status, body) = post(&server, "/mcp", call, &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let result = &answer(&body)["result"];
+    assert_eq!(result["resultType"], "complete");
+    // The sentences of the text block are in the structured result too.
+    assert_eq!(
+        result["structuredContent"]["summary"],
+        result["content"][0]["text"]
+    );
+}
+
+#[tokio::test]
+async fn a_relative_path_asks_for_roots_then_resolves_against_them() {
+    let server = TestServer::start().await;
+    let video = server.media_path("login-flow.webm");
+    let arguments = json!({"video_source": "login-flow.webm", "no_cache": true});
+    let with_roots = meta(json!({"roots": {}}));
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "analyze_video", "arguments": arguments, "_meta": with_roots}});
+    let (status, body) = post(&server, "/mcp", call.clone(), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let asked = &answer(&body)["result"];
+    assert_eq!(asked["resultType"], "input_required", "{body}");
+    assert_eq!(asked["inputRequests"]["roots"]["method"], "roots/list");
+
+    // The retry carries the roots; the call completes, with progress on its own stream.
+    let root = format!("file://{}", server.media.path().display());
+    let mut retry = call.clone();
+    retry["id"] = json!(2);
+    retry["params"]["inputResponses"] = json!({"roots": {"roots": [{"uri": root}]}});
+    retry["params"]["_meta"]["progressToken"] = json!("p1");
+    let (status, body) = post(&server, "/mcp", retry, &[]).await;
+    assert_eq!(status, 200, "{body}");
+    let all = messages(&body);
+    let progress = all
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .count();
+    assert!(progress >= 1, "progress on the request's stream: {body}");
+    let result = &answer(&body)["result"];
+    assert_eq!(result["resultType"], "complete", "{body}");
+    assert_eq!(result["structuredContent"]["mediaPath"], video.display().to_string());
+    assert!(result["structuredContent"]["description"]
+        .as_str()
+        .unwrap()
+        .contains(&sha256_hex(&video)));
+
+    // A client without the roots capability is not asked: the error says to pass cwd.
+    let mut no_roots = call;
+    no_roots["params"]["_meta"] = meta(json!({}));
+    let (_, body) = post(&server, "/mcp", no_roots, &[]).await;
+    let result = &answer(&body)["result"];
+    assert_eq!(result["isError"], true, "{body}");
+    assert!(result["content"][0]["text"].as_str().unwrap().contains("cwd"));
+}
+
+#[tokio::test]
+async fn the_url_may_ask_for_a_smaller_tool_set() {
+    let server = TestServer::start().await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+        "params": {"_meta": meta(json!({}))}});
+    let (_, body) = post(&server, "/mcp?tools=core", list.clone(), &[]).await;
+    let names: Vec<String> = answer(&body)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        ["analyze_image", "analyze_video", "ui_diff_check", "vaider_status", "validate_test",
+         "visual_capture", "visual_compare"]
+    );
+    let outside = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "visual_cleanup", "arguments": {}, "_meta": meta(json!({}))}});
+    let (_, body) = post(&server, "/mcp?tools=core", outside, &[]).await;
+    assert!(answer(&body)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not offered"), "{body}");
+    let (status, body) = post(&server, "/mcp?tools=core,nope", list, &[]).await;
+    assert_eq!(status, 400);
+    assert!(body.contains("nope") && body.contains("vision"), "{body}");
+}
+
+#[tokio::test]
+async fn no_sse_event_without_data_and_retry_hints_only_where_streams_resume() {
+    let server = TestServer::start().await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let response = server
+        .http()
+        .post(format!("{}/mcp", server.url))
+        .bearer_auth(TOKEN)
+        .header("accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let mut bodies = vec![response.text().await.unwrap()];
+    for (id, method) in [(2, "tools/list"), (3, "tools/call")] {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method,
+            "params": {"name": "vaider_status", "arguments": {}}});
+        let text = server
+            .http()
+            .post(format!("{}/mcp", server.url))
+            .bearer_auth(TOKEN)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        bodies.push(text);
+    }
+    let stateless = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list",
+        "params": {"_meta": meta(json!({}))}});
+    let (_, body) = post(&server, "/mcp", stateless, &[]).await;
+    bodies.push(body);
+    for body in &bodies {
+        for event in body.split("\n\n").filter(|e| !e.trim().is_empty()) {
+            let lines: Vec<&str> = event.lines().collect();
+            if lines.iter().all(|l| l.starts_with(':')) {
+                continue;
+            }
+            let data: String = lines
+                .iter()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .collect();
+            assert!(serde_json::from_str::<Value>(data.trim()).is_ok(), "event without JSON data: {event:?}");
+            if lines.iter().any(|l| l.starts_with("retry:")) {
+                assert!(lines.iter().any(|l| l.starts_with("id:")), "a retry hint without an id: {event:?}");
+            }
+        }
+    }
+    // The stateless stream has nothing to resume: no hint at all.
+    assert!(!bodies[3].contains("retry:"), "{}", bodies[3]);
+}
