@@ -21,18 +21,33 @@ fn meta(capabilities: Value) -> Value {
 
 /// A 2026-07-28 POST: the body, with the standard headers the spec asks for unless `headers`
 /// overrides them. Returns the status and the raw body.
-async fn post(server: &TestServer, path: &str, body: Value, headers: &[(&str, &str)]) -> (u16, String) {
+async fn post(
+    server: &TestServer,
+    path: &str,
+    body: Value,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
     let method = body["method"].as_str().unwrap_or_default().to_string();
-    let name = body["params"]["name"].as_str().map(str::to_string);
+    let name = body["params"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let mut standard = vec![
+        ("mcp-protocol-version", V2026.to_string()),
+        ("mcp-method", method),
+    ];
+    if !name.is_empty() {
+        standard.push(("mcp-name", name));
+    }
     let mut request = server
         .http()
         .post(format!("{}{path}", server.url))
         .bearer_auth(TOKEN)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", V2026)
-        .header("mcp-method", method);
-    if let Some(name) = name {
-        request = request.header("mcp-name", name);
+        .header("accept", "application/json, text/event-stream");
+    for (header, value) in standard {
+        if !headers.iter().any(|(h, _)| *h == header) {
+            request = request.header(header, value);
+        }
     }
     for (header, value) in headers {
         request = request.header(*header, *value);
@@ -89,7 +104,10 @@ async fn discovery_declares_what_vaider_handles_and_lists_carry_cache_hints() {
     let (_, body) = post(&server, "/mcp", list, &[]).await;
     let result = &answer(&body)["result"];
     assert_eq!(result["resultType"], "complete");
-    assert!(result["ttlMs"].as_u64().is_some_and(|ttl| ttl > 0), "{result}");
+    assert!(
+        result["ttlMs"].as_u64().is_some_and(|ttl| ttl > 0),
+        "{result}"
+    );
     assert_eq!(result["cacheScope"], "public");
     let names: Vec<&str> = result["tools"]
         .as_array()
@@ -113,18 +131,37 @@ async fn headers_and_versions_are_checked() {
     let server = TestServer::start().await;
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "vaider_status", "arguments": {}, "_meta": meta(json!({}))}});
-    let (status, body) = post(&server, "/mcp", call.clone(), &[("mcp-name", "analyze_video")]).await;
+    let (status, body) = post(
+        &server,
+        "/mcp",
+        call.clone(),
+        &[("mcp-name", "analyze_video")],
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
-    assert_eq!(answer(&body)["error"]["code"], -32020, "HeaderMismatch: {body}");
+    assert_eq!(
+        answer(&body)["error"]["code"],
+        -32020,
+        "HeaderMismatch: {body}"
+    );
 
     let mut old = call.clone();
     old["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
-    let (_, body) = post(&server, "/mcp", old, &[]).await;
+    let (_, body) = post(
+        &server,
+        "/mcp",
+        old,
+        &[("mcp-protocol-version", "2099-01-01")],
+    )
+    .await;
     let error = &answer(&body)["error"];
     assert_eq!(error["code"], -32022, "UnsupportedProtocolVersion: {body}");
-    assert!(error["data"]["supported"]
-        .as_array()
-        .is_some_and(|v| v.contains(&json!(V2026))), "{body}");
+    assert!(
+        error["data"]["supported"]
+            .as_array()
+            .is_some_and(|v| v.contains(&json!(V2026))),
+        "{body}"
+    );
 
     let (status, body) = post(&server, "/mcp", call, &[]).await;
     assert_eq!(status, 200, "{body}");
@@ -167,7 +204,10 @@ async fn a_relative_path_asks_for_roots_then_resolves_against_them() {
     assert!(progress >= 1, "progress on the request's stream: {body}");
     let result = &answer(&body)["result"];
     assert_eq!(result["resultType"], "complete", "{body}");
-    assert_eq!(result["structuredContent"]["mediaPath"], video.display().to_string());
+    assert_eq!(
+        result["structuredContent"]["mediaPath"],
+        video.display().to_string()
+    );
     assert!(result["structuredContent"]["description"]
         .as_str()
         .unwrap()
@@ -179,7 +219,10 @@ async fn a_relative_path_asks_for_roots_then_resolves_against_them() {
     let (_, body) = post(&server, "/mcp", no_roots, &[]).await;
     let result = &answer(&body)["result"];
     assert_eq!(result["isError"], true, "{body}");
-    assert!(result["content"][0]["text"].as_str().unwrap().contains("cwd"));
+    assert!(result["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("cwd"));
 }
 
 #[tokio::test]
@@ -196,16 +239,26 @@ async fn the_url_may_ask_for_a_smaller_tool_set() {
         .collect();
     assert_eq!(
         names,
-        ["analyze_image", "analyze_video", "ui_diff_check", "vaider_status", "validate_test",
-         "visual_capture", "visual_compare"]
+        [
+            "analyze_image",
+            "analyze_video",
+            "ui_diff_check",
+            "vaider_status",
+            "validate_test",
+            "visual_capture",
+            "visual_compare"
+        ]
     );
     let outside = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "visual_cleanup", "arguments": {}, "_meta": meta(json!({}))}});
     let (_, body) = post(&server, "/mcp?tools=core", outside, &[]).await;
-    assert!(answer(&body)["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("not offered"), "{body}");
+    assert!(
+        answer(&body)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not offered"),
+        "{body}"
+    );
     let (status, body) = post(&server, "/mcp?tools=core,nope", list, &[]).await;
     assert_eq!(status, 400);
     assert!(body.contains("nope") && body.contains("vision"), "{body}");
@@ -225,7 +278,10 @@ async fn no_sse_event_without_data_and_retry_hints_only_where_streams_resume() {
         .send()
         .await
         .unwrap();
-    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
     let mut bodies = vec![response.text().await.unwrap()];
     for (id, method) in [(2, "tools/list"), (3, "tools/call")] {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method,
@@ -260,9 +316,15 @@ async fn no_sse_event_without_data_and_retry_hints_only_where_streams_resume() {
                 .iter()
                 .filter_map(|l| l.strip_prefix("data:"))
                 .collect();
-            assert!(serde_json::from_str::<Value>(data.trim()).is_ok(), "event without JSON data: {event:?}");
+            assert!(
+                serde_json::from_str::<Value>(data.trim()).is_ok(),
+                "event without JSON data: {event:?}"
+            );
             if lines.iter().any(|l| l.starts_with("retry:")) {
-                assert!(lines.iter().any(|l| l.starts_with("id:")), "a retry hint without an id: {event:?}");
+                assert!(
+                    lines.iter().any(|l| l.starts_with("id:")),
+                    "a retry hint without an id: {event:?}"
+                );
             }
         }
     }
