@@ -35,6 +35,22 @@ pub(super) fn answer(
     result
 }
 
+/// A result whose sentence is made of its fields only (the AgentResult of contracts.md §2,
+/// whose exact fields are the contract): the JSON as it is, with no `summary`.
+pub(super) fn of_fields(sentence: String, structured: Value, is_error: bool) -> CallToolResult {
+    let content = vec![
+        ContentBlock::text(sentence),
+        ContentBlock::text(structured.to_string()),
+    ];
+    let mut result = if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = Some(structured);
+    result
+}
+
 /// [`answer`] for a result whose text is its summary.
 pub(super) fn said(summary: String, structured: Value, is_error: bool) -> CallToolResult {
     answer(summary.clone(), summary, structured, is_error)

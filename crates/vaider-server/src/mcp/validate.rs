@@ -16,7 +16,7 @@ use serde::Deserialize;
 use vaider_core::analysis::Door;
 use vaider_validate::{AgentResult, Limits, ResultsRequest, ValidateRequest};
 
-use super::answer::said;
+use super::answer::of_fields;
 use super::call::non_empty;
 use super::workspace::Need;
 use super::VaiderMcp;
@@ -184,7 +184,10 @@ pub fn validate_request(
 fn answer(result: &AgentResult, sentence: String) -> CallToolResult {
     let structured = serde_json::to_value(result).unwrap_or_default();
     let ran = result.data.as_object().is_some_and(|d| !d.is_empty());
-    said(sentence, structured, !ran)
+    // The sentence is made of the AgentResult's own fields (success, execution_time_ms,
+    // cost_usd, error; analyse_test_results' is data.summary), whose exact shape is the
+    // contract's: no `summary` added.
+    of_fields(sentence, structured, !ran)
 }
 
 fn validate_sentence(result: &AgentResult) -> String {
