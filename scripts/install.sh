@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Install and start Vaider (the README's first command), on a fresh Debian or Ubuntu machine.
 #
-#   bash scripts/install.sh [serve options, e.g. --port 3456]
+#   bash scripts/install.sh [--with PARTS] [serve options, e.g. --port 3456]
 #
 # Installs only what is missing (build tools via apt, Rust via rustup when cargo is missing or
-# older than 1.89) and builds the release binary. Then, on a graphical session (DISPLAY or
+# older than 1.89) and builds the release binary. The default build is headless and lean;
+# `--with desktop-capture` adds screen and window capture (its system libraries, and minutes of
+# build). The parts chosen are remembered for later runs; `--with none` goes back to the default. Then, on a graphical session (DISPLAY or
 # WAYLAND_DISPLAY), it installs the tray app's system packages, builds the app, starts it in
 # the background and returns; elsewhere, or with serve options, or when the app cannot be
 # built, it runs `vaider serve` in the foreground with the given arguments. VAIDER_DESKTOP=0
@@ -14,9 +16,16 @@ set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MIN_RUST="1.89"
-# The screen capture (xcap) builds its X11, Wayland and PipeWire sides, with bindgen (libclang).
-APT_PACKAGES=(build-essential pkg-config curl ca-certificates
-    libclang-dev libpipewire-0.3-dev libspa-0.2-dev libwayland-dev libegl-dev libgbm-dev libxcb1-dev)
+# libssl-dev: HTTPS to the model services goes through the system's OpenSSL.
+APT_PACKAGES=(build-essential pkg-config curl ca-certificates libssl-dev)
+# Optional parts (cargo features of vaider-cli and vaider-desktop) and what each needs from apt.
+# desktop-capture: xcap builds its X11, Wayland and PipeWire sides, with bindgen (libclang).
+OPTIONAL_PARTS=(desktop-capture)
+DESKTOP_CAPTURE_APT_PACKAGES=(libclang-dev libpipewire-0.3-dev libspa-0.2-dev libwayland-dev
+    libegl-dev libgbm-dev libxcb1-dev)
+# The parts the last install built, kept beside the build.
+PARTS_FILE="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/install-parts"
+PARTS=""
 
 step() { printf '==> %s\n' "$*"; }
 die() {
@@ -90,9 +99,37 @@ install_rust() {
     version_ge "${have%%-*}" "$MIN_RUST" || die "cargo is still $have after installing; need >= $MIN_RUST"
 }
 
+# choose_parts LIST: checks `--with`'s list (comma-separated, or "none") and remembers it;
+# without `--with`, the list the last install remembered.
+choose_parts() {
+    local given="$1" part known
+    if [ "$given" = "-" ]; then
+        PARTS="$(cat "$PARTS_FILE" 2>/dev/null || true)"
+        return 0
+    fi
+    [ "$given" = "none" ] && given=""
+    for part in ${given//,/ }; do
+        known=0
+        for p in "${OPTIONAL_PARTS[@]}"; do [ "$part" = "$p" ] && known=1; done
+        [ "$known" -eq 1 ] || die "--with $part: not a part of Vaider (parts: ${OPTIONAL_PARTS[*]}, or none)"
+    done
+    PARTS="${given// /}"
+    mkdir -p "$(dirname "$PARTS_FILE")"
+    printf '%s\n' "$PARTS" >"$PARTS_FILE"
+}
+
+# The cargo flags of the chosen parts: the lean default plus each part's feature.
+feature_flags() {
+    printf '%s\n' --no-default-features
+    [ -n "$PARTS" ] && printf '%s\n' --features "$PARTS"
+    return 0
+}
+
 build_vaider() {
-    step "building Vaider (cargo build --release -p vaider-cli; the first build takes a few minutes)"
-    (cd "$REPO_ROOT" && cargo build --release --quiet -p vaider-cli)
+    local flags
+    mapfile -t flags < <(feature_flags)
+    step "building Vaider (cargo build --release -p vaider-cli ${flags[*]}; the first build takes a few minutes)"
+    (cd "$REPO_ROOT" && cargo build --release --quiet -p vaider-cli "${flags[@]}")
 }
 
 # ---- the desktop app (tray + window) --------------------------------------------------------
@@ -132,8 +169,10 @@ launch_desktop_app() {
             fi
         fi
     fi
-    step "building the desktop app (cargo build --release -p vaider-desktop; the first build takes about 10 minutes)"
-    (cd "$REPO_ROOT" && cargo build --release --quiet -p vaider-desktop) ||
+    local flags
+    mapfile -t flags < <(feature_flags)
+    step "building the desktop app (cargo build --release -p vaider-desktop ${flags[*]}; the first build takes about 10 minutes)"
+    (cd "$REPO_ROOT" && cargo build --release --quiet -p vaider-desktop "${flags[@]}") ||
         { warn_desktop "the desktop app did not build"; return 1; }
     local app="${CARGO_TARGET_DIR:-$REPO_ROOT/target}/release/vaider-desktop"
     ln -sf "$app" "$HOME/.local/bin/vaider-desktop"
@@ -174,6 +213,19 @@ warn_desktop() {
 }
 
 main() {
+    local with="-"
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --with) [ $# -ge 2 ] || die "--with needs a list, e.g. --with desktop-capture"; with="$2"; shift 2 ;;
+        --with=*) with="${1#--with=}"; shift ;;
+        *) break ;;
+        esac
+    done
+    choose_parts "$with"
+    case ",$PARTS," in
+    *,desktop-capture,*) APT_PACKAGES+=("${DESKTOP_CAPTURE_APT_PACKAGES[@]}") ;;
+    esac
+    [ -n "$PARTS" ] && step "optional parts: $PARTS"
     install_system_packages
     install_rust
     build_vaider

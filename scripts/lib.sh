@@ -139,13 +139,14 @@ apt_ensure() {
 # The Rust tests (cargo nextest): build tools for the -sys crates, the keychain stack that
 # the keychain tests run against (gnome-keyring on a private D-Bus session, secret-tool),
 # ffmpeg (keyframes), git (a test of `vaider init` in a repository).
-# Building `vaider` at all: the screen capture (xcap) builds its X11, Wayland and PipeWire
-# sides on Linux, and bindgen needs libclang. Every lane that builds `vaider` needs these.
+# Building `vaider` at all needs libssl-dev (HTTPS through OpenSSL), listed in each lane. The
+# tests' builds have every optional part: the screen capture (xcap) builds its X11, Wayland and
+# PipeWire sides on Linux, and bindgen needs libclang. Every lane that builds `vaider` needs these.
 CAPTURE_BUILD_APT_PACKAGES=(libclang-dev libpipewire-0.3-dev libspa-0.2-dev libwayland-dev
     libegl-dev libgbm-dev libxcb1-dev)
 # The Rust tests (cargo nextest): also Chromium (web capture), Xvfb and a window manager
 # (desktop capture: windows are listed through the window manager), and the above.
-RUST_TEST_APT_PACKAGES=(build-essential pkg-config curl ca-certificates git
+RUST_TEST_APT_PACKAGES=(build-essential pkg-config libssl-dev curl ca-certificates git
     gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
     chromium xvfb evilwm "${CAPTURE_BUILD_APT_PACKAGES[@]}")
 # The agent CLI tests (scripts/agents-test.sh): `ip` (iproute2) brings up the loopback of the
@@ -153,11 +154,11 @@ RUST_TEST_APT_PACKAGES=(build-essential pkg-config curl ca-certificates git
 AGENTS_APT_PACKAGES=(iproute2 util-linux git ffmpeg "${CAPTURE_BUILD_APT_PACKAGES[@]}")
 # The MCP conformance suite and the Gemini SDK check: a Python venv (Node >= 22 and
 # google-genai from PyPI), curl.
-CONFORMANCE_APT_PACKAGES=(curl ca-certificates python3 python3-venv
+CONFORMANCE_APT_PACKAGES=(curl ca-certificates python3 python3-venv libssl-dev
     "${CAPTURE_BUILD_APT_PACKAGES[@]}")
 # The web UI tests: Debian's Chromium (Playwright drives /usr/bin/chromium), the keychain
 # stack, ffmpeg (the tests make their videos), and the build tools for `vaider`.
-UI_APT_PACKAGES=(build-essential pkg-config curl ca-certificates
+UI_APT_PACKAGES=(build-essential pkg-config libssl-dev curl ca-certificates
     chromium gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
     "${CAPTURE_BUILD_APT_PACKAGES[@]}")
 # The tray app: building Tauri on Linux (webkit2gtk 4.1, the tray's appindicator, rsvg, xdo),

@@ -102,6 +102,9 @@ fmt_and_clippy() {
     # The workspace's default members: everything but the Tauri shell, which only the desktop
     # lane builds and lints (no --workspace anywhere else).
     cargo clippy --quiet --all-targets -- -D warnings
+    # The headless install builds vaider-capture without its desktop part (a plain build has
+    # it): lint that build too.
+    cargo clippy --quiet -p vaider-capture --all-targets -- -D warnings
 }
 
 # ---- c. cargo nextest inside a headless D-Bus session with an unlocked gnome-keyring -------

@@ -5,7 +5,7 @@
 
 use axum::http::HeaderMap;
 use hmac::{Hmac, KeyInit, Mac};
-use sha2_hmac::{Digest, Sha256};
+use sha2::{Digest, Sha256};
 
 /// Why a request's signature was refused: (HTTP status, x-amzn-ErrorType, message).
 pub(crate) type Refusal = (u16, &'static str, String);

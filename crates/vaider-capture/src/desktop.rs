@@ -1,11 +1,7 @@
 //! Shots of the desktop: the whole (primary) screen, or one window found by its title or its
-//! application's name, through xcap's cross-platform API (X11 and Wayland on Linux, macOS,
-//! Windows). xcap blocks, so the capture runs on a blocking thread.
-
-use std::io::Cursor;
-
-use image::{ImageFormat, RgbaImage};
-use xcap::{Monitor, Window};
+//! application's name. The shooting itself (screen.rs, through xcap) is built only with the
+//! `desktop` feature, since on Linux it builds against the screen's system libraries; without
+//! it, a desktop capture says how to add it. It blocks, so it runs on a blocking thread.
 
 use crate::{CaptureError, Environment, Shot};
 
@@ -13,6 +9,24 @@ use crate::{CaptureError, Environment, Shot};
 pub(crate) const WAYLAND_WINDOWS_NOTE: &str = ". This is a Wayland session: Wayland does not let \
 one program list or capture another's windows, so only X11 (XWayland) windows can be found; \
 capture the whole screen instead (the desktop may ask for permission) or run the app under X11";
+
+#[cfg(feature = "desktop")]
+use crate::screen::shoot;
+
+/// Without the `desktop` feature there is nothing to shoot with (never reached: the build is
+/// checked first).
+#[cfg(not(feature = "desktop"))]
+fn shoot(_window: Option<&str>, _wayland: bool, _platform: &str) -> Result<Shot, CaptureError> {
+    Err(not_built())
+}
+
+/// What a build without the `desktop` feature answers, with the command that adds it.
+fn not_built() -> CaptureError {
+    CaptureError::NotBuilt {
+        part: "desktop and window capture",
+        feature: "desktop-capture",
+    }
+}
 
 /// The contract's platform name for this machine's desktop.
 const PLATFORM: &str = if cfg!(target_os = "macos") {
@@ -23,25 +37,35 @@ const PLATFORM: &str = if cfg!(target_os = "macos") {
     "linux"
 };
 
+/// Whether this build can shoot the desktop (the `desktop` feature).
+const BUILT: bool = cfg!(feature = "desktop");
+
 /// Shoots the screen, or the window whose title or app name contains `window`.
 pub(crate) async fn capture(window: Option<&str>, env: &Environment) -> Result<Shot, CaptureError> {
+    capture_if_built(window, env, BUILT).await
+}
+
+/// [`capture`], with whether this build has the desktop part given (so either answer can be
+/// tested in any build).
+async fn capture_if_built(
+    window: Option<&str>,
+    env: &Environment,
+    built: bool,
+) -> Result<Shot, CaptureError> {
     if !has_display(env) {
         return Err(CaptureError::NoDisplay);
     }
+    if !built {
+        return Err(not_built());
+    }
     let wayland = is_wayland(env);
     let window = window.map(str::to_owned);
-    tokio::task::spawn_blocking(move || {
-        let image = match window {
-            Some(wanted) => capture_window(&wanted, wayland)?,
-            None => capture_screen()?,
-        };
-        encode(image)
-    })
-    .await
-    .map_err(|error| CaptureError::Desktop {
-        doing: "capturing",
-        reason: error.to_string(),
-    })?
+    tokio::task::spawn_blocking(move || shoot(window.as_deref(), wayland, PLATFORM))
+        .await
+        .map_err(|error| CaptureError::Desktop {
+            doing: "capturing",
+            reason: error.to_string(),
+        })?
 }
 
 /// macOS and Windows always have a screen; on Linux a display server must be named.
@@ -57,75 +81,6 @@ fn is_wayland(env: &Environment) -> bool {
     cfg!(target_os = "linux")
         && (env.session_type.as_deref() == Some("wayland".as_ref())
             || env.wayland_display.as_ref().is_some_and(|v| !v.is_empty()))
-}
-
-fn capture_screen() -> Result<RgbaImage, CaptureError> {
-    let monitors = Monitor::all().map_err(failed("listing the screens"))?;
-    // The primary screen is the one the user looks at; without one, the first listed.
-    let primary = monitors
-        .iter()
-        .position(|monitor| monitor.is_primary().unwrap_or(false))
-        .unwrap_or(0);
-    let monitor = monitors.get(primary).ok_or(CaptureError::Desktop {
-        doing: "listing the screens",
-        reason: "the display has no screen".into(),
-    })?;
-    monitor
-        .capture_image()
-        .map_err(failed("capturing the screen"))
-}
-
-fn capture_window(wanted: &str, wayland: bool) -> Result<RgbaImage, CaptureError> {
-    let windows = Window::all().map_err(failed("listing the windows"))?;
-    let wanted_lower = wanted.to_lowercase();
-    let mut seen = Vec::new();
-    for window in &windows {
-        let title = window.title().unwrap_or_default();
-        let app = window.app_name().unwrap_or_default();
-        let matches = [&title, &app]
-            .iter()
-            .any(|name| name.to_lowercase().contains(&wanted_lower));
-        // A minimised window has no pixels on screen to capture.
-        if matches && !window.is_minimized().unwrap_or(false) {
-            return window
-                .capture_image()
-                .map_err(failed("capturing the window"));
-        }
-        seen.push(if app.is_empty() || app == title {
-            format!("{title:?}")
-        } else {
-            format!("{title:?} ({app})")
-        });
-    }
-    Err(CaptureError::NoWindow {
-        wanted: wanted.into(),
-        seen,
-        wayland,
-    })
-}
-
-fn encode(image: RgbaImage) -> Result<Shot, CaptureError> {
-    let (width, height) = image.dimensions();
-    let mut png = Vec::new();
-    image
-        .write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
-        .map_err(|error| CaptureError::Desktop {
-            doing: "encoding the PNG",
-            reason: error.to_string(),
-        })?;
-    Ok(Shot {
-        png,
-        width,
-        height,
-        platform: PLATFORM,
-    })
-}
-
-fn failed(doing: &'static str) -> impl Fn(xcap::XCapError) -> CaptureError {
-    move |error| CaptureError::Desktop {
-        doing,
-        reason: error.to_string(),
-    }
 }
 
 #[cfg(test)]
@@ -151,6 +106,23 @@ mod tests {
         assert_eq!(is_wayland(&session), cfg!(target_os = "linux"));
         assert_eq!(is_wayland(&socket), cfg!(target_os = "linux"));
         assert!(!is_wayland(&x11));
+    }
+
+    #[tokio::test]
+    async fn a_build_without_desktop_capture_says_the_command_that_adds_it() {
+        let env = Environment {
+            display: Some(":0".into()),
+            ..Environment::default()
+        };
+        let err = capture_if_built(Some("editor"), &env, false)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CaptureError::NotBuilt { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(
+            message.contains("bash scripts/install.sh --with desktop-capture"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@
 
 mod desktop;
 mod programs;
+#[cfg(feature = "desktop")]
+mod screen;
 mod simulator;
 mod web;
 
@@ -134,6 +136,14 @@ pub enum CaptureError {
     NotPng {
         source_name: &'static str,
         reason: String,
+    },
+    #[error(
+        "{part} is not part of this build of Vaider: add it with \
+         `bash scripts/install.sh --with {feature}` (or build with `--features {feature}`)"
+    )]
+    NotBuilt {
+        part: &'static str,
+        feature: &'static str,
     },
     #[error("no URL given: the web adapter needs the page to open")]
     NoUrl,

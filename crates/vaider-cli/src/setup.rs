@@ -240,9 +240,8 @@ async fn machine(report: &mut Report) -> Result<Config> {
             )
         }
     }
-    let overridden: Vec<&str> = vaider_core::config::ENV_VARS
-        .iter()
-        .copied()
+    let overridden: Vec<&str> = vaider_core::env_vars::settings()
+        .map(|v| v.name)
         .filter(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()))
         .collect();
     if !overridden.is_empty() {

@@ -4,8 +4,6 @@
 //! error prints the contract's code.
 
 mod common;
-#[path = "../../vaider-qa/tests/common/mod.rs"]
-mod qa_fixture;
 
 use common::*;
 use serde_json::{json, Value};
@@ -23,7 +21,7 @@ fn json_of(text: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn plans_are_written_listed_run_and_shown_from_the_terminal() {
-    let app = qa_fixture::serve_app().await;
+    let app = vaider_test_support::shop::serve_app().await;
     let fake = fake_gemini::FakeGemini::start().await;
     let sandbox = Sandbox::new();
     let key = |mut c: std::process::Command| {

@@ -4,8 +4,6 @@
 //! 1 nothing could be run.
 
 mod common;
-#[path = "../../../tests/playwright-project/support.rs"]
-mod support;
 
 use std::path::PathBuf;
 
@@ -18,7 +16,7 @@ fn fixture() -> PathBuf {
         "/../../tests/playwright-project"
     ))
     .unwrap();
-    support::ensure_playwright_ffmpeg(&dir);
+    vaider_test_support::playwright::ensure_playwright_ffmpeg(&dir);
     dir
 }
 

@@ -133,7 +133,8 @@ impl Default for Config {
     }
 }
 
-/// Late-2026 list prices (../shared/docs/gemini-api.md); users update them in the config file.
+/// Late-2026 list prices (https://ai.google.dev/gemini-api/docs/pricing and the other
+/// providers' price lists); users update them in the config file.
 pub fn default_prices() -> BTreeMap<String, Price> {
     [
         ("gemini-2.5-flash", 0.30, 2.50),
@@ -410,7 +411,9 @@ impl Config {
                 ))
             })
         }
-        for (name, value) in ENV_VARS.iter().filter_map(|n| lookup(n).map(|v| (*n, v))) {
+        // The variables and their order come from the one table (env_vars.rs).
+        let overrides = crate::env_vars::settings().map(|v| v.name);
+        for (name, value) in overrides.filter_map(|n| lookup(n).map(|v| (n, v))) {
             if value.is_empty() {
                 continue;
             }
@@ -601,29 +604,6 @@ impl Config {
         })
     }
 }
-
-/// Every environment variable the config reads, for `vaider doctor` and the README.
-pub const ENV_VARS: &[&str] = &[
-    "VAIDER_PROVIDER",
-    "VAIDER_MODEL",
-    "VAIDER_GEMINI_MODEL",
-    "VAIDER_PORT",
-    "VAIDER_TIMEOUT_SEC",
-    "VAIDER_MAX_CONCURRENT",
-    "VAIDER_CACHE",
-    "VAIDER_MAX_ATTEMPTS",
-    "VAIDER_MAX_CALLS_PER_MINUTE",
-    "VAIDER_DATA_DIR",
-    "VAIDER_DOWNLOAD_LIMIT_MB",
-    "VAIDER_VIDEO_SAMPLING",
-    "VAIDER_GEMINI_BASE_URL",
-    "VAIDER_GEMINI_UPLOAD_CHUNK_MIB",
-    "VAIDER_GEMINI_POLL_INTERVAL_MS",
-    "VAIDER_GEMINI_RETRY_BASE_MS",
-    "VAIDER_QA_PARALLEL_RUNS",
-    "VAIDER_QA_BROWSE_MAX_ACTIONS",
-    "VAIDER_QA_STEP_TIMEOUT_MS",
-];
 
 /// A Bedrock model id without its cross-region inference prefix ("us.", "eu.", "apac.",
 /// "global.") and vendor ("anthropic.", "amazon.", "meta."): the name prices are kept by.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::atomic_file;
 use crate::error::{Result, VaiderError};
 
 pub struct InteractionLog {
@@ -75,10 +76,8 @@ impl InteractionLog {
         let path = self.dir.join(name);
         let text = serde_json::to_vec_pretty(value)
             .map_err(|e| VaiderError::internal(format!("encode {name}"), e))?;
-        // Write then rename, so a reader never sees half a file.
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, text)
-            .and_then(|_| std::fs::rename(&tmp, &path))
+        // A reader never sees half a file; not synced, so no call waits on the disk.
+        atomic_file::write(&path, &text, atomic_file::Sync::Cached)
             .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))
     }
 }

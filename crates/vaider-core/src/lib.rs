@@ -3,11 +3,13 @@
 //! secrets and the cost. The `vaider` binary, the HTTP server and the tray app all use it.
 
 pub mod analysis;
+pub mod atomic_file;
 pub mod aws;
 pub mod client_setup;
 pub mod config;
 pub mod cost;
 pub mod engine;
+pub mod env_vars;
 pub mod error;
 pub mod history;
 pub mod image_fit;

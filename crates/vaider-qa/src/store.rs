@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use vaider_core::atomic_file;
 
 use crate::plan::{RunStatus, TestPlan, TestRun};
 
@@ -197,7 +198,8 @@ fn read_json<T: DeserializeOwned>(path: &Path, what: &'static str) -> Result<T, 
     serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))
 }
 
-/// Writes through a temporary file in the same folder, renamed over the name.
+/// Writes a file of the store whole or not at all (vaider_core::atomic_file), its folder made
+/// first, synced to the disk: a plan or a run cannot be made again.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let error = |source| StoreError::Write {
         path: path.to_path_buf(),
@@ -205,15 +207,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> 
     };
     let folder = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(folder).map_err(error)?;
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".vaider-")
-        .suffix(".partial")
-        .tempfile_in(folder)
-        .map_err(error)?;
-    std::io::Write::write_all(&mut temporary, bytes).map_err(error)?;
-    temporary.as_file().sync_all().map_err(error)?;
-    temporary.persist(path).map_err(|e| error(e.error))?;
-    Ok(())
+    atomic_file::write(path, bytes, atomic_file::Sync::ToDisk).map_err(error)
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {

@@ -48,7 +48,11 @@ fn workspace() -> tempfile::TempDir {
     )
     .unwrap();
     std::fs::create_dir_all(dir.path().join("src/pages")).unwrap();
-    std::fs::write(dir.path().join("src/pages/index.html"), common::APP).unwrap();
+    std::fs::write(
+        dir.path().join("src/pages/index.html"),
+        vaider_test_support::shop::APP,
+    )
+    .unwrap();
     dir
 }
 

@@ -63,7 +63,11 @@ pub fn install_quiet_hook() {
 /// An MCP server whose tool calls are answered even when they panic. rmcp runs each request
 /// in its own task and sends nothing when that task panics, so without this the client waits
 /// for an answer that never comes. Every other method is the wrapped server's own (the list
-/// is rmcp 3.11's `ServerHandler`, as its own `Arc` wrapper delegates it).
+/// is rmcp 3.11's `ServerHandler`, as its own `Arc` wrapper delegates it). It is listed by hand
+/// because rmcp leaves no other way: the Streamable HTTP transport takes a `ServerHandler`
+/// (`StreamableHttpService::new`), rmcp's delegating macro is private, and its `Arc`/`Box`
+/// wrappers delegate without a hook. rmcp is pinned (`=3.11.0`), so a new method comes only
+/// with a deliberate upgrade, which must add it here.
 #[derive(Clone)]
 pub struct AnswersPanics<S>(pub S);
 
@@ -365,17 +369,29 @@ mod tests {
         ) -> Result<CallToolResponse, McpError> {
             panic!("boom")
         }
+
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+                .with_instructions("the boom server")
+        }
     }
 
-    /// Calls the tool of `server` over an in-memory MCP connection; none after two seconds.
-    async fn call_boom<S: ServerHandler>(server: S) -> Option<CallToolResult> {
+    /// Connects an MCP client to `server` over an in-memory connection.
+    async fn connect<S: ServerHandler>(
+        server: S,
+    ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
         let (server_side, client_side) = tokio::io::duplex(1 << 16);
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_side).await {
                 let _ = running.waiting().await;
             }
         });
-        let client = ().serve(client_side).await.unwrap();
+        ().serve(client_side).await.unwrap()
+    }
+
+    /// Calls the tool of `server`; none after two seconds.
+    async fn call_boom<S: ServerHandler>(server: S) -> Option<CallToolResult> {
+        let client = connect(server).await;
         let call = client.call_tool(CallToolRequestParams::new("boom"));
         let answer = tokio::time::timeout(Duration::from_secs(2), call)
             .await
@@ -391,5 +407,14 @@ mod tests {
         assert_eq!(answer.is_error, Some(true));
         let text = answer.content[0].as_text().unwrap().text.clone();
         assert_eq!(text, format!("INTERNAL: {ANSWER}"));
+    }
+
+    /// Every other method is the wrapped server's (here: its initialize answer).
+    #[tokio::test]
+    async fn what_did_not_panic_is_the_wrapped_servers_own() {
+        let client = connect(AnswersPanics(Boom)).await;
+        let info = client.peer_info().expect("the server's initialize answer");
+        assert_eq!(info.instructions.as_deref(), Some("the boom server"));
+        assert!(info.capabilities.tools.is_some());
     }
 }

@@ -4,8 +4,6 @@
 //! plans and runs still there after a restart.
 
 mod common;
-#[path = "../../vaider-qa/tests/common/mod.rs"]
-mod qa_fixture;
 
 use common::{call, TestClient, TestServer};
 use serde_json::{json, Value};
@@ -25,7 +23,7 @@ async fn tool(client: &common::McpClient, name: &str, arguments: Value) -> (Valu
 
 #[tokio::test]
 async fn the_five_tools_write_run_list_and_read_plans_and_survive_a_restart() {
-    let app = qa_fixture::serve_app().await;
+    let app = vaider_test_support::shop::serve_app().await;
     let workspace = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(workspace.path()).unwrap();
     std::fs::write(root.join("README.md"), "# Shop\n").unwrap();

@@ -422,18 +422,31 @@ async fn the_concurrency_limit_queues_work_and_health_stays_responsive() {
     let b = server
         .post_analyse(json!({"videoPath": server.media_path("login-flow.mp4"), "noCache": true}));
     let health = async {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        let started = Instant::now();
+        // Once the fake holds the first model call, the one slot is taken and the second
+        // analysis waits for it: that is when health must still answer.
+        let model_is_busy = eventually(|| {
+            server
+                .fake
+                .requests()
+                .iter()
+                .any(|r| r.path.contains(":generateContent"))
+        })
+        .await;
         let response = reqwest::get(format!("{}/v1/health", server.url))
             .await
             .unwrap();
-        (response.status().as_u16(), started.elapsed())
+        (model_is_busy, response.status().as_u16(), Instant::now())
     };
-    let ((sa, _), (sb, _), (sh, health_time)) = tokio::join!(a, b, health);
+    let ((sa, _), (sb, _), (model_was_busy, sh, health_answered)) = tokio::join!(a, b, health);
     assert_eq!((sa, sb, sh), (200, 200, 200));
+    assert!(model_was_busy, "the first analysis never reached the model");
+    // Health answered before the model gave its first answer: it did not queue behind the
+    // analyses.
+    let first_answer = server.fake.generate_answered_at()[0];
     assert!(
-        health_time < Duration::from_millis(500),
-        "health waited {health_time:?}"
+        health_answered < first_answer,
+        "health answered {:?} after the first model answer",
+        health_answered - first_answer
     );
     // With one slot, the second upload starts only after the first answer.
     let requests = server.fake.requests();

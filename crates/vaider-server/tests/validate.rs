@@ -4,8 +4,6 @@
 //! contracts.md §2. Needs `npm ci` in tests/playwright-project (scripts/test.sh does it).
 
 mod common;
-#[path = "../../../tests/playwright-project/support.rs"]
-mod support;
 
 use std::path::{Path, PathBuf};
 
@@ -29,7 +27,7 @@ impl Project {
             modules.is_file(),
             "run `npm ci` in tests/playwright-project (bash scripts/test.sh does it)"
         );
-        support::ensure_playwright_ffmpeg(&source);
+        vaider_test_support::playwright::ensure_playwright_ffmpeg(&source);
         let dir = tempfile::tempdir().unwrap();
         for name in ["package.json", "playwright.config.mjs"] {
             std::fs::copy(source.join(name), dir.path().join(name)).unwrap();

@@ -2,9 +2,6 @@
 //! without any door: the runner, report, trace and rubric together. The doors' end-to-end
 //! tests are in vaider-server/tests/validate.rs.
 
-#[path = "../../../tests/playwright-project/support.rs"]
-mod support;
-
 use std::path::PathBuf;
 
 use vaider_core::analysis::Door;
@@ -17,7 +14,7 @@ fn fixture() -> PathBuf {
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/playwright-project"
     ));
-    support::ensure_playwright_ffmpeg(&dir);
+    vaider_test_support::playwright::ensure_playwright_ffmpeg(&dir);
     dir
 }
 

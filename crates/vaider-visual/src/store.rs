@@ -5,11 +5,11 @@
 //! capture that fails half-way leaves neither its files nor its index entry behind.
 
 use std::fs::File;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use vaider_core::atomic_file;
 
 use crate::error::{Result, VisualError};
 
@@ -223,22 +223,10 @@ fn write_error(path: &Path, source: std::io::Error) -> VisualError {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it into place, so `path` is
-/// either its old self or the whole new file; the temporary file goes on failure.
+/// Writes a file of the store whole or not at all (vaider_core::atomic_file), synced to the
+/// disk: the index and the metadata cannot be made again.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".vaider-").suffix(".partial");
-    // A temporary file is private (0600); a kept screenshot is not: the umask decides.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    // Dropped unpersisted on any early return below, it removes itself.
-    let mut temp = builder.tempfile_in(dir).map_err(|e| write_error(path, e))?;
-    temp.write_all(bytes)
-        .and_then(|_| temp.as_file().sync_data())
-        .map_err(|e| write_error(path, e))?;
-    temp.persist(path).map_err(|e| write_error(path, e.error))?;
-    Ok(())
+    atomic_file::write(path, bytes, atomic_file::Sync::ToDisk).map_err(|e| write_error(path, e))
 }
 
 /// The store's lock, held while the index is read and written.

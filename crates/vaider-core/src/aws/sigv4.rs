@@ -4,7 +4,7 @@
 //! so Vaider needs no AWS SDK.
 
 use hmac::{Hmac, KeyInit, Mac};
-use sha2_hmac::{Digest, Sha256};
+use sha2::{Digest, Sha256};
 
 use super::credentials::AwsCredentials;
 

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use super::VideoSampling;
 use crate::keyframes::Timeline;
 
-/// Gemini's documented token costs (../shared/docs/gemini-api.md): a frame or an image at the
-/// default media resolution, one at `MEDIA_RESOLUTION_LOW`, a second of audio.
+/// Gemini's documented token costs (https://ai.google.dev/gemini-api/docs/tokens): a frame or
+/// an image at the default media resolution, one at `MEDIA_RESOLUTION_LOW`, a second of audio.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {
     pub per_frame: u64,

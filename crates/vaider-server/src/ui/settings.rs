@@ -13,19 +13,20 @@ use vaider_core::secrets::{self, KeychainStatus};
 use crate::api_error::ApiError;
 use crate::AppState;
 
-/// Settings fields and the environment variables that override each.
-const ENV_FIELDS: &[(&str, &[&str])] = &[
-    ("provider", &["VAIDER_PROVIDER"]),
-    ("model", &["VAIDER_MODEL", "VAIDER_GEMINI_MODEL"]),
-    ("port", &["VAIDER_PORT"]),
-    ("maxConcurrent", &["VAIDER_MAX_CONCURRENT"]),
-    ("timeoutSec", &["VAIDER_TIMEOUT_SEC"]),
-    ("maxAttempts", &["VAIDER_MAX_ATTEMPTS"]),
-    ("maxCallsPerMinute", &["VAIDER_MAX_CALLS_PER_MINUTE"]),
-    ("cache", &["VAIDER_CACHE"]),
-    ("dataDir", &["VAIDER_DATA_DIR"]),
-    ("downloadLimitMb", &["VAIDER_DOWNLOAD_LIMIT_MB"]),
-    ("videoSampling", &["VAIDER_VIDEO_SAMPLING"]),
+/// The form's fields, each with its name in config.toml; the variables that override each
+/// come from the one table (vaider_core::env_vars).
+const FORM_FIELDS: &[(&str, &str)] = &[
+    ("provider", "provider"),
+    ("model", "model"),
+    ("port", "port"),
+    ("maxConcurrent", "max_concurrent"),
+    ("timeoutSec", "timeout_sec"),
+    ("maxAttempts", "max_attempts"),
+    ("maxCallsPerMinute", "max_calls_per_minute"),
+    ("cache", "cache"),
+    ("dataDir", "data_dir"),
+    ("downloadLimitMb", "download_limit_mb"),
+    ("videoSampling", "video_sampling"),
 ];
 
 /// `GET /api/settings` (the `Settings` of docs/ui-api.md).
@@ -96,11 +97,10 @@ pub(super) struct SavedSettings {
 }
 
 fn env_overrides() -> Vec<EnvOverride> {
-    ENV_FIELDS
+    FORM_FIELDS
         .iter()
-        .filter_map(|(field, vars)| {
-            let variable = vars
-                .iter()
+        .filter_map(|(field, setting)| {
+            let variable = vaider_core::env_vars::for_setting(setting)
                 .find(|v| std::env::var(v).is_ok_and(|value| !value.is_empty()))?;
             Some(EnvOverride { field, variable })
         })

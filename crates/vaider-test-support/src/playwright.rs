@@ -1,9 +1,14 @@
-//! Shared by the Rust tests that run this fixture project (included with `#[path]`).
+//! The Playwright fixture project (`tests/playwright-project`) that the validation tests run.
 
 use std::path::{Path, PathBuf};
 
+/// The fixture project's folder.
+pub fn project_dir() -> PathBuf {
+    crate::repo_root().join("tests/playwright-project")
+}
+
 /// Playwright records video with its own ffmpeg build, which cannot be downloaded here; the
-/// Debian one works in its place (environment.md). scripts/lib.sh links it for the test run
+/// Debian one works in its place. scripts/lib.sh links it for the test run
 /// (`PLAYWRIGHT_BROWSERS_PATH`) and the real HOME; a test run by hand may have neither, so the
 /// link is made where Playwright will look, when missing.
 pub fn ensure_playwright_ffmpeg(project: &Path) {
