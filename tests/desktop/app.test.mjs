@@ -60,6 +60,12 @@ async function waitFor(what, probe, seconds = 30) {
   }
 }
 
+// Ports handed out so far. The kernel may give a just-closed port again, and none of these is
+// bound until tauri-driver, WebKitWebDriver or the app starts: without this, the app's port and
+// the driver's could be the same one (the app then reports "port in use" and the driver answers
+// the app's routes with "unknown command").
+const handedOut = new Set();
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
@@ -67,7 +73,14 @@ function freePort() {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
-      server.close(() => resolve(port));
+      server.close(() => {
+        if (handedOut.has(port)) {
+          freePort().then(resolve, reject);
+        } else {
+          handedOut.add(port);
+          resolve(port);
+        }
+      });
     });
   });
 }
