@@ -148,7 +148,7 @@ CAPTURE_BUILD_APT_PACKAGES=(libclang-dev libpipewire-0.3-dev libspa-0.2-dev libw
 # (desktop capture: windows are listed through the window manager), and the above.
 RUST_TEST_APT_PACKAGES=(build-essential pkg-config libssl-dev curl ca-certificates git
     gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
-    chromium xvfb evilwm "${CAPTURE_BUILD_APT_PACKAGES[@]}")
+    chromium xvfb evilwm xfonts-base "${CAPTURE_BUILD_APT_PACKAGES[@]}")
 # The agent CLI tests (scripts/agents-test.sh): `ip` (iproute2) brings up the loopback of the
 # network namespace they run in (unshare, from util-linux); git, which Codex calls.
 AGENTS_APT_PACKAGES=(iproute2 util-linux git ffmpeg "${CAPTURE_BUILD_APT_PACKAGES[@]}")

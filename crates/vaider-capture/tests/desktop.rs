@@ -157,7 +157,10 @@ async fn desktop_screen_and_a_window_by_title_under_xvfb() {
     std::env::remove_var("WAYLAND_DISPLAY");
     std::env::remove_var("XDG_SESSION_TYPE");
     // Windows are listed through the window manager's _NET_CLIENT_LIST_STACKING.
+    // evilwm's default font ("variable") is not in xfonts-base and it exits without one;
+    // "fixed" is.
     let wm = Command::new("evilwm")
+        .args(["-fn", "fixed"])
         .env("DISPLAY", &display)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -171,7 +174,8 @@ async fn desktop_screen_and_a_window_by_title_under_xvfb() {
     let by_title = Target::Desktop {
         window: Some("vaider-test".into()),
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // A bound, not a timing claim: on a busy machine the window manager takes a while.
+    let deadline = Instant::now() + Duration::from_secs(60);
     let window_shot = loop {
         let started_at = Instant::now();
         match capture_in(&by_title, &env).await {

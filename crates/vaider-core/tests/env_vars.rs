@@ -110,10 +110,13 @@ fn every_variable_the_readme_or_docs_name_is_in_the_table() {
             pages.push(format!("docs/{name}"));
         }
     }
+    // Variables of other programs that the docs name when they say how to set those up (the
+    // Gemini CLI's own base URL, in docs/mcp.md): Vaider does not read them.
+    let others = ["GOOGLE_GEMINI_BASE_URL"];
     for page in pages {
         for name in variable_names(&read(&page)) {
             assert!(
-                env_vars::is_known(&name),
+                env_vars::is_known(&name) || others.contains(&name.as_str()),
                 "{page} names {name}, which is not in the table of crates/vaider-core/src/env_vars.rs"
             );
         }
