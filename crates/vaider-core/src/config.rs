@@ -121,7 +121,7 @@ impl Default for Config {
             max_concurrent: 5,
             cache: true,
             max_attempts: 3,
-            max_calls_per_minute: 15,
+            max_calls_per_minute: 0,
             data_dir: None,
             download_limit_mb: 2048,
             video_sampling: Default::default(),
