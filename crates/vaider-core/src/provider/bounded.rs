@@ -160,7 +160,7 @@ mod tests {
         fn quota_values_are_positive_and_bounded(text in ".{0,30}", n in proptest::num::i64::ANY) {
             for value in [serde_json::json!(text), serde_json::json!(n), serde_json::json!(n.to_string())] {
                 if let Some(q) = quota_value(&value) {
-                    prop_assert!(q >= 1 && q <= MAX_QUOTA_VALUE);
+                    prop_assert!((1..=MAX_QUOTA_VALUE).contains(&q));
                 }
             }
         }
