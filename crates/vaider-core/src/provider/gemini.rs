@@ -815,6 +815,45 @@ mod tests {
     }
 
     #[test]
+    fn absurd_retry_delays_clamp_or_end_in_a_clear_error() {
+        for delay in ["1e30s", "-5s", "garbage", "NaNs", "infs", "1e309s", ""] {
+            let body = format!(
+                r#"{{"error":{{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"{delay}"}}]}}}}"#
+            );
+            let wait = retry_wait(429, &body, 1, Duration::from_secs(1));
+            assert!(
+                wait.is_none_or(|w| w < super::super::bounded::MAX_RETRY_WAIT),
+                "{delay}: {wait:?}"
+            );
+            let error = upstream_error(429, &body);
+            assert_eq!(
+                error.code(),
+                crate::error::ErrorCode::RateLimited,
+                "{delay}"
+            );
+        }
+        let huge = upstream_error(
+            429,
+            r#"{"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1e30s"}]}}"#,
+        );
+        assert!(huge.to_string().contains("longer than"), "{huge}");
+        // A video's length is clamped too.
+        assert!(parse_duration("1e30s").is_some());
+    }
+
+    #[test]
+    fn a_quota_failure_names_the_quota_and_its_size() {
+        let body = r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[
+            {"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-3.5-flash-lite"},"quotaValue":"20"}]},
+            {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37.5s"}]}}"#;
+        let quota = Quota429::read(body);
+        assert!(!quota.daily);
+        assert_eq!(quota.limit, Some(20));
+        assert_eq!(quota.retry, Some(Duration::from_millis(37_500)));
+        assert!(Quota429::read(&body.replace("PerMinute", "PerDay")).daily);
+    }
+
+    #[test]
     fn thoughts_are_not_part_of_the_description_but_are_billed() {
         let answer = json!({"candidates":[{"content":{"parts":[{"text":"thinking","thought":true},{"text":"00:01 Login page."}]},"finishReason":"STOP"}],
             "usageMetadata":{"promptTokenCount":100,"candidatesTokenCount":10,"thoughtsTokenCount":5}});
