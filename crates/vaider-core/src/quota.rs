@@ -325,15 +325,16 @@ impl Meter<'_> {
     }
 
     /// The provider refused the call `sent` for its quota: it does not count in the last
-    /// minute, and the lane learns the limit (`limit`, or the calls that went this minute when
-    /// the provider did not say) and waits `retry` before the next call.
+    /// minute, the lane learns the limit when the provider named it (a guess from one 429
+    /// could throttle a large quota for good), and no call goes before `retry` has passed.
     pub fn refused(&self, sent: Sent, limit: Option<u32>, retry: Option<Duration>) {
         let mut state = lock(&self.lane.state);
         state.sent.retain(|(id, _)| *id != sent.0);
         let now = Instant::now();
         state.prune(now);
-        let seen = state.sent.len().clamp(1, u32::MAX as usize) as u32;
-        state.learned = Some(limit.unwrap_or(seen));
+        if limit.is_some() {
+            state.learned = limit;
+        }
         if let Some(retry) = retry {
             let until = now + retry;
             state.blocked_until = Some(state.blocked_until.map_or(until, |b| b.max(until)));
