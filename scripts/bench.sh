@@ -9,6 +9,8 @@
 #   --tmp    where the test videos are written (needs the sum of --sizes free, on disk)
 #   --upload-only  only the upload comparison with curl (see --help for its options)
 #   --sampling     only what change-aware video sampling saves (tokens, time before upload)
+#   --quota        only calls a minute and 429s a minute under a learned per-minute quota
+#                  [--quota N] [--minutes M] [--agents A] (about M minutes)
 #   --validate     only validate_test's overhead over `npx playwright test` alone [--runs N]
 #                  (needs tests/playwright-project's npm packages: scripts/test.sh installs them)
 #   --qa           only a 10-step test plan against the same steps as a Playwright test, the
@@ -21,6 +23,10 @@ cd "$REPO_ROOT"
 cargo build --release -p vaider-cli -p vaider-bench
 if [ "${1:-}" = "--sampling" ]; then
     exec "$TARGET_DIR/release/vaider-sampling-bench"
+fi
+if [ "${1:-}" = "--quota" ]; then
+    shift
+    exec "$TARGET_DIR/release/vaider-quota-bench" "$@"
 fi
 if [ "${1:-}" = "--qa" ]; then
     shift

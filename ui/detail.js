@@ -21,6 +21,10 @@ const ERROR_HELP = {
     h('a', { href: '#/settings' }, 'Settings'), ' or send a shorter clip, then run it again.'],
   UPSTREAM_ERROR: () => ['The model service failed. The response JSON below has its answer; check the key, the quota and the '
     + 'provider’s status, then run it again (rate limits are retried automatically up to the retry limit).'],
+  RATE_LIMITED: () => ['The provider’s per-minute quota refused this call even after Vaider waited as it asked. '
+    + 'Vaider now queues calls under that quota; run it again after the wait in the message, or ask the provider for a higher quota.'],
+  QUOTA_EXHAUSTED: () => ['The provider’s daily quota for this key and model is used up: waiting minutes will not help. '
+    + 'Use another model or key, or a paid tier, or run it again once the quota resets.'],
   PAUSED: () => ['Vaider was paused when this arrived. Resume it (banner above or Settings) and run it again.'],
   INTERNAL: () => ['Something failed inside Vaider. The server log (VAIDER_LOG=debug) says more; run it again, and report it if it repeats.'],
 };

@@ -13,7 +13,7 @@ const FIELDS = [
   { key: 'model', label: 'Model', type: 'text', env: ['VAIDER_MODEL', 'VAIDER_GEMINI_MODEL'], help: 'The default provider’s default model.' },
   { key: 'timeoutSec', label: 'Timeout (seconds)', type: 'number', min: 1, env: ['VAIDER_TIMEOUT_SEC'], help: 'Time limit of one analysis, upload included.' },
   { key: 'maxAttempts', label: 'Max attempts (retry limit)', type: 'number', min: 1, env: ['VAIDER_MAX_ATTEMPTS'], help: 'Tries per call for rate limits and server errors.' },
-  { key: 'maxCallsPerMinute', label: 'Model calls a minute, per provider', type: 'number', min: 0, env: ['VAIDER_MAX_CALLS_PER_MINUTE'], help: 'At most this many calls a minute to one provider; the rest wait their turn. 0: no limit.' },
+  { key: 'maxCallsPerMinute', label: 'Model calls a minute, per provider', type: 'number', min: 0, env: ['VAIDER_MAX_CALLS_PER_MINUTE'], help: 'Your own cap per provider, key and model; the rest queue. 0: none (the provider’s quota is learned from its answers).' },
   { key: 'maxConcurrent', label: 'Max concurrent analyses', type: 'number', min: 1, env: ['VAIDER_MAX_CONCURRENT'], help: 'Analyses talking to the provider at once; the rest queue.' },
   { key: 'videoSampling', label: 'Video sampling', type: 'select', options: ['auto', 'full', 'keyframes'], env: ['VAIDER_VIDEO_SAMPLING'], help: 'How a video goes to a model that takes video. auto: only the moments where the screen changes, when cheaper (about 5x fewer tokens on a mostly still recording); full: the whole video at one frame a second, for animations and video players; keyframes: still frames.' },
   { key: 'cache', label: 'Cache', type: 'checkbox', env: ['VAIDER_CACHE'], help: 'Answer a repeated request (same media, prompt and model) from the history, at no cost.' },

@@ -117,11 +117,17 @@ impl ApiError {
     /// 429 with QuotaFailure and RetryInfo details.
     pub fn rate_limited(retry_delay: &str, per_day: bool, model: Option<&str>) -> Self {
         let model = model.unwrap_or("gemini-2.5-flash");
-        let (quota_id, limit) = if per_day {
-            ("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "250")
+        Self::quota_exceeded(retry_delay, per_day, model, if per_day { 250 } else { 10 })
+    }
+
+    /// 429 for a quota of `limit` calls a minute (or a day), as Google words it.
+    pub fn quota_exceeded(retry_delay: &str, per_day: bool, model: &str, limit: u32) -> Self {
+        let quota_id = if per_day {
+            "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
         } else {
-            ("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "10")
+            "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
         };
+        let limit = limit.to_string();
         let message = format!(
             "You exceeded your current quota, please check your plan and billing details. For more \
              information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n\

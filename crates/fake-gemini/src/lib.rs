@@ -26,6 +26,7 @@ mod generate;
 mod judge;
 pub mod media;
 mod planner;
+mod quota;
 mod router;
 pub mod schema;
 mod state;
@@ -229,6 +230,26 @@ impl FakeGemini {
     /// Delay before every generateContent answer (slow model), default zero.
     pub fn set_generate_delay(&self, d: Duration) {
         self.shared.lock().generate_delay = d;
+    }
+
+    /// Enforce a per-minute quota of `n` generateContent calls per API key and model over a
+    /// sliding minute (None: no quota, the default). A call past it gets Google's 429
+    /// RESOURCE_EXHAUSTED with QuotaFailure (`quotaId`
+    /// `GenerateRequestsPerMinutePerProjectPerModel-FreeTier`, `quotaValue` n) and RetryInfo
+    /// (the real time left, e.g. "37.5s"); refused calls do not count.
+    pub fn set_quota_per_minute(&self, n: Option<u32>) {
+        self.shared.lock().quotas.per_minute = n;
+    }
+
+    /// The same for a daily quota (`GenerateRequestsPerDayPerProjectPerModel-FreeTier`); the
+    /// fake's day starts with a key's first call on a model.
+    pub fn set_quota_per_day(&self, n: Option<u32>) {
+        self.shared.lock().quotas.per_day = n;
+    }
+
+    /// When each call refused for a quota was answered, oldest first.
+    pub fn quota_refusals(&self) -> Vec<Instant> {
+        self.shared.lock().quotas.refused.clone()
     }
 
     /// Every request received, in arrival order.

@@ -9,10 +9,13 @@ use fake_gemini::FakeGemini;
 
 const USAGE: &str =
     "usage: fake-gemini [--port N] [--processing-polls N] [--generate-delay-ms N] [--reply-file PATH]\n\
+  [--quota-per-minute N] [--quota-per-day N]\n\
   Serves a local stand-in for the Gemini REST API on 127.0.0.1 (API key: test-gemini-key)\n\
   and prints FAKE_GEMINI_URL=http://127.0.0.1:PORT once listening.\n\
   --reply-file: every answer's text is this file's content (for UI tests that need a\n\
   known description, e.g. JSON with timestamps), instead of the built-in answer.\n\
+  --quota-per-minute, --quota-per-day: generateContent calls allowed per key and model\n\
+  (Google's 429 RESOURCE_EXHAUSTED past them; none by default).\n\
   Set FAKE_GEMINI_LOG=1 to log each request's method and path (never its query) to stderr.";
 
 struct Options {
@@ -20,6 +23,8 @@ struct Options {
     processing_polls: Option<u32>,
     generate_delay_ms: Option<u64>,
     reply_file: Option<String>,
+    quota_per_minute: Option<u32>,
+    quota_per_day: Option<u32>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -28,6 +33,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         processing_polls: None,
         generate_delay_ms: None,
         reply_file: None,
+        quota_per_minute: None,
+        quota_per_day: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -53,6 +60,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             "--processing-polls" => opts.processing_polls = Some(value.parse().map_err(bad)?),
             "--generate-delay-ms" => opts.generate_delay_ms = Some(value.parse().map_err(bad)?),
             "--reply-file" => opts.reply_file = Some(value),
+            "--quota-per-minute" => opts.quota_per_minute = Some(value.parse().map_err(bad)?),
+            "--quota-per-day" => opts.quota_per_day = Some(value.parse().map_err(bad)?),
             _ => return Err(format!("unknown argument {flag:?}")),
         }
         i += 1;
@@ -87,6 +96,8 @@ async fn main() -> ExitCode {
     if let Some(ms) = opts.generate_delay_ms {
         fake.set_generate_delay(Duration::from_millis(ms));
     }
+    fake.set_quota_per_minute(opts.quota_per_minute);
+    fake.set_quota_per_day(opts.quota_per_day);
     if let Some(path) = &opts.reply_file {
         match std::fs::read_to_string(path) {
             Ok(text) => fake.set_reply_text(Some(text)),

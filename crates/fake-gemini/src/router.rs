@@ -209,6 +209,10 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         set_len(upload::drain(body).await);
         return e.into_response();
     }
+    if let Err(e) = take_quota(&shared, &route, &parts.headers, &query) {
+        set_len(upload::drain(body).await);
+        return e.into_response();
+    }
 
     let body = match read_body(body).await {
         Ok(b) => {
@@ -286,6 +290,23 @@ fn check_key(
     } else {
         Err(ApiError::bad_key())
     }
+}
+
+/// A generateContent call counts against its key's and model's quotas, or is refused.
+fn take_quota(
+    shared: &Shared,
+    route: &Route,
+    headers: &HeaderMap,
+    query: &[(String, String)],
+) -> Result<(), ApiError> {
+    let Route::Generate { model, .. } = route else {
+        return Ok(());
+    };
+    let key = header_str(headers, "x-goog-api-key")
+        .or(query_get(query, "key"))
+        .unwrap_or_default()
+        .trim();
+    shared.lock().quotas.take(key, model, Instant::now())
 }
 
 /// The whole body, or Err(bytes seen) when it is over [`MAX_REQUEST_BYTES`] (then drained).

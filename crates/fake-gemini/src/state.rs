@@ -32,6 +32,7 @@ impl Shared {
                 sessions: HashMap::new(),
                 generate_bodies: Vec::new(),
                 generate_answered: Vec::new(),
+                quotas: Default::default(),
                 counter: 0,
             }),
         }
@@ -56,6 +57,8 @@ pub(crate) struct Inner {
     pub generate_bodies: Vec<serde_json::Value>,
     /// When each generate answer left the handler (see `FakeGemini::generate_answered_at`).
     pub generate_answered: Vec<Instant>,
+    /// The request quotas, per key and model (off unless set).
+    pub quotas: crate::quota::Quotas,
     counter: u64,
 }
 

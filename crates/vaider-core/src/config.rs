@@ -89,8 +89,8 @@ pub struct Config {
     pub cache: bool,
     /// Tries per upstream request for retryable errors (429 with a wait, 500, 503, 504).
     pub max_attempts: u32,
-    /// Model calls a minute to one provider, at most (a token bucket; 0: no limit). Calls past
-    /// it wait their turn within their time limit.
+    /// The user's own cap on model calls a minute per provider, key and model (0: none, the
+    /// default). The provider's quota is learned from its 429s without it (see `quota`).
     pub max_calls_per_minute: u32,
     /// Where history and downloads live; empty means the OS data folder.
     pub data_dir: Option<PathBuf>,
@@ -121,7 +121,7 @@ impl Default for Config {
             max_concurrent: 5,
             cache: true,
             max_attempts: 3,
-            max_calls_per_minute: 15,
+            max_calls_per_minute: 0,
             data_dir: None,
             download_limit_mb: 2048,
             video_sampling: Default::default(),

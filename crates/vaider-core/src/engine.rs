@@ -25,8 +25,8 @@ pub struct Vaider {
     pub(crate) http: reqwest::Client,
     /// Replaced when the concurrency limit changes; running analyses keep their old permits.
     upstream_slots: RwLock<Arc<Semaphore>>,
-    /// At most `max_calls_per_minute` model calls a minute to each provider.
-    pub(crate) rate_limits: crate::rate_limit::RateLimits,
+    /// The providers' per-minute quotas, learned from their 429s, by provider, key and model.
+    pub(crate) quotas: crate::quota::Quotas,
     /// Paused from the tray or the UI: analyses are refused until resumed.
     paused: AtomicBool,
     /// Settings and pause changes, for the UI's live view.
@@ -73,7 +73,7 @@ impl Vaider {
         dotenv_dirs.push(Config::dir());
         Ok(Arc::new(Vaider {
             upstream_slots: RwLock::new(Arc::new(Semaphore::new(config.max_concurrent.max(1)))),
-            rate_limits: Default::default(),
+            quotas: Default::default(),
             config: RwLock::new(Arc::new(config)),
             paused: AtomicBool::new(false),
             changes: tokio::sync::broadcast::channel(64).0,
@@ -149,6 +149,11 @@ impl Vaider {
             Ok(slots) => slots.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
+    }
+
+    /// The providers' quotas as learned so far.
+    pub fn quotas(&self) -> &crate::quota::Quotas {
+        &self.quotas
     }
 
     pub fn history(&self) -> &History {

@@ -79,7 +79,7 @@ pub const ALL: &[EnvVar] = &[
     setting("VAIDER_MAX_CONCURRENT", "max_concurrent", "Analyses talking to the provider at once; the rest queue."),
     setting("VAIDER_CACHE", "cache", "Answer the same media, prompt and model from the history (true or false)."),
     setting("VAIDER_MAX_ATTEMPTS", "max_attempts", "Tries of a model call that failed with 429 or 5xx."),
-    setting("VAIDER_MAX_CALLS_PER_MINUTE", "max_calls_per_minute", "Model calls a minute to one provider (0: no limit)."),
+    setting("VAIDER_MAX_CALLS_PER_MINUTE", "max_calls_per_minute", "Your own cap on model calls a minute per provider, key and model (0 or unset: none; the provider's quota is learned from its 429s)."),
     setting("VAIDER_DATA_DIR", "data_dir", "The data folder: history, token, downloads."),
     setting("VAIDER_DOWNLOAD_LIMIT_MB", "download_limit_mb", "The largest media downloaded from a URL, in MB."),
     setting("VAIDER_VIDEO_SAMPLING", "video_sampling", "How a video is shown to the model: auto, full or keyframes."),

@@ -18,6 +18,11 @@ pub enum ErrorCode {
     Timeout,
     /// The model service answered with an error, or could not be reached.
     UpstreamError,
+    /// The provider's per-minute quota refused the call and kept refusing after Vaider
+    /// waited and retried as it asked (the wait is in the message).
+    RateLimited,
+    /// The provider's daily quota is used up: waiting minutes will not help.
+    QuotaExhausted,
     /// No API key is configured for the provider.
     NoApiKey,
     /// Something inside Vaider failed (disk, database).
@@ -33,6 +38,8 @@ impl ErrorCode {
             ErrorCode::InvalidRequest => "INVALID_REQUEST",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::UpstreamError => "UPSTREAM_ERROR",
+            ErrorCode::RateLimited => "RATE_LIMITED",
+            ErrorCode::QuotaExhausted => "QUOTA_EXHAUSTED",
             ErrorCode::NoApiKey => "NO_API_KEY",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::Paused => "PAUSED",
@@ -68,6 +75,18 @@ pub enum VaiderError {
         response: Option<UpstreamResponse>,
     },
 
+    /// The provider refused the call for its quota (HTTP 429), after Vaider's retries; or at
+    /// once for a daily quota.
+    #[error("{message}")]
+    RateLimited {
+        message: String,
+        /// How long the provider asked to wait, when it said.
+        retry_after: Option<Duration>,
+        /// A daily quota: no retry helps until it resets.
+        daily: bool,
+        response: Option<UpstreamResponse>,
+    },
+
     #[error("No API key is set for {provider}. Run `vaider key set` (stores it in the OS keychain), or set GEMINI_API_KEY in the environment or in a .env file.")]
     NoApiKey { provider: String },
 
@@ -85,6 +104,8 @@ impl VaiderError {
             VaiderError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             VaiderError::Timeout { .. } => ErrorCode::Timeout,
             VaiderError::Upstream { .. } => ErrorCode::UpstreamError,
+            VaiderError::RateLimited { daily: true, .. } => ErrorCode::QuotaExhausted,
+            VaiderError::RateLimited { .. } => ErrorCode::RateLimited,
             VaiderError::NoApiKey { .. } => ErrorCode::NoApiKey,
             VaiderError::Internal { .. } => ErrorCode::Internal,
             VaiderError::Paused => ErrorCode::Paused,
@@ -100,7 +121,9 @@ impl VaiderError {
 
     pub fn upstream_response(&self) -> Option<&UpstreamResponse> {
         match self {
-            VaiderError::Upstream { response, .. } => response.as_ref(),
+            VaiderError::Upstream { response, .. } | VaiderError::RateLimited { response, .. } => {
+                response.as_ref()
+            }
             _ => None,
         }
     }

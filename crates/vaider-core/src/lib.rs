@@ -22,7 +22,7 @@ pub mod pipeline;
 pub mod progress;
 pub mod prompts;
 pub mod provider;
-pub mod rate_limit;
+pub mod quota;
 pub mod recovery;
 pub mod sampling;
 pub mod secrets;

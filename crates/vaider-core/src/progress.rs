@@ -6,6 +6,12 @@
 pub enum Progress {
     /// Waiting for a free upstream slot (the concurrency limit).
     Queued,
+    /// Waiting for a turn under the provider's per-minute quota: `ahead` calls go first, the
+    /// turn comes in about `wait`.
+    QuotaQueued {
+        ahead: usize,
+        wait: std::time::Duration,
+    },
     /// Bytes of the media sent so far.
     Uploading { sent: u64, total: u64 },
     /// The provider is still processing the uploaded video.
@@ -18,6 +24,10 @@ impl Progress {
     pub fn message(&self) -> String {
         match self {
             Progress::Queued => "waiting for a free slot (concurrency limit)".to_string(),
+            Progress::QuotaQueued { ahead, wait } => format!(
+                "queued: {ahead} ahead, about {} s (the provider's per-minute quota)",
+                wait.as_secs_f64().ceil()
+            ),
             Progress::Uploading { sent, total } => format!(
                 "uploading {:.1} of {:.1} MB",
                 *sent as f64 / 1e6,

@@ -89,6 +89,7 @@ impl From<AnalysisFailure> for ApiError {
             ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
             ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
             ErrorCode::UpstreamError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::RateLimited | ErrorCode::QuotaExhausted => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::NoApiKey | ErrorCode::Paused => StatusCode::SERVICE_UNAVAILABLE,
         };
         let duration_ms = (code == ErrorCode::Timeout).then_some(failure.duration_ms);

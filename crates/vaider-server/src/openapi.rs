@@ -139,6 +139,7 @@ pub fn document() -> Value {
                     "408": error("TIMEOUT: the analysis took longer than timeoutSec; durationMs is how long it ran", json!({"durationMs": {"type": "integer", "minimum": 0}}), &["durationMs"]),
                     "422": error("INVALID_REQUEST: the body is malformed", json!({}), &[]),
                     "500": error("UPSTREAM_ERROR: the model service failed; upstreamResponse is its answer, when it gave one (INTERNAL: Vaider itself failed)", json!({"upstreamResponse": {"type": "object", "required": ["status", "body"], "properties": {"status": {"type": "integer"}, "body": {"type": "string"}}}}), &[]),
+                    "429": error("RATE_LIMITED: the provider's per-minute quota refused the call after Vaider waited and retried as it asked (the message has the wait); QUOTA_EXHAUSTED: its daily quota is used up, reported at once", json!({"upstreamResponse": {"type": "object", "required": ["status", "body"], "properties": {"status": {"type": "integer"}, "body": {"type": "string"}}}}), &[]),
                     "503": error("NO_API_KEY: no API key is configured; PAUSED: a person paused Vaider from its tray menu or history window", json!({}), &[])
                 }
             }},

@@ -366,7 +366,8 @@ async fn retries_follow_googles_rules() {
     let (status, body) = server
         .post_analyse(json!({"videoPath": path, "noCache": true}))
         .await;
-    assert_eq!(status, 500);
+    assert_eq!(status, 429);
+    assert_eq!(body["error"]["code"], "QUOTA_EXHAUSTED", "{body}");
     assert!(
         body["error"]["message"].as_str().unwrap().contains("daily"),
         "{body}"

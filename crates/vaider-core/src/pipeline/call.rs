@@ -18,7 +18,11 @@ pub(super) struct Call {
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub started: Instant,
     pub timeout: Duration,
+    /// The deadline as the call arrived: the checks and the download keep it.
     pub deadline: Instant,
+    /// The deadline of the work after that, pushed back by each wait for a free slot or for
+    /// the provider's quota (waiting is not work).
+    pub clock: crate::quota::Deadline,
     /// The settings in force when the call arrived apply to all of it.
     pub config: Arc<Config>,
     /// The provider's name, lower case: the request's, else the configured default.
@@ -53,6 +57,11 @@ impl Call {
             &request.options,
             &request.expectations,
         );
+        // A limit too large for the clock is refused by the check stage; until then the
+        // deadline is the longest allowed.
+        let deadline = started
+            .checked_add(timeout.min(MAX_TIMEOUT))
+            .unwrap_or(started);
         Call {
             id: request
                 .id
@@ -61,11 +70,8 @@ impl Call {
             created_at: chrono::Utc::now(),
             started,
             timeout,
-            // A limit too large for the clock is refused by the check stage; until then the
-            // deadline is the longest allowed.
-            deadline: started
-                .checked_add(timeout.min(MAX_TIMEOUT))
-                .unwrap_or(started),
+            deadline,
+            clock: crate::quota::Deadline::new(deadline),
             source_label: source::label(&request.source),
             config,
             provider,

@@ -168,9 +168,11 @@ impl Vaider {
             self.ask_then_hash(call, checked, record, progress, hashed_late)
                 .await
         };
-        tokio::time::timeout_at(call.deadline.into(), asking)
+        // The time limit bounds the work, not the waits for a slot or the provider's quota.
+        call.clock
+            .run(asking)
             .await
-            .unwrap_or_else(|_| Err(call.timed_out()))
+            .unwrap_or_else(|| Err(call.timed_out()))
     }
 
     /// Asks the provider and hashes a large new file once its upload is done, while the model
@@ -247,8 +249,7 @@ impl Vaider {
             Ok(permit) => permit,
             Err(_) => {
                 progress.report(Progress::Queued);
-                slots
-                    .acquire_owned()
+                crate::quota::not_counted(&call.clock, slots.acquire_owned())
                     .await
                     .map_err(|e| VaiderError::internal("wait for a free slot", e))?
             }
@@ -263,16 +264,19 @@ impl Vaider {
             )
             .await?;
         let user_prompt = call.prompts.user(prepared.note.as_deref());
-        // The provider's per-minute budget, after the media is ready: a call that waits its turn
-        // holds its upload slot, as one that waits for a 429's delay does.
-        self.rate_limits
-            .acquire(
-                &checked.provider.name,
-                call.config.max_calls_per_minute,
-                call.deadline,
-                progress,
-            )
-            .await?;
+        // The provider's per-minute quota, after the media is ready: a call that waits its turn
+        // holds its upload slot. Gemini takes its turn itself, right before generateContent
+        // (after its upload), and learns the quota from its 429s.
+        let meter = self.quotas.meter(
+            &checked.provider.name,
+            checked.key.as_ref(),
+            &call.model,
+            call.config.max_calls_per_minute,
+            &call.clock,
+        );
+        if checked.provider.adapter != crate::config::Adapter::Gemini {
+            meter.admit(progress).await;
+        }
         let provider = crate::provider::build(
             &checked.provider,
             self.http.clone(),
@@ -288,7 +292,8 @@ impl Vaider {
                 user_prompt_with: &|note| call.prompts.user(Some(note)),
                 response_schema: call.prompts.schema.clone(),
                 progress,
-                deadline: call.deadline,
+                deadline: call.clock.at(),
+                meter: &meter,
                 interaction_id: &call.id,
                 stop,
             })
@@ -363,7 +368,7 @@ impl ProgressSink for UploadWatch<'_> {
         let sent = match &progress {
             Progress::Uploading { sent, total } => sent >= total,
             Progress::Processing { .. } | Progress::Generating => true,
-            Progress::Queued => false,
+            Progress::Queued | Progress::QuotaQueued { .. } => false,
         };
         if sent {
             self.uploaded.notify_one();

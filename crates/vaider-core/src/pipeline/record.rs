@@ -275,7 +275,10 @@ pub(super) fn status_of(error: &VaiderError) -> Status {
         | ErrorCode::InvalidRequest
         | ErrorCode::NoApiKey
         | ErrorCode::Paused => Status::Rejected,
-        ErrorCode::UpstreamError | ErrorCode::Internal => Status::Error,
+        ErrorCode::UpstreamError
+        | ErrorCode::RateLimited
+        | ErrorCode::QuotaExhausted
+        | ErrorCode::Internal => Status::Error,
     }
 }
 

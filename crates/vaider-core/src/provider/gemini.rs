@@ -160,7 +160,6 @@ impl GeminiProvider {
             Some(note) => parts.push(json!({"text": (job.user_prompt_with)(note)})),
             None => parts.push(json!({"text": job.user_prompt})),
         }
-        job.progress.report(Progress::Generating);
         let mut generation_config = json!({"temperature": 0.2});
         if low_resolution {
             generation_config["mediaResolution"] = json!("MEDIA_RESOLUTION_LOW");
@@ -180,26 +179,187 @@ impl GeminiProvider {
         );
         let endpoint = format!("/v1beta/models/{}:generateContent", job.model);
         job.ensure_wanted()?;
-        // Nothing is created by generateContent, so it may be dropped when no longer wanted.
-        let generate = self.upstream.send(
-            || {
-                self.upstream
-                    .http
-                    .post(&url)
-                    .header("x-goog-api-key", self.key.expose())
-                    .json(&body)
-            },
-            "POST",
-            &endpoint,
-            job.deadline,
-            calls,
-            &GoogleRules,
-        );
-        let response = tokio::select! {
-            response = generate => response?,
-            _ = job.stop.cancelled() => return Err(super::stopped()),
-        };
+        let response = self.generate(job, &url, &endpoint, &body, calls).await?;
         super::read_json(response, "Gemini").await
+    }
+}
+
+impl GeminiProvider {
+    /// generateContent, in its turn under the key's and model's per-minute quota. A 429 for
+    /// that quota teaches the lane its limit and wait, and the call takes a new turn (the
+    /// wait does not count against its time limit), up to `max_attempts` times; a daily
+    /// quota fails at once.
+    async fn generate(
+        &self,
+        job: &ProviderJob<'_>,
+        url: &str,
+        endpoint: &str,
+        body: &Value,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<reqwest::Response, VaiderError> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let sent = tokio::select! {
+                sent = job.meter.admit(job.progress) => sent,
+                _ = job.stop.cancelled() => return Err(super::stopped()),
+            };
+            job.progress.report(Progress::Generating);
+            let rules = MeteredRules {
+                meter: job.meter,
+                sent,
+            };
+            // Nothing is created by generateContent, so it may be dropped when no longer wanted.
+            let generate = self.upstream.send(
+                || {
+                    self.upstream
+                        .http
+                        .post(url)
+                        .header("x-goog-api-key", self.key.expose())
+                        .json(body)
+                },
+                "POST",
+                endpoint,
+                job.meter.deadline(),
+                calls,
+                &rules,
+            );
+            let outcome = tokio::select! {
+                outcome = generate => outcome,
+                _ = job.stop.cancelled() => return Err(super::stopped()),
+            };
+            match outcome {
+                Err(VaiderError::RateLimited {
+                    daily: false,
+                    retry_after,
+                    ..
+                }) if tries < self.upstream.max_attempts
+                    && retry_after.is_none_or(|w| w < super::bounded::MAX_RETRY_WAIT) =>
+                {
+                    tracing::info!(tries, "per-minute quota: waiting for a new turn");
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+}
+
+/// Google's rules for generateContent: a 429 for a per-minute quota is not retried in place
+/// but handed to the quota lane, which learns from it; the call then takes a new turn.
+struct MeteredRules<'a> {
+    meter: &'a crate::quota::Meter<'a>,
+    sent: crate::quota::Sent,
+}
+
+impl RetryRules for MeteredRules<'_> {
+    fn wait(
+        &self,
+        status: u16,
+        _: &reqwest::header::HeaderMap,
+        body: &str,
+        attempt: u32,
+        base: Duration,
+    ) -> Option<Duration> {
+        if status != 429 {
+            return retry_wait(status, body, attempt, base);
+        }
+        let quota = Quota429::read(body);
+        if !quota.daily {
+            let retry = match quota.retry {
+                Some(wait) if wait >= super::bounded::MAX_RETRY_WAIT => None,
+                Some(wait) => Some(wait),
+                None => Some(super::backoff(attempt, base)),
+            };
+            self.meter.refused(self.sent, quota.limit, retry);
+        }
+        None
+    }
+
+    fn error(&self, status: u16, body: &str) -> VaiderError {
+        upstream_error(status, body)
+    }
+}
+
+/// What a 429's details say: a daily quota or not, the limit, the wait.
+struct Quota429 {
+    daily: bool,
+    /// The violated quota's id ("GenerateRequestsPerMinutePerProjectPerModel-FreeTier").
+    quota_id: Option<String>,
+    /// Its `quotaValue`: calls allowed in its period.
+    limit: Option<u32>,
+    /// RetryInfo's `retryDelay`, clamped to [`super::bounded::MAX_RETRY_WAIT`].
+    retry: Option<Duration>,
+    /// RetryInfo's `retryDelay` as sent.
+    retry_text: Option<String>,
+}
+
+impl Quota429 {
+    fn read(body: &str) -> Quota429 {
+        let error: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        let details = error["error"]["details"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let of_type = |name: &str| {
+            details
+                .iter()
+                .find(|d| d["@type"].as_str().is_some_and(|t| t.ends_with(name)))
+        };
+        let violations = of_type("google.rpc.QuotaFailure")
+            .and_then(|d| d["violations"].as_array())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let quota_id = |v: &Value| v["quotaId"].as_str().map(str::to_string);
+        let daily_violation = violations
+            .iter()
+            .find(|v| quota_id(v).is_some_and(|q| q.contains("PerDay")));
+        let violation = daily_violation.or(violations.first());
+        let retry_text = of_type("google.rpc.RetryInfo")
+            .and_then(|d| d["retryDelay"].as_str())
+            .map(str::to_string);
+        Quota429 {
+            daily: daily_violation.is_some(),
+            quota_id: violation.and_then(quota_id),
+            limit: violation.and_then(|v| super::bounded::quota_value(&v["quotaValue"])),
+            retry: retry_text
+                .as_deref()
+                .and_then(|t| super::bounded::google_duration(t, super::bounded::MAX_RETRY_WAIT)),
+            retry_text,
+        }
+    }
+
+    /// The error for a call the quota refused: daily (at once) or per-minute (after retries).
+    fn error(&self, response: UpstreamResponse, google_message: &str) -> VaiderError {
+        let quota = match (&self.quota_id, self.limit) {
+            (Some(id), Some(limit)) => format!(" ({id}: {limit})"),
+            (Some(id), None) => format!(" ({id})"),
+            _ => String::new(),
+        };
+        let message = if self.daily {
+            format!(
+                "Gemini's daily quota for this key and model is used up{quota}: waiting will not help today (it resets at midnight Pacific time). Use another model or key, or a paid tier. Gemini said: {google_message}"
+            )
+        } else {
+            let wait = match (self.retry, &self.retry_text) {
+                (Some(w), _) if w >= super::bounded::MAX_RETRY_WAIT => format!(
+                    " It asks to wait {}, longer than the {} minutes Vaider waits for a per-minute quota: try again later.",
+                    self.retry_text.as_deref().unwrap_or("?"),
+                    super::bounded::MAX_RETRY_WAIT.as_secs() / 60
+                ),
+                (Some(w), _) => format!(" Its next turn is in about {:.0} s: try again then.", w.as_secs_f64().ceil()),
+                (None, Some(text)) => format!(" Its wait ({text:?}) could not be read."),
+                (None, None) => String::new(),
+            };
+            format!(
+                "Gemini's per-minute quota refused the call{quota} after Vaider waited and retried as it asked (rate-limited).{wait} Vaider queues calls to stay under a quota once it has seen it."
+            )
+        };
+        VaiderError::RateLimited {
+            message,
+            retry_after: self.retry,
+            daily: self.daily,
+            response: Some(response),
+        }
     }
 }
 
@@ -484,30 +644,16 @@ impl GeminiProvider {
 fn retry_wait(status: u16, body: &str, attempt: u32, base: Duration) -> Option<Duration> {
     match status {
         429 => {
-            let error: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-            let details = error["error"]["details"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let daily = details.iter().any(|d| {
-                d["violations"].as_array().is_some_and(|vs| {
-                    vs.iter()
-                        .any(|v| v["quotaId"].as_str().is_some_and(|q| q.contains("PerDay")))
-                })
-            });
-            if daily {
+            let quota = Quota429::read(body);
+            if quota.daily {
                 return None;
             }
-            let delay = details
-                .iter()
-                .find(|d| {
-                    d["@type"]
-                        .as_str()
-                        .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
-                })
-                .and_then(|d| d["retryDelay"].as_str())
-                .and_then(parse_duration);
-            Some(delay.unwrap_or_else(|| super::backoff(attempt, base)))
+            match quota.retry {
+                // Too long to wait: reported instead.
+                Some(wait) if wait >= super::bounded::MAX_RETRY_WAIT => None,
+                Some(wait) => Some(wait),
+                None => Some(super::backoff(attempt, base)),
+            }
         }
         500 | 503 | 504 => Some(super::backoff(attempt, base)),
         _ => None,
@@ -518,6 +664,13 @@ fn upstream_error(status: u16, body: &str) -> VaiderError {
     let parsed: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let google_status = parsed["error"]["status"].as_str().unwrap_or("");
     let google_message = parsed["error"]["message"].as_str().unwrap_or("").trim();
+    if status == 429 {
+        let response = UpstreamResponse {
+            status,
+            body: body.to_string(),
+        };
+        return Quota429::read(body).error(response, google_message);
+    }
     let hint = match (status, google_status) {
         (400, _) if body.contains("API_KEY_INVALID") => {
             " Check the key: `vaider key set` stores a new one; `vaider doctor` shows which key is used."
@@ -599,10 +752,9 @@ fn video_seconds(file: &Value) -> Option<f64> {
         .map(|d| d.as_secs_f64())
 }
 
-/// Google's duration strings: "37s", "45.837906927s".
+/// Google's duration strings: "37s", "45.837906927s"; bounded (see `bounded`).
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let seconds: f64 = text.trim().strip_suffix('s')?.parse().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+    super::bounded::google_duration(text, super::bounded::MAX_MEDIA_DURATION)
 }
 
 fn display_name(path: &Path, interaction_id: &str) -> String {
@@ -660,6 +812,45 @@ mod tests {
         assert_eq!(retry_wait(429, &per_day, 1, Duration::from_secs(1)), None);
         assert!(retry_wait(503, "", 1, Duration::from_secs(1)).is_some());
         assert_eq!(retry_wait(400, "", 1, Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn absurd_retry_delays_clamp_or_end_in_a_clear_error() {
+        for delay in ["1e30s", "-5s", "garbage", "NaNs", "infs", "1e309s", ""] {
+            let body = format!(
+                r#"{{"error":{{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"{delay}"}}]}}}}"#
+            );
+            let wait = retry_wait(429, &body, 1, Duration::from_secs(1));
+            assert!(
+                wait.is_none_or(|w| w < super::super::bounded::MAX_RETRY_WAIT),
+                "{delay}: {wait:?}"
+            );
+            let error = upstream_error(429, &body);
+            assert_eq!(
+                error.code(),
+                crate::error::ErrorCode::RateLimited,
+                "{delay}"
+            );
+        }
+        let huge = upstream_error(
+            429,
+            r#"{"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1e30s"}]}}"#,
+        );
+        assert!(huge.to_string().contains("longer than"), "{huge}");
+        // A video's length is clamped too.
+        assert!(parse_duration("1e30s").is_some());
+    }
+
+    #[test]
+    fn a_quota_failure_names_the_quota_and_its_size() {
+        let body = r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[
+            {"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-3.5-flash-lite"},"quotaValue":"20"}]},
+            {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37.5s"}]}}"#;
+        let quota = Quota429::read(body);
+        assert!(!quota.daily);
+        assert_eq!(quota.limit, Some(20));
+        assert_eq!(quota.retry, Some(Duration::from_millis(37_500)));
+        assert!(Quota429::read(&body.replace("PerMinute", "PerDay")).daily);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod bedrock;
+pub mod bounded;
 pub mod gemini;
 pub mod openai;
 
@@ -86,8 +87,11 @@ pub struct ProviderJob<'a> {
     /// When set, the model must answer JSON that follows this schema.
     pub response_schema: Option<serde_json::Value>,
     pub progress: &'a dyn ProgressSink,
-    /// The whole call must end by then; retries never wait past it.
+    /// The whole call must end by then; retries never wait past it. A wait for the quota
+    /// pushes it back: after [`crate::quota::Meter::admit`], read `meter.deadline()`.
     pub deadline: Instant,
+    /// The call's place under the provider's per-minute quota (provider, key and model).
+    pub meter: &'a crate::quota::Meter<'a>,
     /// A short id to name uploads by, so an upload can be traced to its interaction.
     pub interaction_id: &'a str,
     /// Cancelled when the answer is no longer wanted (the same bytes were answered from the
@@ -253,7 +257,8 @@ impl Upstream {
                     let headers = response.headers().clone();
                     let body = response.text().await.unwrap_or_default();
                     let wait = rules.wait(status, &headers, &body, attempt, self.retry_base);
-                    (wait, rules.error_with_headers(status, &headers, &body))
+                    let error = rules.error_with_headers(status, &headers, &body);
+                    (wait, rate_limited(status, error, wait))
                 }
                 Err(e) => {
                     record(None);
@@ -281,6 +286,30 @@ impl Upstream {
     }
 }
 
+/// A 429 is the provider's quota, not a failure of its service: it gets its own error
+/// (`RATE_LIMITED`, or `QUOTA_EXHAUSTED` when waiting will not help, e.g. an exhausted
+/// balance), with the wait the provider asked for.
+fn rate_limited(status: u16, error: VaiderError, wait: Option<Duration>) -> VaiderError {
+    match error {
+        VaiderError::Upstream { message, response } if status == 429 => {
+            let waited = match wait {
+                Some(w) => format!(
+                    " The provider asked to wait {:.0} s.",
+                    w.as_secs_f64().ceil()
+                ),
+                None => String::new(),
+            };
+            VaiderError::RateLimited {
+                message: format!("{message} (rate-limited){waited}"),
+                retry_after: wait,
+                daily: wait.is_none(),
+                response,
+            }
+        }
+        other => other,
+    }
+}
+
 /// Exponential backoff from `base`, with a little jitter so parallel calls do not retry in
 /// lockstep.
 pub fn backoff(attempt: u32, base: Duration) -> Duration {
@@ -288,17 +317,11 @@ pub fn backoff(attempt: u32, base: Duration) -> Duration {
     exp + Duration::from_millis(rand::random::<u64>() % (base.as_millis() as u64 / 4 + 1))
 }
 
-/// The `retry-after` header in seconds, as OpenAI and Anthropic send it.
+/// The `retry-after` header (seconds or an HTTP date), as OpenAI, Anthropic and Bedrock send
+/// it; clamped to [`bounded::MAX_RETRY_WAIT`], None when missing or garbage.
 pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    headers
-        .get(reqwest::header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    bounded::retry_after_value(value, std::time::SystemTime::now(), bounded::MAX_RETRY_WAIT)
 }
 
 /// Reads a JSON answer, or an upstream error that keeps the body.

@@ -57,6 +57,8 @@ impl McpProgress {
                 let floor = last.unwrap_or(0.0);
                 let (value, total) = match &step {
                     Progress::Queued => (floor, None),
+                    // A little higher each time, so each update of the place in line is sent.
+                    Progress::QuotaQueued { .. } => (floor + 0.001, None),
                     Progress::Uploading { sent, total } => {
                         upload_total = *total as f64;
                         (*sent as f64, Some(*total as f64))
