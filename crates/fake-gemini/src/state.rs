@@ -32,6 +32,7 @@ impl Shared {
                 sessions: HashMap::new(),
                 generate_bodies: Vec::new(),
                 generate_answered: Vec::new(),
+                models_page_cap: usize::MAX,
                 counter: 0,
             }),
         }
@@ -56,6 +57,8 @@ pub(crate) struct Inner {
     pub generate_bodies: Vec<serde_json::Value>,
     /// When each generate answer left the handler (see `FakeGemini::generate_answered_at`).
     pub generate_answered: Vec<Instant>,
+    /// The most models one `models.list` page holds, whatever the client asks.
+    pub models_page_cap: usize,
     counter: u64,
 }
 

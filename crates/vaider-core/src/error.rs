@@ -24,6 +24,8 @@ pub enum ErrorCode {
     Internal,
     /// Analyses are paused from the tray app or the UI.
     Paused,
+    /// The provider does not serve the model asked for (shut down, or a wrong name).
+    ModelNotFound,
 }
 
 impl ErrorCode {
@@ -36,6 +38,7 @@ impl ErrorCode {
             ErrorCode::NoApiKey => "NO_API_KEY",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::Paused => "PAUSED",
+            ErrorCode::ModelNotFound => "MODEL_NOT_FOUND",
         }
     }
 }
@@ -74,6 +77,17 @@ pub enum VaiderError {
     #[error("Vaider could not {action}: {reason}")]
     Internal { action: String, reason: String },
 
+    #[error("{}", crate::models::not_found_message(provider, model, shut_down.as_deref(), choices))]
+    ModelNotFound {
+        provider: String,
+        model: String,
+        /// The shutdown day, when the model is in the table of retirements.
+        shut_down: Option<String>,
+        /// The models to pick instead: the provider's list, else the table's replacements.
+        choices: Vec<String>,
+        response: Option<UpstreamResponse>,
+    },
+
     #[error("Vaider is paused: a person paused it from the tray menu or the history window. Ask them to choose Resume server, or retry later.")]
     Paused,
 }
@@ -88,6 +102,7 @@ impl VaiderError {
             VaiderError::NoApiKey { .. } => ErrorCode::NoApiKey,
             VaiderError::Internal { .. } => ErrorCode::Internal,
             VaiderError::Paused => ErrorCode::Paused,
+            VaiderError::ModelNotFound { .. } => ErrorCode::ModelNotFound,
         }
     }
 
@@ -100,7 +115,8 @@ impl VaiderError {
 
     pub fn upstream_response(&self) -> Option<&UpstreamResponse> {
         match self {
-            VaiderError::Upstream { response, .. } => response.as_ref(),
+            VaiderError::Upstream { response, .. }
+            | VaiderError::ModelNotFound { response, .. } => response.as_ref(),
             _ => None,
         }
     }

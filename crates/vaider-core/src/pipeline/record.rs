@@ -275,17 +275,30 @@ pub(super) fn status_of(error: &VaiderError) -> Status {
         | ErrorCode::InvalidRequest
         | ErrorCode::NoApiKey
         | ErrorCode::Paused => Status::Rejected,
-        ErrorCode::UpstreamError | ErrorCode::Internal => Status::Error,
+        ErrorCode::UpstreamError | ErrorCode::Internal | ErrorCode::ModelNotFound => Status::Error,
     }
 }
 
 /// The error as the interaction file keeps it.
 pub fn error_json(error: &VaiderError) -> serde_json::Value {
-    json!({
+    let mut value = json!({
         "code": error.code().as_str(),
         "message": error.to_string(),
         "upstreamResponse": error.upstream_response().map(|UpstreamResponse { status, body }| json!({"status": status, "body": body})),
-    })
+    });
+    // A model that is gone: the facts a program needs to pick another one.
+    if let VaiderError::ModelNotFound {
+        model,
+        shut_down,
+        choices,
+        ..
+    } = error
+    {
+        value["model"] = json!(model);
+        value["shutDown"] = json!(shut_down);
+        value["choices"] = json!(choices);
+    }
+    value
 }
 
 /// Writes a call's cache key and media hash into its row; a failure only costs a later cache
