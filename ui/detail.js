@@ -21,6 +21,8 @@ const ERROR_HELP = {
     h('a', { href: '#/settings' }, 'Settings'), ' or send a shorter clip, then run it again.'],
   UPSTREAM_ERROR: () => ['The model service failed. The response JSON below has its answer; check the key, the quota and the '
     + 'provider’s status, then run it again (rate limits are retried automatically up to the retry limit).'],
+  MODEL_NOT_FOUND: () => ['The provider no longer serves this model (or never did); the message above names the current ones. Pick one in ',
+    h('a', { href: '#/settings' }, 'Settings'), ' (or set VAIDER_MODEL, or run `vaider models`), then run it again.'],
   PAUSED: () => ['Vaider was paused when this arrived. Resume it (banner above or Settings) and run it again.'],
   INTERNAL: () => ['Something failed inside Vaider. The server log (VAIDER_LOG=debug) says more; run it again, and report it if it repeats.'],
 };

@@ -542,6 +542,29 @@ impl Catalogue {
     }
 }
 
+/// The models of `provider` (default: the configured one) for a program without an engine
+/// (`vaider models`, `vaider doctor`): the key is looked up as analyses look it up.
+pub async fn catalogue(
+    config: &crate::config::Config,
+    provider: Option<&str>,
+    dotenv_dirs: &[std::path::PathBuf],
+    limits: ListLimits,
+) -> Result<Catalogue, VaiderError> {
+    let provider = config.provider(provider.unwrap_or(&config.provider))?;
+    let (name, dirs) = (provider.name.clone(), dotenv_dirs.to_vec());
+    let key = tokio::task::spawn_blocking(move || crate::secrets::find_api_key(&name, &dirs))
+        .await
+        .ok()
+        .flatten()
+        .map(|(k, _)| k);
+    let http = reqwest::Client::builder()
+        .connect_timeout(limits.timeout)
+        .build()
+        .map_err(|e| VaiderError::internal("start an HTTP client", e))?;
+    let listed = list_models(&http, &provider, key.as_ref(), limits).await;
+    Ok(Catalogue::build(&provider, listed))
+}
+
 impl crate::engine::Vaider {
     /// The models of `provider` (default: the configured one), listed now within the
     /// default bounds, marked.
