@@ -526,19 +526,21 @@ impl Catalogue {
             list => format!("use {} instead", list.join(" or ")),
         };
         let fix = "set `model` in config.toml, VAIDER_MODEL, or the Settings page";
-        match entry.lifecycle {
-            Lifecycle::ShutDown { shutdown } => Some(format!(
-                "{model} was shut down on {shutdown}: {instead} ({fix})"
-            )),
-            _ if !entry.listed && self.list_error.is_none() => Some(format!(
-                "{model} is not among {}'s models: {instead} ({fix})",
-                self.provider
-            )),
-            Lifecycle::Deprecated { shutdown } => Some(format!(
-                "{model} is deprecated and shuts down on {shutdown}: {instead} ({fix})"
-            )),
-            _ => None,
-        }
+        // Not in a list that was read: the provider does not serve it (any more).
+        let served = entry.listed || self.list_error.is_some();
+        let provider = &self.provider;
+        let status = match (entry.lifecycle, served) {
+            (Lifecycle::ShutDown { shutdown }, _) => format!("was shut down on {shutdown}"),
+            (Lifecycle::Deprecated { shutdown }, false) => format!(
+                "is deprecated (shuts down on {shutdown}) and no longer among {provider}'s models"
+            ),
+            (Lifecycle::Deprecated { shutdown }, true) => {
+                format!("is deprecated and shuts down on {shutdown}")
+            }
+            (Lifecycle::Current, false) => format!("is not among {provider}'s models"),
+            (Lifecycle::Current, true) => return None,
+        };
+        Some(format!("{model} {status}: {instead} ({fix})"))
     }
 }
 
