@@ -102,7 +102,7 @@ export function settingsView(root) {
         env.length ? h('span', { class: 'env-note' }, ` Set by ${env.join(' and ')} in the environment: that value wins over the file while it is set.`) : null);
       input.setAttribute('aria-describedby', `${id}-help`);
       const error = h('p', { class: 'field-error', id: `${id}-error`, hidden: true });
-      const modelNote = field.key === 'model' ? h('p', { class: 'help env-note', id: 'setting-model-note', role: 'status', hidden: true }) : null;
+      const modelNote = field.key === 'model' ? h('p', { class: 'help model-note', id: 'setting-model-note', role: 'status', hidden: true }) : null;
       rows.push(field.type === 'checkbox'
         ? h('div', { class: 'field field-check', dataset: { key: field.key } },
           h('label', { for: id }, input, h('span', null, field.label)), help, error)
@@ -212,11 +212,13 @@ export function settingsView(root) {
     if (!note) return;
     let message = text || '';
     const m = catalogue && (catalogue.models || []).find((x) => x.id === inputs.model.value.trim());
-    if (!message && m) {
-      const instead = m.replacements.length ? m.replacements.join(' or ') : catalogue.defaultModel;
-      if (m.lifecycle.state === 'shutDown') message = `${m.id} was shut down on ${m.lifecycle.shutdown}: pick ${instead}.`;
-      else if (m.lifecycle.state === 'deprecated') message = `${m.id} shuts down on ${m.lifecycle.shutdown}: pick ${instead}.`;
-      else if (!m.listed && !catalogue.listError) message = `${catalogue.provider} does not list ${m.id}: pick one of its models.`;
+    const typed = inputs.model.value.trim();
+    const retiring = catalogue && (catalogue.retirements || []).find((r) => r.model === typed);
+    if (!message && retiring) {
+      const past = new Date().toISOString().slice(0, 10) >= retiring.shutdown;
+      message = `${typed} ${past ? 'was shut down' : 'shuts down'} on ${retiring.shutdown}: pick ${retiring.replacements.join(' or ')}.`;
+    } else if (!message && catalogue && typed && !catalogue.listError && !(m && m.listed)) {
+      message = `${catalogue.provider} does not list ${typed}: pick one of its models.`;
     }
     if (!message && catalogue && catalogue.listError) message = `Could not list ${catalogue.provider}'s models: ${catalogue.listError}`;
     note.textContent = message;

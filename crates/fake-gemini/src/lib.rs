@@ -15,8 +15,8 @@
 //! - on thinking models (2.5, 3.x) `totalTokenCount` = prompt + candidates +
 //!   `thoughtsTokenCount`, and thoughts share `maxOutputTokens` (a tiny limit gives
 //!   `MAX_TOKENS` with no `parts`);
-//! - only today's models are served ([`served_models`]); a shut-down one (gemini-3.5-flash-lite,
-//!   gemini-3.1-pro-preview, gemini-2.0-flash) answers 404 NOT_FOUND with Google's message;
+//! - only today's models are served ([`served_models`]); a shut-down one (gemini-2.5-flash,
+//!   gemini-2.5-pro, gemini-2.0-flash) answers 404 NOT_FOUND with Google's message;
 //!   `GET /{v}/models` is paged (`pageSize`, `pageToken`, `nextPageToken`);
 //! - unknown JSON fields are refused (400 "Unknown name ..."), camelCase and snake_case alike
 //!   are accepted; JSON request bodies are limited to 20 MiB.

@@ -183,6 +183,29 @@ def main() -> None:
         fail("a deleted file is still served")
     except errors.ClientError as e:
         print(f"deleted file: {e.code} {e.status}")
+    # Today's models only, listed page by page; a shut-down model is a 404.
+    listed = [m.name for m in client.models.list(config={"page_size": 2})]
+    want = [
+        "models/gemini-3.5-flash",
+        "models/gemini-3.5-flash-lite",
+        "models/gemini-3.8-flash",
+        "models/gemini-3.1-pro-preview",
+        "models/gemini-2.5-flash-lite",
+    ]
+    if listed != want:
+        fail(f"models.list gave {listed}")
+    m = client.models.get(model="gemini-3.5-flash-lite")
+    if m.input_token_limit is None or "generateContent" not in (m.supported_actions or []):
+        fail(f"models.get gave {m}")
+    try:
+        client.models.generate_content(model="gemini-2.5-flash", contents="hi")
+        fail("a shut-down model answered")
+    except errors.ClientError as e:
+        if e.code != 404 or "ListModels" not in (e.message or ""):
+            fail(f"shut-down model: {e.code} {e.message}")
+        print(f"shut-down model: {e.code} {e.status}")
+    print(f"models: {len(listed)} over pages of 2")
+
     # The async client on the older /v1beta/ paths.
     async def async_pass() -> None:
         beta = genai.Client(

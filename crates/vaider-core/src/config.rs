@@ -563,11 +563,13 @@ impl Config {
             config.region = s.region.clone().filter(|r| !r.trim().is_empty());
             config.aws_profile = s.aws_profile.clone().filter(|p| !p.trim().is_empty());
         }
-        // The top-level model is the default provider's model.
+        // The top-level model is the default provider's model (not a Gemini default left in
+        // a config file written by an earlier version, such as gemini-2.5-flash).
         if name == self.provider
             && name != "gemini"
             && !self.model.is_empty()
             && self.model != DEFAULT_GEMINI_MODEL
+            && crate::models::retirement(&self.model).is_none()
         {
             config.model = self.model.clone();
         }

@@ -77,16 +77,9 @@ pub enum VaiderError {
     #[error("Vaider could not {action}: {reason}")]
     Internal { action: String, reason: String },
 
-    #[error("{}", crate::models::not_found_message(provider, model, shut_down.as_deref(), choices))]
-    ModelNotFound {
-        provider: String,
-        model: String,
-        /// The shutdown day, when the model is in the table of retirements.
-        shut_down: Option<String>,
-        /// The models to pick instead: the provider's list, else the table's replacements.
-        choices: Vec<String>,
-        response: Option<UpstreamResponse>,
-    },
+    /// The provider does not serve the model (boxed: the error path is the rare one).
+    #[error("{}", .0.message())]
+    ModelNotFound(Box<crate::models::ModelGone>),
 
     #[error("Vaider is paused: a person paused it from the tray menu or the history window. Ask them to choose Resume server, or retry later.")]
     Paused,
@@ -102,7 +95,7 @@ impl VaiderError {
             VaiderError::NoApiKey { .. } => ErrorCode::NoApiKey,
             VaiderError::Internal { .. } => ErrorCode::Internal,
             VaiderError::Paused => ErrorCode::Paused,
-            VaiderError::ModelNotFound { .. } => ErrorCode::ModelNotFound,
+            VaiderError::ModelNotFound(_) => ErrorCode::ModelNotFound,
         }
     }
 
@@ -115,8 +108,8 @@ impl VaiderError {
 
     pub fn upstream_response(&self) -> Option<&UpstreamResponse> {
         match self {
-            VaiderError::Upstream { response, .. }
-            | VaiderError::ModelNotFound { response, .. } => response.as_ref(),
+            VaiderError::Upstream { response, .. } => response.as_ref(),
+            VaiderError::ModelNotFound(gone) => gone.response.as_ref(),
             _ => None,
         }
     }

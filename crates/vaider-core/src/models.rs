@@ -392,6 +392,30 @@ pub async fn current_choices(
     choices
 }
 
+/// What [`VaiderError::ModelNotFound`] carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelGone {
+    pub provider: String,
+    pub model: String,
+    /// The shutdown day, when the model is in the table of retirements.
+    pub shut_down: Option<String>,
+    /// The models to pick instead: the provider's list, else the table's replacements.
+    pub choices: Vec<String>,
+    /// The provider's own answer.
+    pub response: Option<crate::error::UpstreamResponse>,
+}
+
+impl ModelGone {
+    pub fn message(&self) -> String {
+        not_found_message(
+            &self.provider,
+            &self.model,
+            self.shut_down.as_deref(),
+            &self.choices,
+        )
+    }
+}
+
 /// The error for a model the provider does not serve, keeping the provider's answer.
 pub fn not_found_error(
     provider: &ProviderConfig,
@@ -399,13 +423,13 @@ pub fn not_found_error(
     choices: Vec<String>,
     upstream: VaiderError,
 ) -> VaiderError {
-    VaiderError::ModelNotFound {
+    VaiderError::ModelNotFound(Box::new(ModelGone {
         provider: provider.name.clone(),
         model: model.to_string(),
         shut_down: retirement(model).map(|r| r.shutdown.to_string()),
         choices,
         response: upstream.upstream_response().cloned(),
-    }
+    }))
 }
 
 /// The sentence of a [`VaiderError::ModelNotFound`].
@@ -464,6 +488,8 @@ pub struct Catalogue {
     /// default ones only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_error: Option<String>,
+    /// The table of known shutdowns, so a page can warn about a name as it is typed.
+    pub retirements: &'static [Retirement],
 }
 
 impl Catalogue {
@@ -511,6 +537,7 @@ impl Catalogue {
             configured_model,
             models,
             list_error,
+            retirements: RETIREMENTS,
         }
     }
 
@@ -621,6 +648,42 @@ mod tests {
         assert_eq!(
             lifecycle_on("gemini-2.5-flash-lite", day("2030-01-01")),
             Lifecycle::Current
+        );
+    }
+
+    #[test]
+    fn an_old_gemini_default_left_in_the_file_is_not_another_providers_model() {
+        let config: crate::config::Config =
+            toml::from_str("provider = \"openai\"\nmodel = \"gemini-2.5-flash\"\n").unwrap();
+        assert_eq!(config.provider("openai").unwrap().model, "gpt-4.1-mini");
+        // A model named for the provider still counts.
+        let config: crate::config::Config =
+            toml::from_str("provider = \"openai\"\nmodel = \"gpt-4.1\"\n").unwrap();
+        assert_eq!(config.provider("openai").unwrap().model, "gpt-4.1");
+    }
+
+    #[test]
+    fn the_problem_with_a_configured_model_names_the_replacement() {
+        let config = crate::config::Config {
+            model: "gemini-2.5-pro".into(),
+            ..Default::default()
+        };
+        let provider = config.provider("gemini").unwrap();
+        let listed = vec![ModelInfo {
+            id: "gemini-3.5-flash-lite".into(),
+            display_name: None,
+            input_token_limit: None,
+            output_token_limit: None,
+        }];
+        let catalogue = Catalogue::build(&provider, Ok(listed.clone()));
+        let problem = catalogue.configured_problem().unwrap();
+        assert!(problem.contains("gemini-2.5-pro") && problem.contains("2026-12-01"));
+        assert!(problem.contains("gemini-3.5-flash-lite or gemini-3.8-flash"));
+        // The default is current and listed: nothing to fix.
+        let provider = crate::config::Config::default().provider("gemini").unwrap();
+        assert_eq!(
+            Catalogue::build(&provider, Ok(listed)).configured_problem(),
+            None
         );
     }
 

@@ -108,9 +108,7 @@ impl From<AnalysisFailure> for ApiError {
                     upstream_response: upstream_response.clone(),
                     interaction_id: failure.interaction_id,
                     choices: match &failure.error {
-                        vaider_core::VaiderError::ModelNotFound { choices, .. } => {
-                            Some(choices.clone())
-                        }
+                        vaider_core::VaiderError::ModelNotFound(gone) => Some(gone.choices.clone()),
                         _ => None,
                     },
                 },

@@ -287,16 +287,10 @@ pub fn error_json(error: &VaiderError) -> serde_json::Value {
         "upstreamResponse": error.upstream_response().map(|UpstreamResponse { status, body }| json!({"status": status, "body": body})),
     });
     // A model that is gone: the facts a program needs to pick another one.
-    if let VaiderError::ModelNotFound {
-        model,
-        shut_down,
-        choices,
-        ..
-    } = error
-    {
-        value["model"] = json!(model);
-        value["shutDown"] = json!(shut_down);
-        value["choices"] = json!(choices);
+    if let VaiderError::ModelNotFound(gone) = error {
+        value["model"] = json!(gone.model);
+        value["shutDown"] = json!(gone.shut_down);
+        value["choices"] = json!(gone.choices);
     }
     value
 }
