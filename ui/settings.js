@@ -211,8 +211,8 @@ export function settingsView(root) {
     const note = $('#setting-model-note', form);
     if (!note) return;
     let message = text || '';
-    const m = catalogue && (catalogue.models || []).find((x) => x.id === inputs.model.value.trim());
     const typed = inputs.model.value.trim();
+    const m = catalogue && (catalogue.models || []).find((x) => x.id === typed);
     const retiring = catalogue && (catalogue.retirements || []).find((r) => r.model === typed);
     if (!message && retiring) {
       const past = new Date().toISOString().slice(0, 10) >= retiring.shutdown;
