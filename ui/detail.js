@@ -25,6 +25,8 @@ const ERROR_HELP = {
     + 'Vaider now queues calls under that quota; run it again after the wait in the message, or ask the provider for a higher quota.'],
   QUOTA_EXHAUSTED: () => ['The provider’s daily quota for this key and model is used up: waiting minutes will not help. '
     + 'Use another model or key, or a paid tier, or run it again once the quota resets.'],
+  MODEL_NOT_FOUND: () => ['The provider no longer serves this model (or never did); the message above names the current ones. Pick one in ',
+    h('a', { href: '#/settings' }, 'Settings'), ' (or set VAIDER_MODEL, or run `vaider models`), then run it again.'],
   PAUSED: () => ['Vaider was paused when this arrived. Resume it (banner above or Settings) and run it again.'],
   INTERNAL: () => ['Something failed inside Vaider. The server log (VAIDER_LOG=debug) says more; run it again, and report it if it repeats.'],
 };

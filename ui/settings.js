@@ -90,6 +90,7 @@ export function settingsView(root) {
         input.value = v[field.key] === null || v[field.key] === undefined ? '' : String(v[field.key]);
       }
       if (field.key === 'model') {
+        // Filled with the provider's own list once it arrives (loadModels); a typed name stays allowed.
         const list = h('datalist', { id: 'model-options' },
           [...new Set((s.providers || []).map((p) => p.model))].map((m) => h('option', { value: m })));
         input.setAttribute('list', 'model-options');
@@ -101,20 +102,23 @@ export function settingsView(root) {
         env.length ? h('span', { class: 'env-note' }, ` Set by ${env.join(' and ')} in the environment: that value wins over the file while it is set.`) : null);
       input.setAttribute('aria-describedby', `${id}-help`);
       const error = h('p', { class: 'field-error', id: `${id}-error`, hidden: true });
+      const modelNote = field.key === 'model' ? h('p', { class: 'help model-note', id: 'setting-model-note', role: 'status', hidden: true }) : null;
       rows.push(field.type === 'checkbox'
         ? h('div', { class: 'field field-check', dataset: { key: field.key } },
           h('label', { for: id }, input, h('span', null, field.label)), help, error)
         : h('div', { class: 'field', dataset: { key: field.key } },
-          h('label', { for: id }, field.label), input, help, error));
+          h('label', { for: id }, field.label), input, help, modelNote, error));
     }
     // Picking another provider suggests its default model.
     inputs.provider.addEventListener('change', () => {
       const p = (s.providers || []).find((x) => x.name === inputs.provider.value);
       const oldDefault = (s.providers || []).find((x) => x.name === s.values.provider);
-      if (p && (!inputs.model.value || (oldDefault && inputs.model.value === oldDefault.model) || inputs.model.value === s.values.model)) {
-        inputs.model.value = p.model;
-      }
+      const prefilled = p && (!inputs.model.value || (oldDefault && inputs.model.value === oldDefault.model) || inputs.model.value === s.values.model);
+      if (prefilled) inputs.model.value = p.model;
+      loadModels(inputs.provider.value, prefilled);
     });
+    inputs.model.addEventListener('input', () => noteModel());
+    loadModels(inputs.provider.value, false);
     const others = overrides().filter((o) => !FIELDS.some((f) => f.key === o.field || f.env.includes(o.variable))).map((o) => o.variable);
     form.replaceChildren(
       h('h2', null, 'Analyses'),
@@ -179,6 +183,47 @@ export function settingsView(root) {
       button.disabled = false;
     }
   });
+
+  // The provider's models as it lists them today (GET /api/models): offered in the model
+  // field's list, shut-down ones left out, deprecated ones labelled with their shutdown day.
+  let catalogue = null;
+  async function loadModels(provider, replaceRetiring) {
+    try {
+      const c = await api(`/api/models?provider=${encodeURIComponent(provider)}`);
+      if (destroyed || inputs.provider.value !== provider) return;
+      catalogue = c;
+      const options = (c.models || []).filter((m) => m.lifecycle.state !== 'shutDown').map((m) => {
+        const notes = [m.default ? 'default' : '', m.lifecycle.state === 'deprecated' ? `deprecated, shuts down ${m.lifecycle.shutdown}` : '', m.listed ? '' : 'not listed'].filter(Boolean);
+        return h('option', { value: m.id, label: notes.length ? `${m.id} (${notes.join(', ')})` : m.id });
+      });
+      $('#model-options', form)?.replaceChildren(...options);
+      const current = (c.models || []).find((m) => m.id === inputs.model.value);
+      if (replaceRetiring && current && current.lifecycle.state !== 'current') inputs.model.value = c.defaultModel;
+      noteModel();
+    } catch (e) {
+      catalogue = null;
+      noteModel(`Could not list ${provider}'s models (${e.message}); type a model name.`);
+    }
+  }
+
+  // Says when the chosen model is going away or is not served, and what to pick instead.
+  function noteModel(text) {
+    const note = $('#setting-model-note', form);
+    if (!note) return;
+    let message = text || '';
+    const typed = inputs.model.value.trim();
+    const m = catalogue && (catalogue.models || []).find((x) => x.id === typed);
+    const retiring = catalogue && (catalogue.retirements || []).find((r) => r.model === typed);
+    if (!message && retiring) {
+      const past = new Date().toISOString().slice(0, 10) >= retiring.shutdown;
+      message = `${typed} ${past ? 'was shut down' : 'shuts down'} on ${retiring.shutdown}: pick ${retiring.replacements.join(' or ')}.`;
+    } else if (!message && catalogue && typed && !catalogue.listError && !(m && m.listed)) {
+      message = `${catalogue.provider} does not list ${typed}: pick one of its models.`;
+    }
+    if (!message && catalogue && catalogue.listError) message = `Could not list ${catalogue.provider}'s models: ${catalogue.listError}`;
+    note.textContent = message;
+    note.hidden = !message;
+  }
 
   function fieldError(key, message) {
     const el = $(`#setting-${key}-error`, form);

@@ -60,7 +60,7 @@ test('Gemini CLI, configured by vaider init, offers every tool and completes a c
 
   const started = Date.now();
   const done = await gemini(['-p', 'What does the login recording show?', '--approval-mode', 'yolo',
-    '-m', 'gemini-2.5-flash']);
+    '-m', 'gemini-3.5-flash-lite']);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   assert.equal(done.code, 0, `${done.stdout}\n${done.stderr}`);
   assert.deepEqual(warnings(`${done.stdout}\n${done.stderr}`), [], done.stderr);

@@ -53,7 +53,7 @@ tools = [("analyze_video", 6), ("analyze_image", 2), ("ui_diff_check", 1), ("dia
          ("extract_text_from_screenshot", 1), ("ui_to_artifact", 1), ("understand_technical_diagram", 1),
          ("analyze_data_visualization", 1)]
 statuses = [("ok", 80), ("error", 6), ("timeout", 4), ("rejected", 6), ("running", 1)]
-models = [("gemini", "gemini-2.5-flash", 70), ("gemini", "gemini-2.5-pro", 10), ("openai", "gpt-4.1-mini", 10),
+models = [("gemini", "gemini-3.5-flash-lite", 70), ("gemini", "gemini-3.5-flash", 10), ("openai", "gpt-4.1-mini", 10),
           ("anthropic", "claude-sonnet-4-5", 10)]
 def pick(items):
     total = sum(i[-1] for i in items)

@@ -63,7 +63,7 @@ test('a timestamp in the description seeks the video', async ({ page }) => {
 test('facts, usage, raw JSON and the log folder are shown', async ({ page }) => {
   await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
   const facts = page.locator('#facts');
-  await expect(facts).toContainText('gemini-2.5-flash');
+  await expect(facts).toContainText('gemini-3.5-flash-lite');
   await expect(facts).toContainText(/\d+ in · \d+ out/);
   await expect(facts).toContainText('$');
   await expect(facts).toContainText('video/webm');

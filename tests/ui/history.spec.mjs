@@ -23,7 +23,7 @@ test('lists a finished analysis with its file, tool and status, and takes the to
   await expect(row.locator('.c-tool')).toHaveText('analyze_video');
   await expect(row.locator('.c-status .badge').first()).toHaveText('ok');
   await expect(row.locator('.c-model')).toContainText('gemini');
-  await expect(row.locator('.c-model')).toContainText('gemini-2.5-flash');
+  await expect(row.locator('.c-model')).toContainText('gemini-3.5-flash-lite');
   await expect(row.locator('time')).toHaveAttribute('datetime', /\d{4}-\d\d-\d\dT/);
   await expect(row.locator('td.c-num').first()).toHaveText(/\d+(\.\d)? (ms|s)/);
   await expect(row.locator('td.c-num').nth(1)).toHaveText(/^\$/);

@@ -20,7 +20,7 @@ test('a fresh server: the empty history says what to do', async ({ page }) => {
 test('settings show the current values and what the environment sets', async ({ page }) => {
   await openUi(page, ctx.server, '#/settings');
   await expect(page.locator('#setting-provider')).toHaveValue('gemini');
-  await expect(page.locator('#setting-model')).toHaveValue('gemini-2.5-flash');
+  await expect(page.locator('#setting-model')).toHaveValue('gemini-3.5-flash-lite');
   await expect(page.locator('#setting-port')).toHaveValue(String(ctx.server.port));
   await expect(page.locator('#setting-timeoutSec')).toHaveValue('30');
   await expect(page.locator('#setting-maxAttempts')).toHaveValue('3');
@@ -36,9 +36,23 @@ test('settings show the current values and what the environment sets', async ({ 
   await expect(page.locator('#pause-server')).toBeVisible();
 });
 
+test('the model field offers the provider\'s models and warns about a retiring one', async ({ page }) => {
+  await openUi(page, ctx.server, '#/settings');
+  const options = page.locator('#model-options option');
+  await expect(options).toHaveCount(5);
+  const values = await options.evaluateAll((os) => os.map((o) => o.value));
+  expect(values).toEqual(['gemini-3.5-flash', 'gemini-3.5-flash-lite', 'gemini-3.8-flash', 'gemini-3.1-pro-preview', 'gemini-2.5-flash-lite']);
+  await expect(page.locator('#setting-model-note')).toBeHidden();
+  await page.fill('#setting-model', 'gemini-2.5-flash');
+  await expect(page.locator('#setting-model-note')).toContainText('2026-12-01');
+  await expect(page.locator('#setting-model-note')).toContainText('gemini-3.5-flash-lite');
+  await page.fill('#setting-model', 'gemini-3.8-flash');
+  await expect(page.locator('#setting-model-note')).toBeHidden();
+});
+
 test('saved settings are written to config.toml and survive a restart of the server', async ({ page }) => {
   await openUi(page, ctx.server, '#/settings');
-  await page.fill('#setting-model', 'gemini-2.5-pro');
+  await page.fill('#setting-model', 'gemini-3.5-flash');
   await page.fill('#setting-timeoutSec', '45');
   await page.fill('#setting-maxAttempts', '5');
   await page.uncheck('#setting-cache');
@@ -47,7 +61,7 @@ test('saved settings are written to config.toml and survive a restart of the ser
   await expect(page.locator('#saved')).toHaveText('Saved.');
 
   const toml = await fs.readFile(ctx.server.configFile, 'utf8');
-  expect(toml).toMatch(/^model = "gemini-2\.5-pro"$/m);
+  expect(toml).toMatch(/^model = "gemini-3\.5-flash"$/m);
   expect(toml).toMatch(/^timeout_sec = 45$/m);
   expect(toml).toMatch(/^max_attempts = 5$/m);
   expect(toml).toMatch(/^cache = false$/m);
@@ -57,13 +71,13 @@ test('saved settings are written to config.toml and survive a restart of the ser
 
   await ctx.server.restart();
   await page.reload();
-  await expect(page.locator('#setting-model')).toHaveValue('gemini-2.5-pro');
+  await expect(page.locator('#setting-model')).toHaveValue('gemini-3.5-flash');
   await expect(page.locator('#setting-timeoutSec')).toHaveValue('45');
   await expect(page.locator('#setting-maxAttempts')).toHaveValue('5');
   await expect(page.locator('#setting-cache')).not.toBeChecked();
   await expect(page.locator('#setting-videoSampling')).toHaveValue('full');
   const api = await ctx.server.json('/api/settings');
-  expect(api.body.values).toMatchObject({ model: 'gemini-2.5-pro', timeoutSec: 45, maxAttempts: 5, cache: false, videoSampling: 'full' });
+  expect(api.body.values).toMatchObject({ model: 'gemini-3.5-flash', timeoutSec: 45, maxAttempts: 5, cache: false, videoSampling: 'full' });
 });
 
 test('a port set by VAIDER_PORT: saving another keeps it in the file and the note says the environment wins', async ({ page }) => {

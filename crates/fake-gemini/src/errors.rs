@@ -116,7 +116,7 @@ impl ApiError {
 
     /// 429 with QuotaFailure and RetryInfo details.
     pub fn rate_limited(retry_delay: &str, per_day: bool, model: Option<&str>) -> Self {
-        let model = model.unwrap_or("gemini-2.5-flash");
+        let model = model.unwrap_or("gemini-3.5-flash-lite");
         Self::quota_exceeded(retry_delay, per_day, model, if per_day { 250 } else { 10 })
     }
 

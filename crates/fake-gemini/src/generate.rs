@@ -208,11 +208,7 @@ pub(crate) fn text_tokens(s: &str) -> u64 {
 }
 
 pub(crate) fn model_known(model: &str) -> bool {
-    let m = model.strip_prefix("models/").unwrap_or(model);
-    m.len() > "gemini-".len()
-        && m.starts_with("gemini-")
-        && m.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+    crate::models::known(model)
 }
 
 pub(crate) fn model_not_found(model: &str, version: &str) -> ApiError {
@@ -837,44 +833,6 @@ fn check_openapi_schema(s: &Value, at: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// `GET /{v}/models/{model}`.
-pub(crate) fn model_json(model: &str) -> Option<Value> {
-    let model = model.strip_prefix("models/").unwrap_or(model);
-    if !model_known(model) {
-        return None;
-    }
-    let thinking = thinking_model(model);
-    Some(json!({
-        "name": format!("models/{model}"),
-        "version": "001",
-        "displayName": model.replace('-', " "),
-        "description": format!("{model} (served by fake-gemini)"),
-        "inputTokenLimit": 1_048_576,
-        "outputTokenLimit": if thinking { 65_536 } else { 8_192 },
-        "supportedGenerationMethods": ["generateContent", "countTokens", "createCachedContent", "batchGenerateContent"],
-        "temperature": 1.0,
-        "topP": 0.95,
-        "topK": 64,
-        "maxTemperature": 2.0,
-        "thinking": thinking,
-    }))
-}
-
-/// `GET /{v}/models`.
-pub(crate) fn models_list() -> Value {
-    let models: Vec<Value> = [
-        "gemini-2.5-flash",
-        "gemini-2.5-flash-lite",
-        "gemini-2.5-pro",
-        "gemini-3.5-flash",
-        "gemini-3.5-flash-lite",
-    ]
-    .iter()
-    .filter_map(|m| model_json(m))
-    .collect();
-    json!({ "models": models })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -902,7 +860,8 @@ mod tests {
 
     #[test]
     fn models_are_checked() {
-        assert!(model_known("gemini-2.5-flash"));
+        assert!(model_known("gemini-3.5-flash-lite"));
+        assert!(!model_known("gemini-2.5-flash"));
         assert!(!model_known("gpt-4o"));
         assert!(!model_known("gemini-"));
     }

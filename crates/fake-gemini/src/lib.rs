@@ -15,6 +15,9 @@
 //! - on thinking models (2.5, 3.x) `totalTokenCount` = prompt + candidates +
 //!   `thoughtsTokenCount`, and thoughts share `maxOutputTokens` (a tiny limit gives
 //!   `MAX_TOKENS` with no `parts`);
+//! - only today's models are served ([`served_models`]); a shut-down one (gemini-2.5-flash,
+//!   gemini-2.5-pro, gemini-2.0-flash) answers 404 NOT_FOUND with Google's message;
+//!   `GET /{v}/models` is paged (`pageSize`, `pageToken`, `nextPageToken`);
 //! - unknown JSON fields are refused (400 "Unknown name ..."), camelCase and snake_case alike
 //!   are accepted; JSON request bodies are limited to 20 MiB.
 
@@ -25,6 +28,7 @@ mod files;
 mod generate;
 mod judge;
 pub mod media;
+mod models;
 mod planner;
 mod quota;
 mod router;
@@ -35,6 +39,7 @@ mod upload;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use models::served_models;
 use state::Shared;
 
 /// The endpoints a [`Fault`] can be queued for.
@@ -199,6 +204,12 @@ impl FakeGemini {
         self.shared.lock().api_key = key.to_string();
     }
 
+    /// Answer at most `n` models a page on `GET /{v}/models` (Google may answer fewer than
+    /// `pageSize`), so a client that does not follow `nextPageToken` misses models.
+    pub fn set_models_page_cap(&self, n: usize) {
+        self.shared.lock().models_page_cap = n.max(1);
+    }
+
     /// How many GET polls of a file answer PROCESSING before it turns ACTIVE (default 1).
     /// Applies to files finalized after the call; 0 makes them ACTIVE at once.
     pub fn set_processing_polls(&self, n: u32) {
@@ -318,7 +329,7 @@ mod tests {
         assert_eq!(chunk.status(), 200);
         let generate = client
             .post(format!(
-                "{}/v1beta/models/gemini-2.5-flash:generateContent",
+                "{}/v1beta/models/gemini-3.5-flash-lite:generateContent",
                 fake.base_url()
             ))
             .header("x-goog-api-key", FakeGemini::API_KEY)

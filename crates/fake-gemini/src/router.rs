@@ -257,7 +257,7 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         Route::CountTokens { version, model } => {
             generate::count_tokens(&shared, &version, &model, &body)
         }
-        Route::GetModel { version, model } => match generate::model_json(&model) {
+        Route::GetModel { version, model } => match crate::models::model_json(&model) {
             Some(v) => json_ok(&v),
             None => ApiError::new(
                 404,
@@ -265,7 +265,11 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             )
             .into_response(),
         },
-        Route::ListModels => json_ok(&generate::models_list()),
+        Route::ListModels => crate::models::list(
+            query_get(&query, "pageSize").or(query_get(&query, "page_size")),
+            query_get(&query, "pageToken").or(query_get(&query, "page_token")),
+            shared.lock().models_page_cap,
+        ),
         Route::UploadSession { .. } | Route::Unknown => html_not_found(&path),
     }
 }
@@ -451,12 +455,12 @@ mod tests {
         assert_eq!(
             Route::parse(
                 &Method::POST,
-                "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+                "/v1beta/models/gemini-3.5-flash-lite:streamGenerateContent",
                 &q
             ),
             Route::Generate {
                 version: "v1beta".into(),
-                model: "gemini-2.5-flash".into(),
+                model: "gemini-3.5-flash-lite".into(),
                 stream: true
             }
         );

@@ -33,6 +33,7 @@ impl Shared {
                 generate_bodies: Vec::new(),
                 generate_answered: Vec::new(),
                 quotas: Default::default(),
+                models_page_cap: usize::MAX,
                 counter: 0,
             }),
         }
@@ -59,6 +60,8 @@ pub(crate) struct Inner {
     pub generate_answered: Vec<Instant>,
     /// The request quotas, per key and model (off unless set).
     pub quotas: crate::quota::Quotas,
+    /// The most models one `models.list` page holds, whatever the client asks.
+    pub models_page_cap: usize,
     counter: u64,
 }
 

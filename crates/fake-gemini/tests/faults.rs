@@ -39,7 +39,7 @@ async fn rate_limit_has_retry_info_and_quota_failure() {
             .and_then(|d| d.iter().find(|x| x["@type"] == ty).cloned())
             .unwrap_or(Value::Null)
     };
-    let r = generate(&fake, &client, "gemini-2.5-flash", &hello()).await;
+    let r = generate(&fake, &client, "gemini-3.5-flash-lite", &hello()).await;
     let body = expect_error(r, 429, "RESOURCE_EXHAUSTED").await;
     assert_eq!(
         find(&body, "type.googleapis.com/google.rpc.RetryInfo")["retryDelay"],
@@ -53,7 +53,7 @@ async fn rate_limit_has_retry_info_and_quota_failure() {
         "{quota}"
     );
 
-    let r = generate(&fake, &client, "gemini-2.5-flash", &hello()).await;
+    let r = generate(&fake, &client, "gemini-3.5-flash-lite", &hello()).await;
     let body = expect_error(r, 429, "RESOURCE_EXHAUSTED").await;
     assert_eq!(
         find(&body, "type.googleapis.com/google.rpc.RetryInfo")["retryDelay"],
@@ -64,7 +64,7 @@ async fn rate_limit_has_retry_info_and_quota_failure() {
     assert!(id.contains("PerMinute") && !id.contains("PerDay"), "{id}");
 
     // Each fault is used once.
-    let r = generate(&fake, &client, "gemini-2.5-flash", &hello()).await;
+    let r = generate(&fake, &client, "gemini-3.5-flash-lite", &hello()).await;
     assert_eq!(r.status(), 200);
 }
 
@@ -85,10 +85,10 @@ async fn status_faults_use_google_status_names() {
         fake.push_fault(Endpoint::Generate, Fault::Status(code));
     }
     for (code, status) in table {
-        let r = generate(&fake, &client, "gemini-2.5-flash", &hello()).await;
+        let r = generate(&fake, &client, "gemini-3.5-flash-lite", &hello()).await;
         expect_error(r, code, status).await;
     }
-    let r = generate(&fake, &client, "gemini-2.5-flash", &hello()).await;
+    let r = generate(&fake, &client, "gemini-3.5-flash-lite", &hello()).await;
     assert_eq!(r.status(), 200);
 }
 
@@ -152,13 +152,13 @@ async fn delays_slow_the_answer() {
     let client = Client::new();
     fake.push_fault(Endpoint::Generate, Fault::Delay(Duration::from_millis(300)));
     let t = Instant::now();
-    let r = generate(&fake, &client, "gemini-2.5-flash", &hello()).await;
+    let r = generate(&fake, &client, "gemini-3.5-flash-lite", &hello()).await;
     assert_eq!(r.status(), 200);
     assert!(t.elapsed() >= Duration::from_millis(300));
 
     fake.set_generate_delay(Duration::from_millis(200));
     let t = Instant::now();
-    let r = generate(&fake, &client, "gemini-2.5-flash", &hello()).await;
+    let r = generate(&fake, &client, "gemini-3.5-flash-lite", &hello()).await;
     assert_eq!(r.status(), 200);
     assert!(t.elapsed() >= Duration::from_millis(200));
 }
@@ -173,7 +173,7 @@ async fn blocked_prompt_and_safety_finish() {
     );
     fake.push_fault(Endpoint::Generate, Fault::FinishReason("SAFETY".into()));
 
-    let resp: Value = generate(&fake, &client, "gemini-2.5-flash", &hello())
+    let resp: Value = generate(&fake, &client, "gemini-3.5-flash-lite", &hello())
         .await
         .json()
         .await
@@ -181,7 +181,7 @@ async fn blocked_prompt_and_safety_finish() {
     assert_eq!(resp["promptFeedback"]["blockReason"], "PROHIBITED_CONTENT");
     assert!(resp.get("candidates").is_none());
 
-    let resp: Value = generate(&fake, &client, "gemini-2.5-flash", &hello())
+    let resp: Value = generate(&fake, &client, "gemini-3.5-flash-lite", &hello())
         .await
         .json()
         .await
@@ -194,7 +194,7 @@ async fn blocked_prompt_and_safety_finish() {
 async fn every_request_is_recorded() {
     let fake = FakeGemini::start().await;
     let client = Client::new();
-    let _ = generate(&fake, &client, "gemini-2.5-flash", &hello()).await;
+    let _ = generate(&fake, &client, "gemini-3.5-flash-lite", &hello()).await;
     let _ = client
         .get(format!("{}/no/such/path", fake.base_url()))
         .send()
@@ -205,7 +205,7 @@ async fn every_request_is_recorded() {
     assert_eq!(reqs[0].method, "POST");
     assert_eq!(
         reqs[0].path,
-        "/v1beta/models/gemini-2.5-flash:generateContent"
+        "/v1beta/models/gemini-3.5-flash-lite:generateContent"
     );
     assert_eq!(reqs[0].header("x-goog-api-key"), Some(KEY));
     assert_eq!(reqs[0].body_len, hello().to_string().len() as u64);

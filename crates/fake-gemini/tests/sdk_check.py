@@ -66,7 +66,7 @@ def main() -> None:
     print(f"active: {f.name} uri={f.uri} video_metadata={f.video_metadata}")
 
     # generateContent with the file and a text part.
-    resp = client.models.generate_content(model="gemini-2.5-flash", contents=[f, "Describe"])
+    resp = client.models.generate_content(model="gemini-3.5-flash-lite", contents=[f, "Describe"])
     text = resp.text or ""
     print("answer:\n" + text)
     if sha_hex not in text:
@@ -79,7 +79,7 @@ def main() -> None:
 
     # Streaming (SSE).
     chunks = list(
-        client.models.generate_content_stream(model="gemini-2.5-flash", contents=[f, "Describe"])
+        client.models.generate_content_stream(model="gemini-3.5-flash-lite", contents=[f, "Describe"])
     )
     streamed = "".join(c.text or "" for c in chunks)
     if streamed != text:
@@ -99,7 +99,7 @@ def main() -> None:
         "required": ["summary", "passed", "steps"],
     }
     resp = client.models.generate_content(
-        model="gemini-2.5-flash",
+        model="gemini-3.5-flash-lite",
         contents=[f, "Report as JSON"],
         config=types.GenerateContentConfig(
             response_mime_type="application/json", response_json_schema=schema
@@ -117,7 +117,7 @@ def main() -> None:
     if png.is_file():
         b = png.read_bytes()
         resp = client.models.generate_content(
-            model="gemini-2.5-flash",
+            model="gemini-3.5-flash-lite",
             contents=[types.Part.from_bytes(data=b, mime_type="image/png"), "What is shown?"],
         )
         if hashlib.sha256(b).hexdigest() not in (resp.text or ""):
@@ -127,7 +127,7 @@ def main() -> None:
     # Errors the SDK must surface.
     bad = genai.Client(api_key="wrong-key", http_options=types.HttpOptions(base_url=url))
     try:
-        bad.models.generate_content(model="gemini-2.5-flash", contents="hi")
+        bad.models.generate_content(model="gemini-3.5-flash-lite", contents="hi")
         fail("a bad key was accepted")
     except errors.ClientError as e:
         if e.code != 400 or "API_KEY_INVALID" not in str(e.details):
@@ -155,13 +155,13 @@ def main() -> None:
         return sum(d.token_count for d in details if d.modality.name == "VIDEO")
 
     clipped = client.models.generate_content(
-        model="gemini-2.5-flash",
+        model="gemini-3.5-flash-lite",
         contents=[clip("0s", "2s", 0.4995), clip("2.25s", "3.5s", 8.0), "Describe"],
     )
     if video_tokens(clipped) != (1 + 10) * 258:
         fail(f"clips: {video_tokens(clipped)} video tokens, expected 11 frames of 258")
     low = client.models.generate_content(
-        model="gemini-2.5-flash",
+        model="gemini-3.5-flash-lite",
         contents=[clip("0s", "2s", 0.4995), "Describe"],
         config=types.GenerateContentConfig(media_resolution=types.MediaResolution.MEDIA_RESOLUTION_LOW),
     )
@@ -170,7 +170,7 @@ def main() -> None:
     print(f"clips: {video_tokens(clipped)} video tokens; one frame at low resolution: {video_tokens(low)}")
 
     # Count tokens, list, delete.
-    ct = client.models.count_tokens(model="gemini-2.5-flash", contents=[f, "Describe"])
+    ct = client.models.count_tokens(model="gemini-3.5-flash-lite", contents=[f, "Describe"])
     if not ct.total_tokens:
         fail(f"count_tokens: {ct}")
     print(f"count_tokens: {ct.total_tokens}")
@@ -183,6 +183,29 @@ def main() -> None:
         fail("a deleted file is still served")
     except errors.ClientError as e:
         print(f"deleted file: {e.code} {e.status}")
+    # Today's models only, listed page by page; a shut-down model is a 404.
+    listed = [m.name for m in client.models.list(config={"page_size": 2})]
+    want = [
+        "models/gemini-3.5-flash",
+        "models/gemini-3.5-flash-lite",
+        "models/gemini-3.8-flash",
+        "models/gemini-3.1-pro-preview",
+        "models/gemini-2.5-flash-lite",
+    ]
+    if listed != want:
+        fail(f"models.list gave {listed}")
+    m = client.models.get(model="gemini-3.5-flash-lite")
+    if m.input_token_limit is None or "generateContent" not in (m.supported_actions or []):
+        fail(f"models.get gave {m}")
+    try:
+        client.models.generate_content(model="gemini-2.5-flash", contents="hi")
+        fail("a shut-down model answered")
+    except errors.ClientError as e:
+        if e.code != 404 or "ListModels" not in (e.message or ""):
+            fail(f"shut-down model: {e.code} {e.message}")
+        print(f"shut-down model: {e.code} {e.status}")
+    print(f"models: {len(listed)} over pages of 2")
+
     # The async client on the older /v1beta/ paths.
     async def async_pass() -> None:
         beta = genai.Client(

@@ -30,7 +30,7 @@ async fn images_are_answered_and_video_is_refused() {
     let client = Client::new();
     let image = png(64, 48, 500);
     let body = json!({
-        "model": "gemini-2.5-flash",
+        "model": "gemini-3.5-flash-lite",
         "messages": [
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": [
@@ -56,7 +56,7 @@ async fn images_are_answered_and_video_is_refused() {
     );
 
     let video = json!({
-        "model": "gemini-2.5-flash",
+        "model": "gemini-3.5-flash-lite",
         "messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": data_url("video/webm", &media("login-flow.webm"))}}
         ]}]
@@ -68,7 +68,7 @@ async fn images_are_answered_and_video_is_refused() {
     assert_eq!(err[0]["error"]["code"], 400, "{err}");
 
     let video_url = json!({
-        "model": "gemini-2.5-flash",
+        "model": "gemini-3.5-flash-lite",
         "messages": [{"role": "user", "content": [
             {"type": "video_url", "video_url": {"url": data_url("video/mp4", &media("login-flow.mp4"))}}
         ]}]

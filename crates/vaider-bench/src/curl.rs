@@ -96,7 +96,7 @@ pub async fn four_calls(base: &str, key: &str, video: &Path, mime: &str) -> Resu
     let answer = curl(&[
         "-X",
         "POST",
-        &format!("{base}/v1beta/models/gemini-2.5-flash:generateContent"),
+        &format!("{base}/v1beta/models/gemini-3.5-flash-lite:generateContent"),
         "-H",
         &format!("x-goog-api-key: {key}"),
         "-H",

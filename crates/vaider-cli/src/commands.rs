@@ -133,6 +133,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             user,
             tools,
         }),
+        Command::Models { provider, json } => crate::models::models(provider, json).await,
         Command::Doctor => crate::setup::doctor().await,
     }
 }

@@ -2,6 +2,7 @@
 //! is in `vaider-core` (the pipeline) and `vaider-server` (HTTP and MCP).
 
 mod commands;
+mod models;
 mod plan;
 mod setup;
 mod validate;
@@ -203,6 +204,15 @@ enum Command {
         /// (core, vision, visual, tests, qa, status) or tool names, comma-separated.
         #[arg(long)]
         tools: Option<String>,
+    },
+    /// List the provider's models today: the default, the configured one, and those being
+    /// shut down (with the day and the replacement).
+    Models {
+        /// Another provider than the configured one.
+        #[arg(long)]
+        provider: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
     /// Report what is set, what is missing and how to fix it.
     Doctor,

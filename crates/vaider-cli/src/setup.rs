@@ -189,6 +189,7 @@ async fn machine(report: &mut Report) -> Result<Config> {
         Some((_, source)) => line(true, "API key", format!("set, from the {source}")),
         None => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
     }
+    model_check(&mut line, &config).await;
     match keychain {
         KeychainStatus::Available => line(true, "keychain", "available".into()),
         KeychainStatus::Unavailable(reason) => line(
@@ -248,6 +249,35 @@ async fn machine(report: &mut Report) -> Result<Config> {
         println!("     environment overrides: {}", overridden.join(", "));
     }
     Ok(config)
+}
+
+/// The configured model: gone (shut down, or not in the provider's list) or deprecated (a
+/// shutdown ahead) is a FIX with the replacement.
+async fn model_check(line: &mut impl FnMut(bool, &str, String), config: &Config) {
+    let dirs = crate::commands::dotenv_dirs();
+    let limits = vaider_core::models::ListLimits::on_error_path();
+    match vaider_core::models::catalogue(config, None, &dirs, limits).await {
+        Ok(catalogue) => match (catalogue.configured_problem(), &catalogue.list_error) {
+            (Some(problem), _) => line(false, "model", problem),
+            (None, None) => line(
+                true,
+                "model",
+                format!(
+                    "{} is served by {}",
+                    catalogue.configured_model, catalogue.provider
+                ),
+            ),
+            (None, Some(error)) => line(
+                true,
+                "model",
+                format!(
+                    "{} (not checked against the provider's list: {error})",
+                    catalogue.configured_model
+                ),
+            ),
+        },
+        Err(e) => line(false, "model", e.to_string()),
+    }
 }
 
 /// Every agent configured to use Vaider, in this project and the user's home: can it reach

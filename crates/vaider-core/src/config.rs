@@ -14,8 +14,9 @@ use crate::error::{Result, VaiderError};
 
 pub const DEFAULT_PORT: u16 = 3456;
 pub const DEFAULT_GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
-/// A current, inexpensive Gemini model that understands video (the 1.5 models are retired).
-pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
+/// A current, inexpensive Gemini model that understands video: the replacement Google names
+/// for gemini-2.5-flash, in the same price class. Retiring models are listed in models.rs.
+pub const DEFAULT_GEMINI_MODEL: &str = "gemini-3.5-flash-lite";
 
 /// USD per million tokens, input and output.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -137,9 +138,7 @@ impl Default for Config {
 /// providers' price lists); users update them in the config file.
 pub fn default_prices() -> BTreeMap<String, Price> {
     [
-        ("gemini-2.5-flash", 0.30, 2.50),
         ("gemini-2.5-flash-lite", 0.10, 0.40),
-        ("gemini-2.5-pro", 1.25, 10.00),
         ("gemini-3.5-flash", 1.50, 9.00),
         ("gemini-3.5-flash-lite", 0.30, 2.50),
         ("gpt-4.1-mini", 0.40, 1.60),
@@ -564,11 +563,13 @@ impl Config {
             config.region = s.region.clone().filter(|r| !r.trim().is_empty());
             config.aws_profile = s.aws_profile.clone().filter(|p| !p.trim().is_empty());
         }
-        // The top-level model is the default provider's model.
+        // The top-level model is the default provider's model (not a Gemini default left in
+        // a config file written by an earlier version, such as gemini-2.5-flash).
         if name == self.provider
             && name != "gemini"
             && !self.model.is_empty()
             && self.model != DEFAULT_GEMINI_MODEL
+            && crate::models::retirement(&self.model).is_none()
         {
             config.model = self.model.clone();
         }
@@ -582,7 +583,7 @@ impl Config {
     }
 
     pub fn price_of(&self, model: &str) -> Option<Price> {
-        // "models/gemini-2.5-flash" and "gemini-2.5-flash-001" are priced as the base model.
+        // "models/gemini-3.5-flash" and "gemini-3.5-flash-001" are priced as the base model.
         let model = model.strip_prefix("models/").unwrap_or(model);
         self.price_by_prefix(model).or_else(|| {
             // Bedrock: "us.anthropic.claude-sonnet-4-5-...-v1:0" is priced as claude-sonnet-4-5
@@ -657,7 +658,7 @@ mod tests {
     #[test]
     fn env_overrides_file_values() {
         let mut config: Config =
-            toml::from_str("model = \"gemini-2.5-pro\"\nport = 4000\n").unwrap();
+            toml::from_str("model = \"gemini-3.5-flash\"\nport = 4000\n").unwrap();
         let env = |name: &str| match name {
             "VAIDER_PORT" => Some("5000".to_string()),
             "VAIDER_CACHE" => Some("off".to_string()),
@@ -665,7 +666,7 @@ mod tests {
             _ => None,
         };
         config.apply_env(env).unwrap();
-        assert_eq!(config.model, "gemini-2.5-pro");
+        assert_eq!(config.model, "gemini-3.5-flash");
         assert_eq!(config.port, 5000);
         assert!(!config.cache);
         assert_eq!(config.gemini.base_url, "http://127.0.0.1:9");
@@ -701,8 +702,8 @@ mod tests {
     #[test]
     fn versioned_model_names_use_the_base_price() {
         let config = Config::default();
-        let flash = config.price_of("gemini-2.5-flash-001").unwrap();
-        assert_eq!(flash.input_per_million, 0.30);
+        let flash = config.price_of("gemini-3.5-flash-001").unwrap();
+        assert_eq!(flash.input_per_million, 1.50);
         let lite = config.price_of("models/gemini-2.5-flash-lite").unwrap();
         assert_eq!(lite.input_per_million, 0.10);
         assert!(config.price_of("gpt-4o").is_none());
@@ -763,7 +764,7 @@ mod tests {
                 .input_per_million,
             0.06
         );
-        assert_eq!(bedrock_base_model("gemini-2.5-flash"), "gemini-2.5-flash");
+        assert_eq!(bedrock_base_model("gemini-3.5-flash"), "gemini-3.5-flash");
         assert_eq!(
             bedrock_base_model("Qwen/Qwen2.5-VL-7B-Instruct"),
             "Qwen/Qwen2.5-VL-7B-Instruct"

@@ -25,13 +25,13 @@ mod tests {
     #[test]
     fn cost_is_tokens_times_price() {
         let config = Config::default();
-        // gemini-2.5-flash: 0.30 in, 2.50 out per million.
+        // gemini-3.5-flash-lite: 0.30 in, 2.50 out per million.
         let usage = Usage {
             input_tokens: 1_650,
             output_tokens: 400,
         };
         let expected = 1_650.0 * 0.30 / 1e6 + 400.0 * 2.50 / 1e6;
-        assert!((cost_usd(&config, "gemini-2.5-flash", usage) - expected).abs() < 1e-9);
+        assert!((cost_usd(&config, "gemini-3.5-flash-lite", usage) - expected).abs() < 1e-9);
         assert_eq!(cost_usd(&config, "unknown-model", usage), 0.0);
     }
 }

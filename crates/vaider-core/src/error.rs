@@ -29,6 +29,8 @@ pub enum ErrorCode {
     Internal,
     /// Analyses are paused from the tray app or the UI.
     Paused,
+    /// The provider does not serve the model asked for (shut down, or a wrong name).
+    ModelNotFound,
 }
 
 impl ErrorCode {
@@ -43,6 +45,7 @@ impl ErrorCode {
             ErrorCode::NoApiKey => "NO_API_KEY",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::Paused => "PAUSED",
+            ErrorCode::ModelNotFound => "MODEL_NOT_FOUND",
         }
     }
 }
@@ -93,6 +96,10 @@ pub enum VaiderError {
     #[error("Vaider could not {action}: {reason}")]
     Internal { action: String, reason: String },
 
+    /// The provider does not serve the model (boxed: the error path is the rare one).
+    #[error("{}", .0.message())]
+    ModelNotFound(Box<crate::models::ModelGone>),
+
     #[error("Vaider is paused: a person paused it from the tray menu or the history window. Ask them to choose Resume server, or retry later.")]
     Paused,
 }
@@ -109,6 +116,7 @@ impl VaiderError {
             VaiderError::NoApiKey { .. } => ErrorCode::NoApiKey,
             VaiderError::Internal { .. } => ErrorCode::Internal,
             VaiderError::Paused => ErrorCode::Paused,
+            VaiderError::ModelNotFound(_) => ErrorCode::ModelNotFound,
         }
     }
 
@@ -124,6 +132,7 @@ impl VaiderError {
             VaiderError::Upstream { response, .. } | VaiderError::RateLimited { response, .. } => {
                 response.as_ref()
             }
+            VaiderError::ModelNotFound(gone) => gone.response.as_ref(),
             _ => None,
         }
     }

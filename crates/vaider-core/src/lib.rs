@@ -18,6 +18,7 @@ pub mod job;
 pub mod keyframes;
 pub mod lease;
 pub mod media;
+pub mod models;
 pub mod pipeline;
 pub mod progress;
 pub mod prompts;

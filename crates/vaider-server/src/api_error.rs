@@ -40,6 +40,9 @@ struct ErrorDetail {
     upstream_response: Option<UpstreamResponse>,
     #[serde(skip_serializing_if = "Option::is_none")]
     interaction_id: Option<String>,
+    /// MODEL_NOT_FOUND: the models to pick instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    choices: Option<Vec<String>>,
 }
 
 impl ApiError {
@@ -53,6 +56,7 @@ impl ApiError {
                     duration_ms: None,
                     upstream_response: None,
                     interaction_id: None,
+                    choices: None,
                 },
                 duration_ms: None,
                 upstream_response: None,
@@ -91,6 +95,7 @@ impl From<AnalysisFailure> for ApiError {
             ErrorCode::UpstreamError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::RateLimited | ErrorCode::QuotaExhausted => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::NoApiKey | ErrorCode::Paused => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::ModelNotFound => StatusCode::NOT_FOUND,
         };
         let duration_ms = (code == ErrorCode::Timeout).then_some(failure.duration_ms);
         let upstream_response = failure.error.upstream_response().cloned();
@@ -103,6 +108,10 @@ impl From<AnalysisFailure> for ApiError {
                     duration_ms,
                     upstream_response: upstream_response.clone(),
                     interaction_id: failure.interaction_id,
+                    choices: match &failure.error {
+                        vaider_core::VaiderError::ModelNotFound(gone) => Some(gone.choices.clone()),
+                        _ => None,
+                    },
                 },
                 duration_ms,
                 upstream_response,

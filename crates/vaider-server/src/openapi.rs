@@ -136,6 +136,7 @@ pub fn document() -> Value {
                     "400": error("INVALID_PATH: the path does not lead to a readable video or image", json!({}), &[]),
                     "401": error("UNAUTHORIZED: missing or wrong token", json!({}), &[]),
                     "403": error("FORBIDDEN_ORIGIN / FORBIDDEN_HOST: not a local client", json!({}), &[]),
+                    "404": error("MODEL_NOT_FOUND: the provider does not serve the model (shut down, or a wrong name); error.choices lists the current ones", json!({}), &[]),
                     "408": error("TIMEOUT: the analysis took longer than timeoutSec; durationMs is how long it ran", json!({"durationMs": {"type": "integer", "minimum": 0}}), &["durationMs"]),
                     "422": error("INVALID_REQUEST: the body is malformed", json!({}), &[]),
                     "500": error("UPSTREAM_ERROR: the model service failed; upstreamResponse is its answer, when it gave one (INTERNAL: Vaider itself failed)", json!({"upstreamResponse": {"type": "object", "required": ["status", "body"], "properties": {"status": {"type": "integer"}, "body": {"type": "string"}}}}), &[]),

@@ -158,7 +158,10 @@ async fn analyses_real_playwright_recordings_and_records_them() {
         assert!(s["description"].as_str().unwrap().contains(&sha), "{s}");
         assert!(text_of(&result).contains(&sha));
         assert_eq!(s["provider"], "gemini");
-        assert!(s["model"].as_str().unwrap().starts_with("gemini-2.5-flash"));
+        assert!(s["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("gemini-3.5-flash-lite"));
         assert_eq!(s["cached"], false);
         let input = s["usage"]["inputTokens"].as_u64().unwrap();
         let output = s["usage"]["outputTokens"].as_u64().unwrap();
@@ -542,7 +545,7 @@ async fn status_says_hello_with_version_provider_model_and_key() {
     let s = result.structured_content.clone().unwrap();
     assert_eq!(s["version"], vaider_core::VERSION);
     assert_eq!(s["provider"], "gemini");
-    assert_eq!(s["model"], "gemini-2.5-flash");
+    assert_eq!(s["model"], "gemini-3.5-flash-lite");
     assert_eq!(s["keyConfigured"], true);
     assert!(chrono::DateTime::parse_from_rfc3339(s["serverTime"].as_str().unwrap()).is_ok());
     assert!(!result

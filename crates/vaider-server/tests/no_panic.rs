@@ -216,7 +216,7 @@ fn rest_body(server: &TestServer) -> impl Strategy<Value = Vec<u8>> {
     let folder = server.media.path().display().to_string();
     let string = |s: BoxedStrategy<String>| s.prop_map(Value::from).boxed();
     let model = prop_oneof![
-        3 => Just("gemini-2.5-flash".to_string()),
+        3 => Just("gemini-3.5-flash-lite".to_string()),
         1 => pieces(),
         1 => any::<String>()
     ];
@@ -361,7 +361,7 @@ fn tool_arguments(server: &TestServer) -> impl Strategy<Value = Value> {
         pieces().prop_filter("not a provider off this machine", move |p| !not_asked(p)),
     ];
     let model = prop_oneof![
-        3 => Just("gemini-2.5-flash".to_string()),
+        3 => Just("gemini-3.5-flash-lite".to_string()),
         1 => pieces(),
         1 => any::<String>()
     ];

@@ -420,16 +420,16 @@ async fn settings_are_checked_saved_to_the_config_file_and_applied_at_once() {
         &server,
         reqwest::Method::PUT,
         "/api/settings",
-        Some(json!({"cache": false, "model": "gemini-2.5-pro", "port": 4567, "maxAttempts": 2})),
+        Some(json!({"cache": false, "model": "gemini-3.5-flash", "port": 4567, "maxAttempts": 2})),
     )
     .await;
     assert_eq!(status, 200, "{saved}");
     assert_eq!(saved["restartNeeded"], json!(["port"]));
-    assert_eq!(saved["values"]["model"], "gemini-2.5-pro");
+    assert_eq!(saved["values"]["model"], "gemini-3.5-flash");
     let file = std::fs::read_to_string(config_dir.path().join("config.toml")).unwrap();
     let on_disk: vaider_core::Config = toml::from_str(&file).unwrap();
     assert!(!on_disk.cache);
-    assert_eq!(on_disk.model, "gemini-2.5-pro");
+    assert_eq!(on_disk.model, "gemini-3.5-flash");
     assert_eq!(on_disk.port, 4567);
     assert_eq!(on_disk.max_attempts, 2);
     // Environment values are applied but not written into the file.
@@ -441,7 +441,7 @@ async fn settings_are_checked_saved_to_the_config_file_and_applied_at_once() {
             .post_analyse(json!({"videoPath": server.media_path("login-flow.webm")}))
             .await;
         assert_eq!(status, 200, "{body}");
-        assert_eq!(body["model"], "gemini-2.5-pro");
+        assert_eq!(body["model"], "gemini-3.5-flash");
         assert_eq!(body["cached"], false);
     }
 }

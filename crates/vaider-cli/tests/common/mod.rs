@@ -71,7 +71,6 @@ impl Sandbox {
             "VAIDER_PORT",
             "VAIDER_MODEL",
             "VAIDER_GEMINI_MODEL",
-            "VAIDER_GEMINI_BASE_URL",
             "VAIDER_LOG",
         ] {
             command.env_remove(name);
@@ -80,6 +79,9 @@ impl Sandbox {
             .env("VAIDER_DATA_DIR", self.data())
             .env("VAIDER_CONFIG_DIR", self.root.path().join("config"))
             .env("VAIDER_GEMINI_POLL_INTERVAL_MS", "20")
+            // Nothing leaves the machine: `vaider doctor` and `vaider models` ask the provider
+            // for its models, so a test with no fake of its own points at a closed local port.
+            .env("VAIDER_GEMINI_BASE_URL", "http://127.0.0.1:9")
             .current_dir(self.work())
             .stdin(Stdio::null());
         command

@@ -297,7 +297,32 @@ impl Vaider {
                 interaction_id: &call.id,
                 stop,
             })
-            .await?;
+            .await;
+        let answer = match answer {
+            Err(e) if crate::models::is_model_not_found(&e, &call.model) => {
+                // The current choices are listed within what is left of the call's time.
+                let mut limits = crate::models::ListLimits::on_error_path();
+                limits.timeout = limits.timeout.min(
+                    call.deadline
+                        .saturating_duration_since(std::time::Instant::now()),
+                );
+                let choices = crate::models::current_choices(
+                    &self.http,
+                    &checked.provider,
+                    checked.key.as_ref(),
+                    &call.model,
+                    limits,
+                )
+                .await;
+                return Err(crate::models::not_found_error(
+                    &checked.provider,
+                    &call.model,
+                    choices,
+                    e,
+                ));
+            }
+            other => other?,
+        };
         prepared.settle();
         // The prompt as sent: with the note of a plan settled during the upload.
         let user_prompt = match prepared.sent.as_ref().and_then(|s| s.note.as_deref()) {

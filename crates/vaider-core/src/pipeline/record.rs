@@ -278,17 +278,25 @@ pub(super) fn status_of(error: &VaiderError) -> Status {
         ErrorCode::UpstreamError
         | ErrorCode::RateLimited
         | ErrorCode::QuotaExhausted
+        | ErrorCode::ModelNotFound
         | ErrorCode::Internal => Status::Error,
     }
 }
 
 /// The error as the interaction file keeps it.
 pub fn error_json(error: &VaiderError) -> serde_json::Value {
-    json!({
+    let mut value = json!({
         "code": error.code().as_str(),
         "message": error.to_string(),
         "upstreamResponse": error.upstream_response().map(|UpstreamResponse { status, body }| json!({"status": status, "body": body})),
-    })
+    });
+    // A model that is gone: the facts a program needs to pick another one.
+    if let VaiderError::ModelNotFound(gone) = error {
+        value["model"] = json!(gone.model);
+        value["shutDown"] = json!(gone.shut_down);
+        value["choices"] = json!(gone.choices);
+    }
+    value
 }
 
 /// Writes a call's cache key and media hash into its row; a failure only costs a later cache

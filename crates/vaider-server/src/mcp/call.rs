@@ -27,7 +27,7 @@ pub struct CommonArgs {
     /// lmstudio, vllm, bedrock, or one from the config.
     #[serde(default)]
     pub provider: String,
-    /// Another model, e.g. "gemini-2.5-pro".
+    /// Another model, e.g. "gemini-3.5-flash".
     #[serde(default)]
     pub model: String,
     /// Time limit in seconds, upload included (default 30; long videos: 1 s per second + 30).

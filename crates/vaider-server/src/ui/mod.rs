@@ -10,6 +10,7 @@ mod history;
 mod job;
 mod keys;
 mod media;
+mod models;
 mod open_folder;
 mod qa;
 mod run_again;
@@ -47,6 +48,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/qa/workspaces", get(qa::workspaces))
         .route("/api/qa/plans", get(qa::plans))
         .route("/api/qa/runs", post(qa::run))
+        .route("/api/models", get(models::models))
         .route(
             "/api/settings",
             get(settings::settings).put(settings::save_settings),
