@@ -771,11 +771,16 @@ fn pick(mut changes: Vec<(f64, f64)>, last_at: f64, max_frames: usize) -> Vec<f6
     times
 }
 
-/// `mm:ss.s`, as the model is told each frame's time.
+/// `mm:ss.s`, as the model is told each frame's time; `mm:ss.ss` when the hundredths matter
+/// (samples are a quarter of a second apart: 01:15.25 is not 01:15.2).
 pub fn timestamp(seconds: f64) -> String {
-    let whole = seconds.max(0.0);
-    let minutes = (whole / 60.0).floor() as u64;
-    format!("{minutes:02}:{:04.1}", whole - minutes as f64 * 60.0)
+    let total = (seconds.max(0.0) * 100.0).round() as u64;
+    let (minutes, hundredths) = (total / 6000, total % 6000);
+    if hundredths % 10 == 0 {
+        format!("{minutes:02}:{:04.1}", hundredths as f64 / 100.0)
+    } else {
+        format!("{minutes:02}:{:05.2}", hundredths as f64 / 100.0)
+    }
 }
 
 /// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
@@ -852,7 +857,9 @@ mod tests {
     #[test]
     fn timestamps_read_as_minutes_and_seconds() {
         assert_eq!(timestamp(0.0), "00:00.0");
-        assert_eq!(timestamp(75.25), "01:15.2");
+        assert_eq!(timestamp(75.25), "01:15.25");
+        assert_eq!(timestamp(75.5), "01:15.5");
+        assert_eq!(timestamp(59.999), "01:00.0");
     }
 
     #[tokio::test]
