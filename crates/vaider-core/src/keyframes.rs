@@ -1060,22 +1060,3 @@ drawbox=enable='gte(t,3.2)':x=120:y=80:w=60:h=60:color=red:t=fill";
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
     }
 }
-
-#[cfg(test)]
-mod probe_study {
-    /// Temporary: prints what the detector finds in `$STUDY_VIDEO`.
-    #[tokio::test]
-    #[ignore]
-    async fn study() {
-        let video = std::env::var("STUDY_VIDEO").unwrap();
-        let started = std::time::Instant::now();
-        let t = super::timeline(
-            std::path::Path::new(&video),
-            &super::KeyframeOptions::default(),
-        )
-        .await
-        .unwrap();
-        println!("took {:?}", started.elapsed());
-        println!("{t:?}");
-    }
-}
