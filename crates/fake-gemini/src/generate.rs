@@ -392,7 +392,7 @@ fn decode_base64(s: &str) -> Option<Vec<u8>> {
 }
 
 /// The file id of a Files API uri ("https://host/v1beta/files/abc").
-fn file_id_of_uri(uri: &str) -> Option<&str> {
+pub(crate) fn file_id_of_uri(uri: &str) -> Option<&str> {
     let rest = uri
         .strip_prefix("https://")
         .or_else(|| uri.strip_prefix("http://"))?;

@@ -4,7 +4,8 @@
 //!
 //! Start one with [`FakeGemini::start`], point a client at [`FakeGemini::base_url`] with the
 //! key [`FakeGemini::API_KEY`], and inspect what arrived with [`FakeGemini::requests`],
-//! [`FakeGemini::files`] and [`FakeGemini::generate_requests`].
+//! [`FakeGemini::files`] and [`FakeGemini::generate_requests`]; [`FakeGemini::seen`] tells
+//! which moments of a video each request showed the model.
 //!
 //! Real-API details a client must get right (all faked faithfully):
 //! - `sha256Hash` is the base64 of the lower-case *hex* digest (88 characters), not of the
@@ -33,6 +34,7 @@ mod planner;
 mod quota;
 mod router;
 pub mod schema;
+mod seen;
 mod state;
 mod upload;
 
@@ -40,6 +42,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use models::served_models;
+pub use seen::{Seen, SeenImage, SeenVideo};
 use state::Shared;
 
 /// The endpoints a [`Fault`] can be queued for.
@@ -289,6 +292,22 @@ impl FakeGemini {
     /// The JSON bodies of the generateContent / streamGenerateContent calls that parsed as JSON.
     pub fn generate_requests(&self) -> Vec<serde_json::Value> {
         self.shared.lock().generate_bodies.clone()
+    }
+
+    /// What each generateContent / streamGenerateContent call (as in
+    /// [`FakeGemini::generate_requests`]) showed the model: the frames Gemini samples from its
+    /// video parts and its images with their labelled times.
+    pub fn seen(&self) -> Vec<Seen> {
+        let inner = self.shared.lock();
+        let duration = |uri: &str| {
+            let id = generate::file_id_of_uri(uri)?;
+            inner.files.iter().find(|f| f.id == id)?.duration_secs
+        };
+        inner
+            .generate_bodies
+            .iter()
+            .map(|body| seen::seen(body, duration))
+            .collect()
     }
 }
 

@@ -4,10 +4,10 @@
 //! sends one per change, so the description still follows the timeline at a fraction of the cost.
 //!
 //! One ffmpeg pass decodes the video at `sample_fps` and streams the frames uncompressed
-//! (YUV 4:2:0, as a Y4M stream) through a pipe. Vaider shrinks each to a tiny grey probe to find
-//! the changes, and JPEG-encodes only the frames that can still be chosen: encoding every
-//! sampled frame cost more than decoding the video. A few frames are held at a time, whatever
-//! the video's size.
+//! (YUV 4:2:0, as a Y4M stream) through a pipe. Vaider shrinks each to a tiny colour probe to
+//! find the changes ([`change`]: sharp changes per pixel, pale ones over an area), and
+//! JPEG-encodes only the frames that can still be chosen: encoding every sampled frame cost
+//! more than decoding the video. A few frames are held at a time, whatever the video's size.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -21,12 +21,18 @@ use tokio::task::JoinSet;
 
 use crate::error::{Result, VaiderError};
 
+mod change;
+
+use change::Prober;
+
 /// How keyframes are chosen.
 #[derive(Debug, Clone)]
 pub struct KeyframeOptions {
     /// Frames a second looked at for changes; a change shorter than 1/fps may be missed.
     pub sample_fps: f64,
-    /// Share of the screen (0..1) that must differ from the last kept frame to count as a change.
+    /// Share of the screen (0..1) whose pixels must differ sharply (over pixelmatch's default
+    /// threshold) from the last kept frame to count as a change; a pale change over a large
+    /// area counts whatever this is.
     pub min_changed_share: f64,
     /// Never more than this many frames (the biggest changes are kept, with first and last).
     pub max_frames: usize,
@@ -38,7 +44,8 @@ impl Default for KeyframeOptions {
     fn default() -> Self {
         KeyframeOptions {
             sample_fps: 4.0,
-            min_changed_share: 0.004,
+            // About 14 probe pixels: a changed word, not a blinking text caret.
+            min_changed_share: 0.001,
             max_frames: 30,
             max_width: 1280,
         }
@@ -52,13 +59,9 @@ pub struct Keyframe {
     pub path: PathBuf,
 }
 
-/// The largest size of the grey probes changes are measured on: small enough to be cheap,
-/// large enough that a changed line of text shows.
-const PROBE_WIDTH: usize = 160;
-const PROBE_HEIGHT: usize = 90;
-/// A probe pixel differs when its grey level moves by more than this (compression noise moves
-/// less).
-const PIXEL_NOISE: u8 = 24;
+/// A sample flickers when more than this share of its probe moved a little since the sample
+/// before (see [`change`]): noise, or motion everywhere.
+const FLICKERING_SHARE: f64 = 0.25;
 /// JPEG quality of the kept frames: small text stays legible for the model.
 const JPEG_QUALITY: u8 = 90;
 /// Frames being encoded at once. Reading waits for a free encoder, so memory stays bounded
@@ -121,8 +124,11 @@ async fn decode(
         command.args(["-skip_frame", "noref"]);
         command.args(["-threads", &cores.saturating_sub(1).max(1).to_string()]);
     }
+    // `round=up`: each sample shows the last frame at or before its time, so a change is
+    // found at the first sample that shows it, and a frame the model is sent at that time
+    // shows it too (by default ffmpeg takes the nearest frame, up to half an interval later).
     let filter = format!(
-        "fps={fps},scale='min({w},iw)':-2:flags=area",
+        "fps={fps}:round=up,scale='min({w},iw)':-2:flags=area",
         fps = options.sample_fps,
         w = options.max_width
     );
@@ -176,6 +182,11 @@ pub struct Timeline {
     pub changes: Vec<f64>,
     /// Seconds between two samples: a change is seen at most this late.
     pub interval: f64,
+    /// Samples decoded.
+    pub samples: u64,
+    /// Samples where much of the screen moved a little since the sample before (noise, or
+    /// motion everywhere): when most do, changes cannot be told from noise.
+    pub flickering_samples: u64,
     /// Samples decoded times the interval: the video's length as the detector saw it.
     pub sampled_seconds: f64,
     /// The container's duration, as ffmpeg read it; none for a WebM written live.
@@ -192,6 +203,8 @@ pub async fn timeline(video: &Path, options: &KeyframeOptions) -> Result<Timelin
     Ok(Timeline {
         changes: found.changes.iter().map(|(at, _)| *at).collect(),
         interval: 1.0 / options.sample_fps,
+        samples: found.frames,
+        flickering_samples: found.flickering,
         sampled_seconds: found.frames as f64 / options.sample_fps,
         duration: found.input.duration,
         has_audio: found.input.has_audio,
@@ -291,6 +304,8 @@ struct Found {
     /// (timestamp, changed share) of each change; the first frame counts as the largest.
     changes: Vec<(f64, f64)>,
     frames: u64,
+    /// Samples where more than `FLICKERING_SHARE` of the probe moved since the sample before.
+    flickering: u64,
     last_frame: Vec<u8>,
     geometry: Geometry,
 }
@@ -317,24 +332,31 @@ async fn read_frames(
     let geometry = Geometry::from_header(&line)?;
     let prober = Prober::new(geometry);
     let mut incoming = FrameReader::start(stream, geometry.frame_len());
-    let mut probe = vec![0u8; prober.len()];
-    let mut kept: Option<Vec<u8>> = None;
+    let mut probe = prober.empty();
+    let mut before = prober.empty();
+    let mut kept: Option<change::Probe> = None;
     let mut changes = Vec::new();
-    let mut frames = 0u64;
+    let (mut frames, mut flickering) = (0u64, 0u64);
     let mut last_frame: Option<Vec<u8>> = None;
     while let Some(frame) = incoming.next().await? {
         let index = frames;
         frames += 1;
         let at = index as f64 / options.sample_fps;
-        prober.probe(&frame[..geometry.luma_len()], &mut probe);
+        std::mem::swap(&mut probe, &mut before);
+        prober.probe(&frame, &mut probe);
+        if index > 0 {
+            let flicker = change::difference(&before, &probe, options.min_changed_share).flicker;
+            flickering += u64::from(flicker > FLICKERING_SHARE);
+        }
+        // Against the last change, not the sample before: a slow fade adds up to a change.
         let share = match &kept {
             None => f64::INFINITY,
-            Some(previous) => changed_share(previous, &probe),
+            Some(kept) => change::difference(kept, &probe, options.min_changed_share).changed,
         };
-        if share >= options.min_changed_share {
+        if share > 0.0 {
             changes.push((at, share));
             match &mut kept {
-                Some(previous) => previous.copy_from_slice(&probe),
+                Some(kept) => kept.clone_from(&probe),
                 None => kept = Some(probe.clone()),
             }
             if let Some(encoder) = encoder.as_deref_mut() {
@@ -352,6 +374,7 @@ async fn read_frames(
             input: InputFacts::default(),
             changes,
             frames,
+            flickering,
             last_frame,
             geometry,
         }),
@@ -470,67 +493,16 @@ impl Geometry {
         self.width.div_ceil(2)
     }
 
+    fn chroma_height(&self) -> usize {
+        self.height.div_ceil(2)
+    }
+
     fn chroma_len(&self) -> usize {
-        self.chroma_width() * self.height.div_ceil(2)
+        self.chroma_width() * self.chroma_height()
     }
 
     fn frame_len(&self) -> usize {
         self.luma_len() + 2 * self.chroma_len()
-    }
-}
-
-/// Shrinks a frame's luma plane to a grey probe by averaging boxes of pixels (what ffmpeg's
-/// `scale=flags=area` did when it made the probes).
-struct Prober {
-    width: usize,
-    /// The frame columns and rows each probe column and row averages: contiguous, so that
-    /// summing them is a tight loop the compiler vectorises.
-    columns: Vec<std::ops::Range<usize>>,
-    rows: Vec<std::ops::Range<usize>>,
-}
-
-impl Prober {
-    fn new(geometry: Geometry) -> Prober {
-        let bins = |length: usize, most: usize| {
-            let count = most.min(length);
-            (0..count)
-                .map(|i| i * length / count..(i + 1) * length / count)
-                .collect()
-        };
-        Prober {
-            width: geometry.width,
-            columns: bins(geometry.width, PROBE_WIDTH),
-            rows: bins(geometry.height, PROBE_HEIGHT),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.columns.len() * self.rows.len()
-    }
-
-    fn probe(&self, luma: &[u8], out: &mut [u8]) {
-        // Rows are first added up column by column (a loop the compiler vectorises), then
-        // each probe pixel sums its columns of that total.
-        let mut column_sums = vec![0u32; self.width];
-        for (rows, out) in self
-            .rows
-            .iter()
-            .zip(out.chunks_exact_mut(self.columns.len()))
-        {
-            column_sums.fill(0);
-            for pixels in
-                luma[rows.start * self.width..rows.end * self.width].chunks_exact(self.width)
-            {
-                for (sum, &value) in column_sums.iter_mut().zip(pixels) {
-                    *sum += u32::from(value);
-                }
-            }
-            let rows = rows.len() as u32;
-            for (out, columns) in out.iter_mut().zip(&self.columns) {
-                let sum: u32 = column_sums[columns.clone()].iter().sum();
-                *out = (sum / (rows * columns.len() as u32)) as u8;
-            }
-        }
     }
 }
 
@@ -799,21 +771,16 @@ fn pick(mut changes: Vec<(f64, f64)>, last_at: f64, max_frames: usize) -> Vec<f6
     times
 }
 
-/// The share of probe pixels that differ by more than the noise level.
-fn changed_share(a: &[u8], b: &[u8]) -> f64 {
-    let changed = a
-        .iter()
-        .zip(b)
-        .filter(|(x, y)| x.abs_diff(**y) > PIXEL_NOISE)
-        .count();
-    changed as f64 / a.len().max(1) as f64
-}
-
-/// `mm:ss.s`, as the model is told each frame's time.
+/// `mm:ss.s`, as the model is told each frame's time; `mm:ss.ss` when the hundredths matter
+/// (samples are a quarter of a second apart: 01:15.25 is not 01:15.2).
 pub fn timestamp(seconds: f64) -> String {
-    let whole = seconds.max(0.0);
-    let minutes = (whole / 60.0).floor() as u64;
-    format!("{minutes:02}:{:04.1}", whole - minutes as f64 * 60.0)
+    let total = (seconds.max(0.0) * 100.0).round() as u64;
+    let (minutes, hundredths) = (total / 6000, total % 6000);
+    if hundredths % 10 == 0 {
+        format!("{minutes:02}:{:04.1}", hundredths as f64 / 100.0)
+    } else {
+        format!("{minutes:02}:{:05.2}", hundredths as f64 / 100.0)
+    }
 }
 
 /// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
@@ -890,7 +857,9 @@ mod tests {
     #[test]
     fn timestamps_read_as_minutes_and_seconds() {
         assert_eq!(timestamp(0.0), "00:00.0");
-        assert_eq!(timestamp(75.25), "01:15.2");
+        assert_eq!(timestamp(75.25), "01:15.25");
+        assert_eq!(timestamp(75.5), "01:15.5");
+        assert_eq!(timestamp(59.999), "01:00.0");
     }
 
     #[tokio::test]
@@ -906,16 +875,6 @@ mod tests {
             err.contains("apt-get install ffmpeg") && err.contains("brew install ffmpeg"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn noise_is_not_a_change() {
-        let a = vec![100u8; 100];
-        let mut b = a.clone();
-        b[0] = 110; // compression noise
-        assert_eq!(changed_share(&a, &b), 0.0);
-        b[1] = 200; // a real change
-        assert_eq!(changed_share(&a, &b), 0.01);
     }
 
     /// A video made by ffmpeg from lavfi filters; `codec` args after the filter.
@@ -958,35 +917,6 @@ mod tests {
     }
 
     #[test]
-    fn probes_average_the_pixels_under_them() {
-        // Left half black, right half white, on a size that does not divide evenly.
-        let g = Geometry {
-            width: 331,
-            height: 187,
-        };
-        let mut luma = vec![0u8; g.luma_len()];
-        for row in luma.chunks_exact_mut(g.width) {
-            row[g.width / 2..].fill(255);
-        }
-        let prober = Prober::new(g);
-        assert_eq!(prober.len(), PROBE_WIDTH * PROBE_HEIGHT);
-        let mut probe = vec![0u8; prober.len()];
-        prober.probe(&luma, &mut probe);
-        for row in probe.chunks_exact(PROBE_WIDTH) {
-            assert_eq!(row[0], 0);
-            assert_eq!(row[PROBE_WIDTH - 1], 255);
-            // The column on the edge mixes both.
-            assert!(row.windows(2).all(|w| w[0] <= w[1]));
-        }
-        // Frames smaller than the probe are measured pixel for pixel.
-        let tiny = Prober::new(Geometry {
-            width: 40,
-            height: 30,
-        });
-        assert_eq!(tiny.len(), 40 * 30);
-    }
-
-    #[test]
     fn frames_become_jpegs_of_the_same_colours() {
         let dir = tempfile::tempdir().unwrap();
         let g = Geometry {
@@ -1014,8 +944,9 @@ mod tests {
     #[tokio::test]
     async fn changes_are_found_in_vp9_and_odd_sizes_too() {
         let dir = tempfile::tempdir().unwrap();
-        let filter = "drawbox=enable='gte(t,1.5)':x=10:y=10:w=90:h=40:color=black:t=fill,\
-drawbox=enable='gte(t,3)':x=120:y=80:w=60:h=60:color=red:t=fill";
+        // Between samples: each is found at the first sample that shows it.
+        let filter = "drawbox=enable='gte(t,1.6)':x=10:y=10:w=90:h=40:color=black:t=fill,\
+drawbox=enable='gte(t,3.2)':x=120:y=80:w=60:h=60:color=red:t=fill";
         let vp9 = make_video(
             dir.path(),
             "changes.webm",
@@ -1041,7 +972,7 @@ drawbox=enable='gte(t,3)':x=120:y=80:w=60:h=60:color=red:t=fill";
                 .await
                 .unwrap();
             let times: Vec<f64> = frames.iter().map(|f| f.at_seconds).collect();
-            assert_eq!(times, vec![0.0, 1.5, 3.0, 3.75], "{}", video.display());
+            assert_eq!(times, vec![0.0, 1.75, 3.25, 3.75], "{}", video.display());
             let mut files: Vec<PathBuf> = std::fs::read_dir(&out)
                 .unwrap()
                 .map(|e| e.unwrap().path())

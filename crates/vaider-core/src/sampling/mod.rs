@@ -68,6 +68,9 @@ pub async fn study(video: &Path) -> Result<VideoFacts> {
     })
 }
 
+/// The most change times a result lists (a noisy recording can have hundreds).
+pub const MAX_LISTED_CHANGES: usize = 60;
+
 /// What a result says about how its video was sampled: small, numbers and a sentence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -79,6 +82,15 @@ pub struct SamplingReport {
     /// Seconds into the video of each frame sent; empty when the whole video went.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moments: Vec<f64>,
+    /// How many screen changes the scan found (the first frame not counted); none when the
+    /// video was not scanned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_found: Option<usize>,
+    /// Seconds into the video of each change found, when there are at most
+    /// `MAX_LISTED_CHANGES`; each one is at or just before a moment sent (or inside the whole
+    /// video).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<f64>,
     /// "low" when the frames went at MEDIA_RESOLUTION_LOW, else "default".
     pub media_resolution: String,
     /// Input tokens Gemini's default sampling (the whole video, one frame a second) would
@@ -95,6 +107,12 @@ impl SamplingReport {
             requested,
             used: plan.used,
             moments: plan.moments.clone(),
+            changes_found: Some(plan.changes.len()),
+            changes: if plan.changes.len() <= MAX_LISTED_CHANGES {
+                plan.changes.clone()
+            } else {
+                Vec::new()
+            },
             media_resolution: if plan.low_resolution {
                 "low"
             } else {
@@ -115,6 +133,8 @@ impl SamplingReport {
             requested,
             used: Used::Full,
             moments: Vec::new(),
+            changes_found: None,
+            changes: Vec::new(),
             media_resolution: "default".into(),
             default_sampling_input_tokens: input_tokens,
             reason,
@@ -130,8 +150,13 @@ impl SamplingReport {
             Used::Clips => format!("{} frames in clips around the changes", self.moments.len()),
             Used::Keyframes => format!("{} keyframes", self.moments.len()),
         };
+        let found = match self.changes_found {
+            Some(1) => " (1 screen change found)".to_string(),
+            Some(n) => format!(" ({n} screen changes found)"),
+            None => String::new(),
+        };
         let mut line = format!(
-            "video sampling {}: {sent}; {input_tokens} input tokens",
+            "video sampling {}: {sent}{found}; {input_tokens} input tokens",
             self.requested.as_str()
         );
         if self.default_sampling_input_tokens > input_tokens {

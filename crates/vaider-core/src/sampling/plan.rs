@@ -49,6 +49,10 @@ pub const MAX_KEYFRAMES: usize = 30;
 const LOW_RESOLUTION_SIDE: u32 = 384;
 /// Gemini's `fps` range is (0, 24].
 const MAX_FPS: f64 = 24.0;
+/// The detector is unsure of a recording when more than this share of its samples flicker
+/// (noise everywhere) or are changes (never still): it cannot single out moments, so the
+/// whole video goes at Gemini's uniform sampling.
+const UNSURE_SHARE: f64 = 0.5;
 
 /// How the video was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -125,6 +129,8 @@ pub struct Plan {
     pub media_tokens: u64,
     /// Media tokens of the whole video at Gemini's default sampling.
     pub default_media_tokens: u64,
+    /// Seconds into the video of each screen change found (the first frame not counted).
+    pub changes: Vec<f64>,
     /// Why this way was chosen, in a sentence.
     pub reason: String,
 }
@@ -132,6 +138,7 @@ pub struct Plan {
 /// Chooses how to send the video.
 pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
     let default_tokens = full_tokens(video, rates);
+    let found: Vec<f64> = video.timeline.changes.iter().skip(1).copied().collect();
     let full = |reason: String| Plan {
         used: Used::Full,
         clips: Vec::new(),
@@ -139,6 +146,7 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
         low_resolution: false,
         media_tokens: default_tokens,
         default_media_tokens: default_tokens,
+        changes: found.clone(),
         reason,
     };
     let low = low_resolution(&video.timeline);
@@ -157,6 +165,7 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
             moments,
             low_resolution: false,
             default_media_tokens: default_tokens,
+            changes: found.clone(),
             reason: String::new(),
         }
     };
@@ -168,6 +177,9 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
             return plan;
         }
         VideoSampling::Auto => {}
+    }
+    if let Some(why) = unsure(&video.timeline) {
+        return full(why);
     }
     let clips = clips(video);
     let clip_tokens: u64 = clips
@@ -187,6 +199,7 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
             low_resolution: low,
             media_tokens: clip_tokens,
             default_media_tokens: default_tokens,
+            changes: found.clone(),
             reason: format!(
                 "{changes} screen changes: each still stretch as one frame and the changes as clips"
             ),
@@ -205,6 +218,30 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
         "the screen changes {changes} times in {:.0} s: mostly motion, so the whole video is sent",
         video.duration
     ))
+}
+
+/// Why the detector cannot be trusted with this recording, if it cannot: noise everywhere
+/// (small changes cannot be told from it) or a screen that is never still.
+fn unsure(timeline: &Timeline) -> Option<String> {
+    let samples = timeline.samples.max(1);
+    let most = |count: u64| count as f64 > UNSURE_SHARE * samples as f64;
+    let uniform = "so the whole video is sent at Gemini's uniform sampling (one frame a second)";
+    if most(timeline.flickering_samples) {
+        return Some(format!(
+            "the detector is unsure: much of the screen flickers in {} of {samples} samples \
+             (noise, or motion everywhere), where a small change cannot be told from noise; {uniform}",
+            timeline.flickering_samples
+        ));
+    }
+    let changes = timeline.changes.len().saturating_sub(1) as u64;
+    if most(changes) {
+        return Some(format!(
+            "the detector is unsure: the screen is never still (it changes in {changes} of \
+             {samples} samples, {:.2} s apart); {uniform}",
+            timeline.interval
+        ));
+    }
+    None
 }
 
 /// The whole video at one frame a second, with its audio.
@@ -321,6 +358,8 @@ mod tests {
             timeline: Timeline {
                 changes: changes.to_vec(),
                 interval: 0.25,
+                samples: (duration * 4.0) as u64,
+                flickering_samples: 0,
                 sampled_seconds: duration,
                 duration: Some(duration),
                 has_audio,
@@ -409,6 +448,36 @@ mod tests {
         );
         assert_eq!(plan.used, Used::Full);
         assert_eq!(plan.media_tokens, plan.default_media_tokens);
+    }
+
+    #[test]
+    fn a_noisy_or_never_still_recording_goes_whole_and_says_why() {
+        let mut noisy = video(&[0.0, 20.0], 60.0, false);
+        noisy.timeline.flickering_samples = 200;
+        let plan = plan(VideoSampling::Auto, &noisy, &GEMINI_RATES);
+        assert_eq!(plan.used, Used::Full);
+        assert!(
+            plan.reason.contains("unsure") && plan.reason.contains("noise"),
+            "{}",
+            plan.reason
+        );
+        assert_eq!(plan.changes, vec![20.0]);
+        // A few flickering samples (the changes themselves) leave the plan alone.
+        let mut calm = video(&[0.0, 20.0], 60.0, false);
+        calm.timeline.flickering_samples = 3;
+        assert_eq!(
+            super::plan(VideoSampling::Auto, &calm, &GEMINI_RATES).used,
+            Used::Clips
+        );
+        // A spinner all along: a change at every sample.
+        let changes: Vec<f64> = (0..240).map(|i| i as f64 * 0.25).collect();
+        let busy = super::plan(
+            VideoSampling::Auto,
+            &video(&changes, 60.0, false),
+            &GEMINI_RATES,
+        );
+        assert_eq!(busy.used, Used::Full);
+        assert!(busy.reason.contains("never still"), "{}", busy.reason);
     }
 
     #[test]
