@@ -109,6 +109,10 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderSettings>,
     /// Model name to price; a model missing here is reported with cost 0 and a warning.
     pub prices: BTreeMap<String, Price>,
+    /// Environment variables passed to the processes Vaider starts (Playwright, ffmpeg,
+    /// Chromium), beyond the allow-list of SECURITY.md. A secret never passes, listed or not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub child_env_pass: Vec<String>,
 }
 
 impl Default for Config {
@@ -129,6 +133,7 @@ impl Default for Config {
             qa: QaConfig::default(),
             providers: BTreeMap::new(),
             prices: default_prices(),
+            child_env_pass: Vec::new(),
         }
     }
 }
@@ -372,6 +377,7 @@ impl Config {
         let mut config = Self::load_file(&Self::file_path())?;
         config.apply_env(|name| std::env::var(name).ok())?;
         config.validate()?;
+        crate::child_env::declare_pass_through(&config.child_env_pass);
         Ok(config)
     }
 
@@ -450,6 +456,13 @@ impl Config {
                 "VAIDER_QA_PARALLEL_RUNS" => self.qa.parallel_runs = parse(name, &value)?,
                 "VAIDER_QA_BROWSE_MAX_ACTIONS" => self.qa.browse_max_actions = parse(name, &value)?,
                 "VAIDER_QA_STEP_TIMEOUT_MS" => self.qa.step_timeout_ms = parse(name, &value)?,
+                "VAIDER_CHILD_ENV_PASS" => {
+                    self.child_env_pass = value
+                        .split(',')
+                        .map(|n| n.trim().to_string())
+                        .filter(|n| !n.is_empty())
+                        .collect()
+                }
                 _ => {}
             }
         }

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod atomic_file;
 pub mod aws;
+pub mod child_env;
 pub mod client_setup;
 pub mod config;
 pub mod cost;
