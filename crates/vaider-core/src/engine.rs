@@ -48,6 +48,9 @@ impl Vaider {
     pub fn open(config: Config) -> Result<Arc<Vaider>> {
         config.validate()?;
         let data_dir = config.data_dir();
+        crate::atomic_file::create_private_dir(&data_dir).map_err(|e| {
+            VaiderError::internal(format!("create the data folder {}", data_dir.display()), e)
+        })?;
         let history = History::open(&data_dir.join("history.sqlite3"))?;
         let lease = Lease::take(&data_dir)?;
         crate::recovery::close_abandoned_calls(&history, &data_dir, &lease);
@@ -66,11 +69,9 @@ impl Vaider {
             }))
             .build()
             .map_err(|e| VaiderError::internal("start the HTTP client", e))?;
-        let mut dotenv_dirs = Vec::new();
-        if let Ok(cwd) = std::env::current_dir() {
-            dotenv_dirs.push(cwd);
-        }
-        dotenv_dirs.push(Config::dir());
+        crate::child_env::declare_pass_through(&config.child_env_pass);
+        let cwd = std::env::current_dir().ok();
+        let dotenv_dirs = crate::secrets::dotenv_dirs(&Config::dir(), cwd.as_deref());
         Ok(Arc::new(Vaider {
             upstream_slots: RwLock::new(Arc::new(Semaphore::new(config.max_concurrent.max(1)))),
             rate_limits: Default::default(),
@@ -116,6 +117,7 @@ impl Vaider {
             // A key remembered for the old default must not answer for the new one.
             self.forget_keys();
         }
+        crate::child_env::declare_pass_through(&new.child_env_pass);
         match self.config.write() {
             Ok(mut config) => *config = Arc::new(new),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(new),
