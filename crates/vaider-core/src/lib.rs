@@ -25,6 +25,7 @@ pub mod prompts;
 pub mod provider;
 pub mod rate_limit;
 pub mod recovery;
+pub mod redact;
 pub mod sampling;
 pub mod secrets;
 pub mod source;

@@ -149,6 +149,7 @@ async fn write_and_keep(
         created_at: at.clone(),
         updated_at: at,
         context: Some(context),
+        secrets: Default::default(),
     };
     let path = store.save_plan(&plan)?;
     Ok(Generated {
