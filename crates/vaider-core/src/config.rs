@@ -113,6 +113,9 @@ pub struct Config {
     /// Chromium), beyond the allow-list of SECURITY.md. A secret never passes, listed or not.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub child_env_pass: Vec<String>,
+    /// Model calls one request may make, at most (`analyse_test_results`: one per failed
+    /// test); the answer says which were skipped and why.
+    pub max_model_calls: u32,
 }
 
 impl Default for Config {
@@ -134,6 +137,7 @@ impl Default for Config {
             providers: BTreeMap::new(),
             prices: default_prices(),
             child_env_pass: Vec::new(),
+            max_model_calls: 10,
         }
     }
 }
@@ -456,6 +460,7 @@ impl Config {
                 "VAIDER_QA_PARALLEL_RUNS" => self.qa.parallel_runs = parse(name, &value)?,
                 "VAIDER_QA_BROWSE_MAX_ACTIONS" => self.qa.browse_max_actions = parse(name, &value)?,
                 "VAIDER_QA_STEP_TIMEOUT_MS" => self.qa.step_timeout_ms = parse(name, &value)?,
+                "VAIDER_MAX_MODEL_CALLS" => self.max_model_calls = parse(name, &value)?,
                 "VAIDER_CHILD_ENV_PASS" => {
                     self.child_env_pass = value
                         .split(',')
