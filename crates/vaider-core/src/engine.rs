@@ -210,3 +210,25 @@ pub enum EngineChange {
     Settings,
     Paused(bool),
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_folder_and_the_history_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let root = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let data = root.path().join("vaider-data");
+        let _engine = Vaider::open(Config {
+            data_dir: Some(data.clone()),
+            ..Config::default()
+        })
+        .unwrap();
+        assert_eq!(mode(&data), 0o700);
+        assert_eq!(mode(&data.join("history.sqlite3")), 0o600);
+    }
+}

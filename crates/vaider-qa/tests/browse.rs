@@ -305,8 +305,14 @@ async fn a_password_typed_in_agentic_browsing_is_in_no_file() {
         let holding = files_holding(dir, password);
         assert!(holding.is_empty(), "the password is in {holding:#?}");
     }
-    // The plan as kept names only where the value comes from.
-    store.save_plan(&plan).unwrap();
+    // The plan as kept names only where the value comes from, in a file only its owner reads.
+    let saved = store.save_plan(&plan).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
     assert!(!files_holding(project.path(), "QA_SHOP_PASSWORD").is_empty());
 }
 
