@@ -137,7 +137,10 @@ impl Browser {
             .viewport(None)
             .arg("--hide-scrollbars")
             .arg("--force-color-profile=srgb")
-            .arg("--font-render-hinting=none");
+            .arg("--font-render-hinting=none")
+            // chromiumoxide cannot clear the environment: every variable outside the
+            // allow-list (keys, the token, cloud credentials) reaches Chromium empty.
+            .envs(vaider_core::child_env::blanked());
         if running_as_root() {
             // Chromium refuses to start its sandbox as root; elsewhere the sandbox stays on.
             config = config.no_sandbox();

@@ -181,7 +181,7 @@ async fn encode(
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
-    let output = tokio::process::Command::new("ffmpeg")
+    let output = vaider_core::child_env::async_command("ffmpeg")
         .args([
             "-hide_banner",
             "-loglevel",

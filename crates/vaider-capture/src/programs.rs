@@ -43,7 +43,7 @@ pub(crate) async fn run(
     command: &'static str,
     hint: &'static str,
 ) -> Result<Vec<u8>, CaptureError> {
-    let mut child = tokio::process::Command::new(program);
+    let mut child = vaider_core::child_env::async_command(program);
     child
         .args(args)
         .stdin(Stdio::null())

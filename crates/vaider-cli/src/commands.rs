@@ -440,7 +440,7 @@ async fn key(action: KeyAction) -> Result<ExitCode> {
                 Err(e) => {
                     eprintln!("vaider: {e}");
                     eprintln!(
-                        "Without a keychain, put the key in the environment instead, e.g. `export {}=...`, or in a .env file in {} or the project folder.",
+                        "Without a keychain, put the key in the environment instead, e.g. `export {}=...`, or in a .env file in {} (or in a project set up with `vaider init`).",
                         secrets::env_names(&provider)[0],
                         Config::dir().display()
                     );
@@ -487,8 +487,6 @@ fn check_provider(provider: &str) -> Result<()> {
 }
 
 pub(crate) fn dotenv_dirs() -> Vec<PathBuf> {
-    std::env::current_dir()
-        .into_iter()
-        .chain(std::iter::once(Config::dir()))
-        .collect()
+    let cwd = std::env::current_dir().ok();
+    secrets::dotenv_dirs(&Config::dir(), cwd.as_deref())
 }

@@ -45,6 +45,10 @@ pub fn init(args: InitArgs) -> Result<ExitCode> {
         },
     };
     let report = client_setup::init_at(place, client, &url, token_in)?;
+    if !args.user {
+        // The user chose this project: its .env may now supply keys (SECURITY.md).
+        secrets::remember_project(&Config::dir(), &args.dir)?;
+    }
     let file = report.config_file.display();
     println!("{} {file}", if report.merged { "Updated" } else { "Wrote" });
     println!("Wrote {}", report.rules_file.display());
@@ -188,6 +192,27 @@ async fn machine(report: &mut Report) -> Result<Config> {
     match &key {
         Some((_, source)) => line(true, "API key", format!("set, from the {source}")),
         None => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
+    }
+    // Where every other provider's key comes from, for those that have one.
+    let others: Vec<String> = config
+        .provider_names()
+        .into_iter()
+        .filter(|name| *name != config.provider)
+        .collect();
+    let dirs = crate::commands::dotenv_dirs();
+    let found = tokio::task::spawn_blocking(move || {
+        others
+            .into_iter()
+            .filter_map(|name| secrets::find_api_key(&name, &dirs).map(|(_, from)| (name, from)))
+            .collect::<Vec<_>>()
+    })
+    .await?;
+    for (name, source) in found {
+        line(
+            true,
+            &format!("{name} key"),
+            format!("set, from the {source}"),
+        );
     }
     model_check(&mut line, &config).await;
     match keychain {

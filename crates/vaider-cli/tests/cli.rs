@@ -139,8 +139,9 @@ async fn a_dotenv_file_supplies_the_key_when_there_is_no_keychain() {
     let fake = FakeGemini::start().await;
     let sandbox = Sandbox::new();
     sandbox.media("login.png");
+    // The config folder's .env (one in the working folder counts only after `vaider init`).
     std::fs::write(
-        sandbox.work().join(".env"),
+        sandbox.root.path().join("config/.env"),
         format!("GEMINI_API_KEY={}\n", FakeGemini::API_KEY),
     )
     .unwrap();

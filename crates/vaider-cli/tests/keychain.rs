@@ -102,3 +102,66 @@ async fn the_key_lives_in_the_secret_service_and_analyses_use_it() {
     command.args(["key", "status"]);
     assert!(!run(command).status.success());
 }
+
+/// A `.env` in whatever folder the server starts from is not the user's choice: it never wins
+/// over the keychain, and is read only once the user ran `vaider init` there. `vaider doctor`
+/// says where each provider's key came from. (openai's entry: the test above uses gemini's
+/// and anthropic's, and both run at once on one keychain.)
+#[test]
+fn a_stray_dotenv_does_not_win_over_the_keychain() {
+    let sandbox = Sandbox::new();
+    if !keychain_reachable(&sandbox) {
+        assert!(
+            std::env::var("VAIDER_REQUIRE_KEYCHAIN").is_err(),
+            "VAIDER_REQUIRE_KEYCHAIN is set but no Secret Service answers on this D-Bus session"
+        );
+        return;
+    }
+    let status = |sandbox: &Sandbox| {
+        let mut command = sandbox.vaider_with_keychain();
+        command
+            .args(["key", "status", "--provider", "openai"])
+            .env_remove("OPENAI_API_KEY");
+        run(command)
+    };
+    std::fs::write(
+        sandbox.work().join(".env"),
+        "OPENAI_API_KEY=sk-stray-dotenv\n",
+    )
+    .unwrap();
+    let output = status(&sandbox);
+    assert!(
+        !output.status.success(),
+        "a stray .env supplied the key: {}",
+        stdout(&output)
+    );
+
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "set", "--provider", "openai"]);
+    assert!(run_with_input(command, "sk-from-the-keychain\n")
+        .status
+        .success());
+    let said = stdout(&status(&sandbox));
+    assert!(said.contains("from the OS keychain"), "{said}");
+    let mut command = sandbox.vaider_with_keychain();
+    command.arg("doctor").env_remove("OPENAI_API_KEY");
+    let doctor = stdout(&run(command));
+    assert!(
+        doctor.contains("ok   openai key: set, from the OS keychain"),
+        "{doctor}"
+    );
+    assert!(!doctor.contains("sk-"), "{doctor}");
+
+    // Once the user initialises the project, its .env is theirs: used after the keychain.
+    let mut command = sandbox.vaider_with_keychain();
+    command.args(["key", "clear", "--provider", "openai"]);
+    assert!(run(command).status.success());
+    let mut command = sandbox.vaider_with_keychain();
+    command
+        .args(["init", "--client", "cursor"])
+        .env("HOME", sandbox.home());
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stdout(&status(&sandbox));
+    assert!(said.contains(".env file"), "{said}");
+}

@@ -152,6 +152,9 @@ pub struct AnalysisRequest {
     /// The job this call is part of (e.g. a test validation), so the history shows the call
     /// under it. None: a call of its own.
     pub parent_id: Option<String>,
+    /// Names the secrets in the answer (a value typed into a password field), which are
+    /// recorded redacted; the caller still gets the whole answer.
+    pub redact: crate::redact::Redactor,
 }
 
 impl AnalysisRequest {
@@ -173,6 +176,7 @@ impl AnalysisRequest {
             base_dirs: Vec::new(),
             id: None,
             parent_id: None,
+            redact: Default::default(),
         }
     }
 }

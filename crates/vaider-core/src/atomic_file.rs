@@ -2,7 +2,9 @@
 //! files, the screenshot store, comparison pictures, QA plans and runs). The bytes go to a
 //! temporary file in the same folder, which is then renamed over the name: a rename within one
 //! folder is atomic, so a reader sees the old file or the new one, never half of either. On
-//! any failure the temporary file removes itself and the old file is untouched.
+//! any failure the temporary file removes itself and the old file is untouched. What Vaider
+//! writes (recorded pages, typed text, plans) is the user's alone: files are created 0600, and
+//! the data folder 0700 ([`create_private_dir`]).
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -36,10 +38,7 @@ pub fn write_with(
     };
     let mut builder = tempfile::Builder::new();
     builder.prefix(".vaider-").suffix(".partial");
-    // A temporary file is private (0600); the finished file is like any other: the umask
-    // decides who may read it.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    // The temporary file is private (0600), and so stays the finished file.
     // Dropped before it is persisted (any early return below), it removes itself.
     let mut temporary = builder.tempfile_in(folder)?;
     {
@@ -51,6 +50,34 @@ pub fn write_with(
         temporary.as_file().sync_data()?;
     }
     temporary.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Creates `dir` (and its parents) and makes `dir` itself private (0700 on Unix), also when it
+/// was there already with wider permissions: the data folder holds recorded pages and the token.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir)?.permissions().mode() & 0o777;
+        if mode != 0o700 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes an existing file private (0600 on Unix): for files another library creates (the
+/// history's database).
+pub fn make_private(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
     Ok(())
 }
 
@@ -103,15 +130,22 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn the_finished_file_has_the_permissions_of_any_new_file_not_private_ones() {
+    fn the_finished_file_and_the_data_folder_are_private() {
         use std::os::unix::fs::PermissionsExt;
         let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("plan.json");
         write(&path, b"{}", Sync::ToDisk).unwrap();
-        // A file created the ordinary way gets 0666 less the umask.
-        let plain = dir.path().join("plain.json");
-        std::fs::write(&plain, b"{}").unwrap();
-        assert_eq!(mode(&path), mode(&plain));
+        assert_eq!(mode(&path), 0o600);
+        // Replacing a file keeps it private.
+        write(&path, b"{\"v\":2}", Sync::Cached).unwrap();
+        assert_eq!(mode(&path), 0o600);
+        let data = dir.path().join("a/data");
+        create_private_dir(&data).unwrap();
+        assert_eq!(mode(&data), 0o700);
+        // A folder made before, open to all, is closed.
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+        create_private_dir(&data).unwrap();
+        assert_eq!(mode(&data), 0o700);
     }
 }

@@ -110,6 +110,13 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderSettings>,
     /// Model name to price; a model missing here is reported with cost 0 and a warning.
     pub prices: BTreeMap<String, Price>,
+    /// Environment variables passed to the processes Vaider starts (Playwright, ffmpeg,
+    /// Chromium), beyond the allow-list of SECURITY.md. A secret never passes, listed or not.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub child_env_pass: Vec<String>,
+    /// Model calls one request may make, at most (`analyse_test_results`: one per failed
+    /// test); the answer says which were skipped and why.
+    pub max_model_calls: u32,
 }
 
 impl Default for Config {
@@ -130,6 +137,8 @@ impl Default for Config {
             qa: QaConfig::default(),
             providers: BTreeMap::new(),
             prices: default_prices(),
+            child_env_pass: Vec::new(),
+            max_model_calls: 10,
         }
     }
 }
@@ -371,6 +380,7 @@ impl Config {
         let mut config = Self::load_file(&Self::file_path())?;
         config.apply_env(|name| std::env::var(name).ok())?;
         config.validate()?;
+        crate::child_env::declare_pass_through(&config.child_env_pass);
         Ok(config)
     }
 
@@ -449,6 +459,14 @@ impl Config {
                 "VAIDER_QA_PARALLEL_RUNS" => self.qa.parallel_runs = parse(name, &value)?,
                 "VAIDER_QA_BROWSE_MAX_ACTIONS" => self.qa.browse_max_actions = parse(name, &value)?,
                 "VAIDER_QA_STEP_TIMEOUT_MS" => self.qa.step_timeout_ms = parse(name, &value)?,
+                "VAIDER_MAX_MODEL_CALLS" => self.max_model_calls = parse(name, &value)?,
+                "VAIDER_CHILD_ENV_PASS" => {
+                    self.child_env_pass = value
+                        .split(',')
+                        .map(|n| n.trim().to_string())
+                        .filter(|n| !n.is_empty())
+                        .collect()
+                }
                 _ => {}
             }
         }

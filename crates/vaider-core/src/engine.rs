@@ -48,6 +48,9 @@ impl Vaider {
     pub fn open(config: Config) -> Result<Arc<Vaider>> {
         config.validate()?;
         let data_dir = config.data_dir();
+        crate::atomic_file::create_private_dir(&data_dir).map_err(|e| {
+            VaiderError::internal(format!("create the data folder {}", data_dir.display()), e)
+        })?;
         let history = History::open(&data_dir.join("history.sqlite3"))?;
         let lease = Lease::take(&data_dir)?;
         crate::recovery::close_abandoned_calls(&history, &data_dir, &lease);
@@ -66,11 +69,9 @@ impl Vaider {
             }))
             .build()
             .map_err(|e| VaiderError::internal("start the HTTP client", e))?;
-        let mut dotenv_dirs = Vec::new();
-        if let Ok(cwd) = std::env::current_dir() {
-            dotenv_dirs.push(cwd);
-        }
-        dotenv_dirs.push(Config::dir());
+        crate::child_env::declare_pass_through(&config.child_env_pass);
+        let cwd = std::env::current_dir().ok();
+        let dotenv_dirs = crate::secrets::dotenv_dirs(&Config::dir(), cwd.as_deref());
         Ok(Arc::new(Vaider {
             upstream_slots: RwLock::new(Arc::new(Semaphore::new(config.max_concurrent.max(1)))),
             quotas: Default::default(),
@@ -116,6 +117,7 @@ impl Vaider {
             // A key remembered for the old default must not answer for the new one.
             self.forget_keys();
         }
+        crate::child_env::declare_pass_through(&new.child_env_pass);
         match self.config.write() {
             Ok(mut config) => *config = Arc::new(new),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(new),
@@ -212,4 +214,26 @@ impl Vaider {
 pub enum EngineChange {
     Settings,
     Paused(bool),
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_folder_and_the_history_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let root = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let data = root.path().join("vaider-data");
+        let _engine = Vaider::open(Config {
+            data_dir: Some(data.clone()),
+            ..Config::default()
+        })
+        .unwrap();
+        assert_eq!(mode(&data), 0o700);
+        assert_eq!(mode(&data.join("history.sqlite3")), 0o600);
+    }
 }

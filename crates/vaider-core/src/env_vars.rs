@@ -90,6 +90,8 @@ pub const ALL: &[EnvVar] = &[
     setting("VAIDER_QA_PARALLEL_RUNS", "qa.parallel_runs", "Test-plan runs at once, each with its own browser."),
     setting("VAIDER_QA_BROWSE_MAX_ACTIONS", "qa.browse_max_actions", "Actions an agentic_browsing step may take."),
     setting("VAIDER_QA_STEP_TIMEOUT_MS", "qa.step_timeout_ms", "How long each scripted command waits for its element, in ms."),
+    setting("VAIDER_MAX_MODEL_CALLS", "max_model_calls", "Model calls one request may make, at most (analyse_test_results: one per failed test)."),
+    setting("VAIDER_CHILD_ENV_PASS", "child_env_pass", "Comma-separated variables passed to the programs Vaider starts, beyond the allow-list (a secret never passes)."),
     setting("VAIDER_<NAME>_BASE_URL", "[providers.NAME]", "Where provider NAME's API is (VAIDER_OPENAI_BASE_URL, VAIDER_ANTHROPIC_BASE_URL, ...)."),
     var("VAIDER_CONFIG_DIR", Group::Folders, "The folder of config.toml (and a .env file)."),
     var("VAIDER_TOKEN", Group::Folders, "The bearer token HTTP clients must send, instead of the one generated into the data folder."),

@@ -270,6 +270,10 @@ impl History {
         let conn = Connection::open(path).map_err(|e| {
             VaiderError::internal(format!("open the history {}", path.display()), e)
         })?;
+        // Its WAL and shared-memory files take the database's permissions.
+        crate::atomic_file::make_private(path).map_err(|e| {
+            VaiderError::internal(format!("make the history {} private", path.display()), e)
+        })?;
         // WAL lets the CLI and the server write to one history at once.
         conn.pragma_update(None, "journal_mode", "WAL")
             .and_then(|_| conn.pragma_update(None, "synchronous", "NORMAL"))

@@ -786,7 +786,7 @@ pub fn timestamp(seconds: f64) -> String {
 /// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
 fn ffmpeg() -> tokio::process::Command {
     let program = std::env::var_os("VAIDER_FFMPEG").unwrap_or_else(|| "ffmpeg".into());
-    let mut command = tokio::process::Command::new(program);
+    let mut command = crate::child_env::async_command(program);
     command.kill_on_drop(true);
     command
 }
@@ -804,7 +804,7 @@ fn ffprobe() -> tokio::process::Command {
         }
         None => "ffprobe".into(),
     };
-    let mut command = tokio::process::Command::new(program);
+    let mut command = crate::child_env::async_command(program);
     command.kill_on_drop(true);
     command
 }

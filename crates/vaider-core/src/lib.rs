@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod atomic_file;
 pub mod aws;
+pub mod child_env;
 pub mod client_setup;
 pub mod config;
 pub mod cost;
@@ -25,6 +26,7 @@ pub mod prompts;
 pub mod provider;
 pub mod quota;
 pub mod recovery;
+pub mod redact;
 pub mod sampling;
 pub mod secrets;
 pub mod source;

@@ -1,6 +1,9 @@
-//! API keys and the server token. Keys come from the environment, a `.env` file, or the OS
-//! keychain (Keychain, Credential Manager, Secret Service) through the keyring crate. A key is
-//! held in [`ApiKey`], whose Debug and Display never show it, so it cannot reach a log.
+//! API keys and the server token. Keys come, in this order, from the environment, the OS
+//! keychain (Keychain, Credential Manager, Secret Service, through the keyring crate), a `.env`
+//! file in the config folder, and a `.env` file in the working folder only when that folder is
+//! a project the user initialised (`vaider init`): a stray `.env` wherever the server happens
+//! to start never wins. A key is held in [`ApiKey`], whose Debug and Display never show it, so
+//! it cannot reach a log.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -76,8 +79,8 @@ pub fn env_names(provider: &str) -> Vec<String> {
     names
 }
 
-/// Finds a provider's key: environment, then `.env` files, then the keychain.
-/// `dotenv_dirs` are searched in order (the working directory and the config folder).
+/// Finds a provider's key: environment, then the keychain, then the `.env` files of
+/// `dotenv_dirs` in order (see [`dotenv_dirs`]).
 pub fn find_api_key(provider: &str, dotenv_dirs: &[PathBuf]) -> Option<(ApiKey, KeySource)> {
     for name in env_names(provider) {
         if let Ok(value) = std::env::var(&name) {
@@ -86,20 +89,63 @@ pub fn find_api_key(provider: &str, dotenv_dirs: &[PathBuf]) -> Option<(ApiKey, 
             }
         }
     }
+    match keychain_get(provider) {
+        Ok(Some(key)) => return Some((key, KeySource::Keychain)),
+        Ok(None) => {}
+        Err(e) => tracing::debug!("keychain not available: {e}"),
+    }
     for dir in dotenv_dirs {
         let path = dir.join(".env");
         if let Some(key) = read_dotenv(&path, &env_names(provider)) {
             return Some((key, KeySource::DotEnv(path)));
         }
     }
-    match keychain_get(provider) {
-        Ok(Some(key)) => Some((key, KeySource::Keychain)),
-        Ok(None) => None,
-        Err(e) => {
-            tracing::debug!("keychain not available: {e}");
-            None
+    None
+}
+
+/// The list of projects `vaider init` set up, in the config folder: one folder a line.
+const PROJECTS_FILE: &str = "projects";
+
+/// The folders whose `.env` may hold a key: the config folder, then `cwd` when it is a project
+/// the user initialised with `vaider init` (any other folder's `.env` is not read).
+pub fn dotenv_dirs(config_dir: &Path, cwd: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs = vec![config_dir.to_path_buf()];
+    if let Some(cwd) = cwd.and_then(|c| c.canonicalize().ok()) {
+        if initialised_projects(config_dir).contains(&cwd) {
+            dirs.push(cwd);
         }
     }
+    dirs
+}
+
+/// Records `project` as initialised by the user, so its `.env` may supply keys.
+pub fn remember_project(config_dir: &Path, project: &Path) -> Result<()> {
+    let project = project
+        .canonicalize()
+        .map_err(|e| VaiderError::internal(format!("find {}", project.display()), e))?;
+    let mut projects = initialised_projects(config_dir);
+    if projects.contains(&project) {
+        return Ok(());
+    }
+    projects.push(project);
+    let text: String = projects
+        .iter()
+        .map(|p| format!("{}\n", p.display()))
+        .collect();
+    crate::atomic_file::create_private_dir(config_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", config_dir.display()), e))?;
+    let path = config_dir.join(PROJECTS_FILE);
+    crate::atomic_file::write(&path, text.as_bytes(), crate::atomic_file::Sync::ToDisk)
+        .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))
+}
+
+fn initialised_projects(config_dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_to_string(config_dir.join(PROJECTS_FILE))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(PathBuf::from)
+        .collect()
 }
 
 fn read_dotenv(path: &Path, names: &[String]) -> Option<ApiKey> {
@@ -197,7 +243,7 @@ fn resolve_token(from_env: Option<String>, data_dir: &Path) -> Result<String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(VaiderError::internal(format!("read {}", path.display()), e)),
     }
-    std::fs::create_dir_all(data_dir)
+    crate::atomic_file::create_private_dir(data_dir)
         .map_err(|e| VaiderError::internal(format!("create {}", data_dir.display()), e))?;
     let token = format!("vdr_{}", hex::encode(rand::random::<[u8; 24]>()));
     write_private(&path, &token)?;
@@ -251,6 +297,20 @@ mod tests {
         .unwrap();
         let key = read_dotenv(&dir.path().join(".env"), &env_names("gemini")).unwrap();
         assert_eq!(key.expose(), "from-dotenv");
+    }
+
+    #[test]
+    fn only_an_initialised_project_adds_its_dotenv() {
+        let config = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let stray = dotenv_dirs(config.path(), Some(project.path()));
+        assert_eq!(stray, [config.path().to_path_buf()]);
+        remember_project(config.path(), project.path()).unwrap();
+        remember_project(config.path(), project.path()).unwrap();
+        let dirs = dotenv_dirs(config.path(), Some(project.path()));
+        assert_eq!(dirs.len(), 2);
+        assert_eq!(dirs[1], project.path().canonicalize().unwrap());
+        assert_eq!(initialised_projects(config.path()).len(), 1);
     }
 
     #[test]

@@ -72,6 +72,8 @@ pub struct Browsing<'a> {
     pub parent_id: Option<String>,
     /// The step's screenshot; each turn's is kept beside it, `-action-K` added to its name.
     pub shot_path: &'a Path,
+    /// The plan's secret values, typed in place of `{{secret:NAME}}`: the model never sees one.
+    pub secrets: &'a crate::secret_values::PlanSecrets,
 }
 
 /// One action the model named. Its arguments are kept as the model gave them: one that is not
@@ -202,8 +204,11 @@ async fn one_turn(
     let snapshot = at.tab.snapshot().await.map_err(browser_error)?;
     let url = at.tab.url().await.unwrap_or_default();
     let prompt = prompt(task, &url, history, &snapshot.text());
-    let details = ask(at, &shot, prompt).await?;
-    let turn = parse_turn(details.as_ref()).map_err(Ending::Error)?;
+    let details = ask(at, &shot, prompt, &snapshot.lines).await?;
+    let mut turn = parse_turn(details.as_ref()).map_err(Ending::Error)?;
+    // The model may repeat what it types into a password field in its reasoning.
+    let secrets = typed_secrets(&turn.action, &snapshot.lines);
+    turn.reasoning = vaider_core::redact::text(&turn.reasoning, &secrets);
     let target = describe(&turn.action, &snapshot.lines);
     let mut log = format!(
         "action {k}: {target} — {} (screenshot {})",
@@ -231,9 +236,22 @@ async fn one_turn(
 
 /// The model's answer of one turn, through the pipeline (history, cost); never from the cache,
 /// since the same page may need another action after the last one.
-async fn ask(at: &Browsing<'_>, shot: &Path, prompt: String) -> Result<Option<Value>, Ending> {
+async fn ask(
+    at: &Browsing<'_>,
+    shot: &Path,
+    prompt: String,
+    elements: &[String],
+) -> Result<Option<Value>, Ending> {
     let mut request = AnalysisRequest::new(Tool::BrowseStep, at.door, shot.display().to_string());
     request.prompt = Some(prompt);
+    // A value typed into a password field is kept nowhere: response.json and the history get
+    // it redacted.
+    let elements = elements.to_vec();
+    request.redact = vaider_core::redact::Redactor::new(move |details| {
+        parse_turn(details)
+            .map(|turn| typed_secrets(&turn.action, &elements))
+            .unwrap_or_default()
+    });
     request.parent_id = at.parent_id.clone();
     request.base_dirs = vec![at.project.to_path_buf()];
     request.no_cache = true;
@@ -328,7 +346,10 @@ async fn perform(at: &Browsing<'_>, action: &Action) -> Result<(), Failed> {
     let tab = at.tab;
     match action {
         Action::Click { reference } => tab.click_ref(parse_ref(reference)?).await?,
-        Action::Type { reference, text } => tab.type_ref(parse_ref(reference)?, text).await?,
+        Action::Type { reference, text } => {
+            tab.type_ref(parse_ref(reference)?, &at.secrets.fill(text))
+                .await?
+        }
         Action::Press { key } => tab.press(key).await?,
         Action::Scroll { direction } => tab
             .scroll(parse_direction(direction)?)
@@ -403,6 +424,22 @@ fn describe(action: &Action, elements: &[String]) -> String {
         Action::Navigate { url } => format!("navigate to {url}"),
         Action::Done => "done".into(),
         Action::GiveUp => "give up".into(),
+    }
+}
+
+/// What the action types into a secret (password) field, if it does.
+fn typed_secrets(action: &Action, elements: &[String]) -> Vec<String> {
+    match action {
+        Action::Type { reference, text } => {
+            let prefix = format!("[{}] ", reference.trim());
+            let line = elements.iter().find(|line| line.starts_with(&prefix));
+            let field = line.map(|l| l.split(" value=").next().unwrap_or(l));
+            match field.is_some_and(|f| f.ends_with(" secret")) {
+                true => vec![text.clone()],
+                false => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -20,6 +20,15 @@ pub const DEFAULT_BUDGET_TOKENS: usize = 6_000;
 const MAX_FILE_CHARS: usize = 6_000;
 /// Files looked at in a local folder, at most (a monorepo is not read whole).
 const MAX_FILES_SEEN: usize = 5_000;
+/// Files read, at most: only those that could go in are read, and only this many of them.
+const MAX_FILES_READ: usize = 300;
+/// Bytes read of one file, at most: what goes in is cut far shorter ([`MAX_FILE_CHARS`]), but
+/// a selector list is made from the markup, so a little more is read than kept.
+const MAX_FILE_BYTES: u64 = 64 * 1024;
+/// Bytes read from a folder or from GitHub for one plan, at most.
+const MAX_TOTAL_BYTES: u64 = 4 * 1024 * 1024;
+/// Bytes of one GitHub answer (a file, a tree listing), at most.
+const MAX_GITHUB_BYTES: usize = 8 * 1024 * 1024;
 const SKIPPED_DIRS: &[&str] = &[
     ".git",
     "node_modules",
@@ -68,7 +77,21 @@ struct Candidate {
     text: String,
 }
 
-/// Context from a local folder.
+/// Context from a local folder, read on a blocking thread (never on the async workers).
+pub async fn from_folder_async(root: &Path, budget_tokens: usize) -> Result<PlanContext, QaError> {
+    let root = root.to_path_buf();
+    tokio::task::spawn_blocking(move || from_folder(&root, budget_tokens))
+        .await
+        .map_err(|e| {
+            QaError::new(
+                ErrorCode::ExecutionFailed,
+                format!("reading the code base stopped: {e}"),
+            )
+        })?
+}
+
+/// Context from a local folder. Blocking: at most [`MAX_FILES_READ`] files, each at most
+/// [`MAX_FILE_BYTES`], [`MAX_TOTAL_BYTES`] in all.
 pub fn from_folder(root: &Path, budget_tokens: usize) -> Result<PlanContext, QaError> {
     if !root.is_dir() {
         return Err(QaError::invalid(format!(
@@ -78,20 +101,54 @@ pub fn from_folder(root: &Path, budget_tokens: usize) -> Result<PlanContext, QaE
     }
     let mut files = Vec::new();
     walk(root, &mut files);
-    let candidates = files
+    let mut ranked: Vec<(u8, String, PathBuf)> = files
         .into_iter()
         .filter_map(|path| {
             let name = path.strip_prefix(root).ok()?.display().to_string();
-            let rank = rank(&name)?;
-            let text = std::fs::read_to_string(&path).ok()?;
-            Some(Candidate { name, rank, text })
+            Some((rank(&name)?, name, path))
         })
         .collect();
+    // The files that matter most are read first, while the caps last.
+    ranked.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let mut left = MAX_TOTAL_BYTES;
+    let mut candidates = Vec::new();
+    for (rank, name, path) in ranked.into_iter().take(MAX_FILES_READ) {
+        if left == 0 {
+            break;
+        }
+        let Some(text) = read_capped(&path, MAX_FILE_BYTES.min(left)) else {
+            continue;
+        };
+        left = left.saturating_sub(text.len() as u64);
+        candidates.push(Candidate { name, rank, text });
+    }
     Ok(choose(
         root.display().to_string(),
         candidates,
         budget_tokens,
     ))
+}
+
+/// The first `max` bytes of a text file (cut at a character boundary); None if unreadable.
+fn read_capped(path: &Path, max: u64) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(max)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Some(text),
+        // Cut inside a character: keep what is whole.
+        Err(e) if e.utf8_error().error_len().is_none() => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).ok()
+        }
+        Err(_) => None,
+    }
 }
 
 /// Every file under `dir`, skipping dependency and build folders and hidden ones.
@@ -381,20 +438,70 @@ impl GitHub {
 
     async fn json(&self, path: &str) -> Result<Value, Failure> {
         let response = self.get(path, "application/vnd.github+json").await?;
-        let unreadable = |e: reqwest::Error| Failure::Unreachable(e.without_url().to_string());
-        response.json().await.map_err(unreadable)
+        let bytes = capped_body(response, MAX_GITHUB_BYTES).await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Failure::Unreachable(format!("GitHub's answer is not JSON: {e}")))
     }
 
+    /// A file's contents, its first [`MAX_FILE_BYTES`] only.
     async fn raw(&self, path: &str) -> Result<String, Failure> {
         let response = self.get(path, "application/vnd.github.raw").await?;
-        let unreadable = |e: reqwest::Error| Failure::Unreachable(e.without_url().to_string());
-        response.text().await.map_err(unreadable)
+        let bytes = capped_body(response, MAX_FILE_BYTES as usize).await?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
+}
+
+/// At most `max` bytes of a body, read chunk by chunk: a huge answer is never held whole.
+async fn capped_body(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    while bytes.len() < max {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = max - bytes.len();
+                bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) => break,
+            Err(e) => return Err(Failure::Unreachable(e.without_url().to_string())),
+        }
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_file_is_read_only_up_to_its_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("index.html");
+        // 2 MB of markup, a multi-byte character across the cut.
+        let mut text = "é".repeat(MAX_FILE_BYTES as usize / 2 - 1);
+        text.push_str("xé");
+        text.push_str(&"<p>".repeat(700_000));
+        std::fs::write(&page, &text).unwrap();
+        let read = read_capped(&page, MAX_FILE_BYTES).unwrap();
+        assert!(read.len() as u64 <= MAX_FILE_BYTES);
+        assert!(read.len() as u64 >= MAX_FILE_BYTES - 4);
+        let context = from_folder(dir.path(), DEFAULT_BUDGET_TOKENS).unwrap();
+        assert_eq!(context.files, ["index.html"]);
+        assert!(context.text.len() < 2 * MAX_FILE_CHARS + 1_000);
+    }
+
+    #[test]
+    fn at_most_the_cap_of_files_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..MAX_FILES_READ + 50 {
+            std::fs::write(dir.path().join(format!("page{i:04}.html")), "<p>x</p>").unwrap();
+        }
+        // A budget that would take every file: only the cap stops the reading.
+        let context = from_folder(dir.path(), 1_000_000).unwrap();
+        assert!(
+            context.files.len() <= MAX_FILES_READ,
+            "{}",
+            context.files.len()
+        );
+    }
 
     fn write(root: &Path, name: &str, text: &str) {
         let path = root.join(name);

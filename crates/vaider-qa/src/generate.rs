@@ -157,6 +157,7 @@ fn read_plan(answer: &Value) -> Result<(String, String, Vec<TestStep>), Vec<Stri
         created_at: String::new(),
         updated_at: String::new(),
         context: None,
+        secrets: Default::default(),
     };
     problems.extend(plan_problems(&plan));
     match problems.is_empty() {

@@ -13,6 +13,7 @@ pub mod generate;
 pub mod judge;
 pub mod plan;
 pub mod run;
+pub mod secret_values;
 pub mod service;
 pub mod steps;
 pub mod store;

@@ -24,6 +24,10 @@ pub struct TestPlan {
     /// absent from plans written by hand).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<crate::context::PlanContext>,
+    /// Secret values by name, each read from an environment variable or a keychain entry at
+    /// run time (never written here); a step writes `{{secret:NAME}}` where one is typed.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub secrets: std::collections::BTreeMap<String, crate::secret_values::SecretRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,6 +16,7 @@ use crate::judge::{judge_page, Judgement, Question};
 use crate::plan::{
     RunStatus, RunVideo, StepKind, StepResult, StepStatus, TestPlan, TestRun, TestStep,
 };
+use crate::secret_values::PlanSecrets;
 use crate::steps::{self, Outcome, Performed, StepContext};
 use crate::store::{write_atomic, QaStore, StoreError};
 
@@ -103,8 +104,18 @@ pub async fn run_plan(
         run: Some(run.clone()),
     };
     let mut steps_took = None;
-    match start_browser(options, &base_url).await {
-        Ok((browser, tab)) => {
+    let refs = plan.secrets.clone();
+    let secrets = tokio::task::spawn_blocking(move || PlanSecrets::read(&refs))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading the plan's secrets stopped: {e}")));
+    let started_browser = match secrets {
+        Ok(secrets) => start_browser(options, &base_url)
+            .await
+            .map(|(browser, tab)| (browser, tab, secrets)),
+        Err(message) => Err(message),
+    };
+    match started_browser {
+        Ok((browser, tab, secrets)) => {
             let recording = match options.record_video {
                 true => Some(start_recording(&tab, store, &run.id).await),
                 false => None,
@@ -113,6 +124,7 @@ pub async fn run_plan(
                 store,
                 options,
                 model,
+                secrets: &secrets,
             };
             steps.perform(plan, &mut run, &tab).await;
             steps_took = Some(started.elapsed());
@@ -234,6 +246,9 @@ struct Steps<'a> {
     store: &'a QaStore,
     options: &'a RunOptions,
     model: Model<'a>,
+    /// The plan's secret values: typed where a step says `{{secret:NAME}}`, redacted from
+    /// whatever a step reports.
+    secrets: &'a PlanSecrets,
 }
 
 impl Steps<'_> {
@@ -243,6 +258,7 @@ impl Steps<'_> {
             tab,
             base_url: &base_url,
             timeout: self.options.step_timeout,
+            secrets: self.secrets,
         };
         for (index, step) in plan.steps.iter().enumerate() {
             let result = self.step(&run.id, index, step, &ctx).await;
@@ -317,6 +333,20 @@ impl Steps<'_> {
                 .into_iter()
                 .map(|m| format!("console {m}")),
         );
+        // A secret value the page or the model repeated is not kept.
+        let hide = |text: String| self.secrets.redact(&text);
+        let logs: Vec<String> = logs.into_iter().map(hide).collect();
+        let performed = Performed {
+            outcome: match performed.outcome {
+                Outcome::Passed => Outcome::Passed,
+                Outcome::Failed(m) => Outcome::Failed(hide(m)),
+                Outcome::Error(m) => Outcome::Error(hide(m)),
+            },
+            expected: performed.expected.map(hide),
+            actual: performed.actual.map(hide),
+            logs: Vec::new(),
+        };
+        let mut logs = logs;
         if shot.is_none() {
             shot = keep_screenshot(&shot_path, ctx.tab, &mut logs).await;
         }
@@ -335,7 +365,9 @@ impl Steps<'_> {
             duration: started.elapsed().as_millis() as u64,
             screenshot: shot,
             logs: Some(logs),
-            llm_reasoning: judgement.as_ref().map(|j| j.reasoning.clone()),
+            llm_reasoning: judgement
+                .as_ref()
+                .map(|j| self.secrets.redact(&j.reasoning)),
             llm_confidence: judgement.as_ref().map(|j| j.confidence),
             expected: performed.expected,
             actual: performed.actual,
@@ -385,6 +417,7 @@ impl Steps<'_> {
             door: self.options.door,
             parent_id: self.options.parent_id.clone(),
             shot_path,
+            secrets: self.secrets,
         };
         let browsed = browse(&at, task).await;
         let (Ending::Done(_), Some(outcome)) = (&browsed.ending, task.expected_outcome) else {

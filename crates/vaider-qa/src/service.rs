@@ -149,6 +149,7 @@ async fn write_and_keep(
         created_at: at.clone(),
         updated_at: at,
         context: Some(context),
+        secrets: Default::default(),
     };
     let path = store.save_plan(&plan)?;
     Ok(Generated {
@@ -171,7 +172,7 @@ async fn code_context(
         .map(str::trim)
         .filter(|u| !u.is_empty());
     let Some(url) = repo_url else {
-        let context = context::from_folder(&request.workspace, budget)?;
+        let context = context::from_folder_async(&request.workspace, budget).await?;
         return Ok((context, project_named(&request.workspace, None)));
     };
     if let Some(target) = context::github_target(url) {
@@ -189,7 +190,7 @@ async fn code_context(
         )));
     }
     let folder = request.workspace.join(url);
-    let context = context::from_folder(&folder, budget)?;
+    let context = context::from_folder_async(&folder, budget).await?;
     Ok((context, project_named(&folder, Some(url))))
 }
 

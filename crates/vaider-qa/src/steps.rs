@@ -19,6 +19,8 @@ pub struct StepContext<'a> {
     pub base_url: &'a str,
     /// How long each command waits for its element.
     pub timeout: Duration,
+    /// The plan's secret values, typed in place of `{{secret:NAME}}`.
+    pub secrets: &'a crate::secret_values::PlanSecrets,
 }
 
 /// How a scripted step ended, with what it did.
@@ -160,7 +162,9 @@ async fn perform(ctx: &StepContext<'_>, command: &Command) -> Result<(), Failure
                 .map_err(|e| Failure::error(e.to_string()))
         }
         SeleneseCommand::Click => Ok(tab.click(target, wait).await?),
-        SeleneseCommand::Type => Ok(tab.type_into(target, value, wait).await?),
+        SeleneseCommand::Type => Ok(tab
+            .type_into(target, &ctx.secrets.fill(value), wait)
+            .await?),
         SeleneseCommand::WaitForElement => {
             tab.wait_for(target, true, wait).await?;
             Ok(())

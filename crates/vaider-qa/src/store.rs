@@ -236,6 +236,7 @@ mod tests {
             created_at: created.into(),
             updated_at: created.into(),
             context: None,
+            secrets: Default::default(),
         }
     }
 

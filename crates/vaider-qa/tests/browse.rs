@@ -252,3 +252,107 @@ async fn without_a_model_a_browsing_step_is_an_error_that_says_so() {
     assert_eq!(run.status, RunStatus::Error);
     assert!(run.error.unwrap().contains("need a vision model"));
 }
+
+/// Every file under `dir` that holds `needle`, whatever its kind (text, JSON, SQLite, PNG).
+fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                    found.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A password typed during agentic browsing is kept nowhere: the plan names where its value is
+/// read (an environment variable), the model types `{{secret:PASSWORD}}`, the page gets the
+/// value, and no file of the data folder or the project (history, interaction files, the
+/// run's files, logs) holds it.
+#[tokio::test]
+async fn a_password_typed_in_agentic_browsing_is_in_no_file() {
+    let password = "Tr0ub4dor-kept-nowhere";
+    std::env::set_var("QA_SHOP_PASSWORD", password);
+    let instruction = "Log in as Ada: type \"ada@example.com\" into \"Email\", \
+                       type \"{{secret:PASSWORD}}\" into \"Password\", click \"Sign in\".";
+    let base = serve_app().await;
+    let (engine, fake, data) = engine_with_fake().await;
+    let project = tempfile::tempdir().unwrap();
+    let store = QaStore::in_project(project.path());
+    let mut plan = plan(&base, json!([browsing(instruction, None, None)]));
+    plan.secrets =
+        serde_json::from_value(json!({"PASSWORD": {"env": "QA_SHOP_PASSWORD"}})).unwrap();
+    let run = run_plan(&store, &plan, &options(10), Some(&engine))
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Passed, "{run:#?}");
+    // The page got the value itself: its password field holds that many characters.
+    let asked = prompts(&fake);
+    let hidden = format!("({} characters, hidden)", password.len());
+    assert!(asked[2].contains(&hidden), "{}", asked[2]);
+    assert!(
+        asked.iter().all(|p| !p.contains(password)),
+        "the model saw it"
+    );
+    for dir in [data.path(), project.path()] {
+        let holding = files_holding(dir, password);
+        assert!(holding.is_empty(), "the password is in {holding:#?}");
+    }
+    // The plan as kept names only where the value comes from, in a file only its owner reads.
+    let saved = store.save_plan(&plan).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    assert!(!files_holding(project.path(), "QA_SHOP_PASSWORD").is_empty());
+}
+
+/// A password the model itself chose (here from a plan that wrote it out, not as a secret) is
+/// redacted from what is kept of the model's answer: the result and the provider's raw answer
+/// in response.json, and the history row's description. (The prompt keeps the instruction the
+/// plan's author wrote: plans keep secrets out with `{{secret:NAME}}`, as tested above.)
+#[tokio::test]
+async fn a_password_the_model_types_is_redacted_from_its_recorded_answer() {
+    let password = "chosen-by-the-model-42";
+    let instruction = format!(
+        "Sign up: type \"ada@example.com\" into \"Email\", type \"{password}\" into \"Password\"."
+    );
+    let base = serve_app().await;
+    let (engine, _fake, _data) = engine_with_fake().await;
+    let project = tempfile::tempdir().unwrap();
+    let store = QaStore::in_project(project.path());
+    let run = run_plan(
+        &store,
+        &plan(&base, json!([browsing(&instruction, None, None)])),
+        &options(10),
+        Some(&engine),
+    )
+    .await
+    .unwrap();
+    assert_eq!(run.status, RunStatus::Passed, "{run:#?}");
+    let rows = engine.history().list(50, 0).unwrap();
+    let mut turns = 0;
+    for row in rows.iter().filter(|r| r.tool == "browse_step") {
+        let log_dir = std::path::Path::new(row.log_dir.as_deref().unwrap());
+        let text = std::fs::read_to_string(log_dir.join("response.json")).unwrap();
+        let response: Value = serde_json::from_str(&text).unwrap();
+        for part in ["result", "providerResponse"] {
+            let kept = response[part].to_string();
+            assert!(!kept.contains(password), "{part}: {kept}");
+        }
+        // The prompt holds the instruction the plan's author wrote; the answer is redacted.
+        let described = row.description.as_deref().unwrap_or_default();
+        assert!(!described.contains(password), "{described}");
+        turns += 1;
+    }
+    assert!(turns >= 2, "{turns} browsing turns");
+}

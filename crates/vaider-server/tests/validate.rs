@@ -591,3 +591,31 @@ async fn analyse_test_results_watches_each_failed_tests_video() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A request's model calls are capped (max_model_calls): the failed tests past the cap are
+/// listed without an analysis, each saying why, and no call is made for them.
+#[tokio::test]
+async fn analyse_test_results_stops_at_its_cap_of_model_calls_and_says_so() {
+    let server = TestServer::start_with(|config| config.max_model_calls = 1).await;
+    let project = Project::copy();
+    let (run, _) = validate(
+        &server,
+        json!({"test_path": "tests/two-failures.spec.mjs", "cwd": project.root()}),
+    )
+    .await;
+    let results =
+        PathBuf::from(run["data"]["artifacts_dir"].as_str().unwrap()).join("test-results");
+    let before = server.fake.generate_requests().len();
+    let client = server.mcp().await;
+    let answer = call(&client, "analyse_test_results", json!({"path": results})).await;
+    let body = structured(&answer);
+    assert_eq!(body["success"], true, "{body}");
+    let failed = body["data"]["failed_tests"].as_array().unwrap();
+    assert_eq!(failed.len(), 2, "{body}");
+    assert!(failed[0]["analysis"].is_object(), "{body}");
+    assert!(failed[1]["analysis"].is_null(), "{body}");
+    let why = failed[1]["problem"].as_str().unwrap();
+    assert!(why.contains("max_model_calls"), "{why}");
+    assert_eq!(server.fake.generate_requests().len() - before, 1);
+    client.cancel().await.unwrap();
+}

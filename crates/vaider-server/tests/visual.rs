@@ -374,3 +374,51 @@ async fn web_pages_are_captured_into_phases_and_compared() {
         .unwrap()
         .contains("letters, digits"));
 }
+
+/// Nothing written is ever changed: two comparisons of files with the same name in different
+/// folders (`a/home.png`, `b/home.png`) keep two sets of pictures, and the earlier history
+/// entry still shows its own annotated picture, not the later one's.
+#[tokio::test]
+async fn two_comparisons_of_same_named_files_keep_two_pictures() {
+    let server = TestServer::start().await;
+    let client = server.mcp().await;
+    let root = server.media.path();
+    for (folder, shot) in [("a", "login.png"), ("b", "login-error.png")] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+        std::fs::copy(root.join(shot), root.join(folder).join("home.png")).unwrap();
+    }
+    let mut seen = Vec::new();
+    for (before, after) in [("a/home.png", "b/home.png"), ("b/home.png", "a/home.png")] {
+        let result = call(
+            &client,
+            "visual_compare",
+            json!({"before": before, "after": after, "cwd": root}),
+        )
+        .await;
+        let body = structured(&result);
+        assert_eq!(body["success"], true, "{body}");
+        let picture = body["data"]["annotated_screenshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let id = body["data"]["interaction_id"].as_str().unwrap().to_string();
+        seen.push((picture.clone(), std::fs::read(&picture).unwrap(), id));
+    }
+    let [(first_path, first_bytes, first_id), (second_path, second_bytes, _)] = &seen[..] else {
+        unreachable!()
+    };
+    assert_ne!(first_path, second_path, "one name for two comparisons");
+    assert_ne!(first_bytes, second_bytes, "the two after-images differ");
+    let row = server.engine.history().get(first_id).unwrap().unwrap();
+    let shown = row.media_path.expect("the entry's picture");
+    assert_eq!(&shown, first_path);
+    assert_eq!(
+        &std::fs::read(&shown).unwrap(),
+        first_bytes,
+        "the earlier entry's picture changed"
+    );
+    // Each comparison's result is its own too.
+    let comparisons = root.join(".screenshots/comparisons");
+    assert!(comparisons.join("home-vs-home-diff.json").is_file());
+    assert!(comparisons.join("home-vs-home-2-diff.json").is_file());
+}

@@ -52,11 +52,21 @@ pub struct Report {
     pub errors: Vec<String>,
 }
 
+/// The largest report read (a larger one is cut, and so not JSON: no report).
+pub const MAX_REPORT_BYTES: u64 = 64 * 1024 * 1024;
+
 impl Report {
     /// Reads a report file; a missing or unreadable one is an empty report (a run killed at
     /// its timeout writes none).
     pub fn read(path: &Path) -> Option<Report> {
-        let bytes = std::fs::read(path).ok()?;
+        use std::io::Read;
+        // A report is written by the run's reporter, which runs the project's code: bounded.
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .ok()?
+            .take(MAX_REPORT_BYTES)
+            .read_to_end(&mut bytes)
+            .ok()?;
         let value: Value = serde_json::from_slice(&bytes).ok()?;
         Self::from_json(&value)
     }

@@ -92,7 +92,21 @@ pub async fn analyse_test_results(
         base_dirs: request.base_dirs.clone(),
     };
     let mut tests = Vec::new();
-    for test in failed {
+    let cap = engine.config().max_model_calls.max(1) as usize;
+    let mut calls = 0;
+    for mut test in failed {
+        let has_video = test
+            .video
+            .as_deref()
+            .is_some_and(|v| Path::new(v).is_file());
+        if has_video && calls >= cap {
+            test.problem = Some(format!(
+                "not analysed: this request may make {cap} model calls (max_model_calls, VAIDER_MAX_MODEL_CALLS), and they were spent on the tests before"
+            ));
+            tests.push(test);
+            continue;
+        }
+        calls += usize::from(has_video);
         tests.push(watch(engine, &asker, test, progress).await);
     }
     let cost_usd = tests
@@ -217,7 +231,7 @@ fn from_folders(folder: &Path) -> Vec<FailedTest> {
             continue;
         }
         let message = context
-            .and_then(|c| std::fs::read_to_string(c).ok())
+            .and_then(|c| read_start(&c, 4 * MAX_CONTEXT_CHARS as u64))
             .map(|t| t.chars().take(MAX_CONTEXT_CHARS).collect::<String>());
         found.push(FailedTest {
             title: dir
@@ -262,6 +276,18 @@ async fn watch(
         Err(problem) => test.problem = Some(format!("the video analysis failed ({problem})")),
     }
     test
+}
+
+/// The first `max` bytes of a text file, never more (a test's own file may be huge).
+fn read_start(path: &Path, max: u64) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(max)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn failure_prompt(test: &FailedTest) -> String {

@@ -58,19 +58,37 @@ pub enum RunError {
 }
 
 /// The folder of the nearest `playwright.config.*` above `test_file`, with that config; else
-/// the nearest folder with a `package.json`, else the test's folder.
+/// the nearest folder with a `package.json`, else the test's folder. The search never leaves
+/// the [`project_root`]: a config or package in a parent folder (`/tmp`, the home folder) is
+/// not the project's.
 pub fn find_project(test_file: &Path) -> (PathBuf, Option<PathBuf>) {
     let start = test_file.parent().unwrap_or(Path::new("/"));
-    for dir in start.ancestors() {
+    for dir in within_project(start) {
         if let Some(config) = config_in(dir) {
             return (dir.to_path_buf(), Some(config));
         }
     }
-    let package = start
-        .ancestors()
+    let package = within_project(start)
         .find(|d| d.join("package.json").is_file())
         .unwrap_or(start);
     (package.to_path_buf(), None)
+}
+
+/// The root of the project `start` is in: the nearest folder at or above it holding `.git`
+/// (a repository, where a workspace may hoist node_modules), else the nearest with a
+/// `package.json`, else `start` itself. Lookups stop there, never at `/`.
+pub fn project_root(start: &Path) -> &Path {
+    let with = |marker: &str| start.ancestors().find(|d| d.join(marker).exists());
+    with(".git")
+        .or_else(|| with("package.json"))
+        .unwrap_or(start)
+}
+
+/// `start` and its parents up to its [`project_root`], nearest first.
+fn within_project(start: &Path) -> impl Iterator<Item = &Path> {
+    let root = project_root(start);
+    let depth = start.ancestors().take_while(|d| *d != root).count() + 1;
+    start.ancestors().take(depth)
 }
 
 /// The Playwright config in `dir`, if there is one.
@@ -84,7 +102,7 @@ pub fn config_in(dir: &Path) -> Option<PathBuf> {
 /// The project's Playwright command line (`@playwright/test`'s or `playwright`'s `cli.js`),
 /// found as Node would resolve it from the project folder.
 pub fn find_playwright(project_dir: &Path) -> Result<PathBuf, RunError> {
-    for dir in project_dir.ancestors() {
+    for dir in within_project(project_dir) {
         for package in ["@playwright/test", "playwright"] {
             let cli = dir.join("node_modules").join(package).join("cli.js");
             if cli.is_file() {
@@ -129,7 +147,7 @@ pub async fn run(plan: &RunPlan) -> Result<RunOutput, RunError> {
         std::fs::File::create(path)
             .map_err(|e| RunError::Io(format!("create {}: {e}", path.display())))
     };
-    let mut command = tokio::process::Command::new(node);
+    let mut command = vaider_core::child_env::async_command(node);
     command
         .arg(&cli)
         .arg("test")
@@ -302,6 +320,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir_all(root.join("e2e/auth")).unwrap();
+        std::fs::write(root.join("package.json"), "{}").unwrap();
         std::fs::write(root.join("playwright.config.ts"), "").unwrap();
         let test = root.join("e2e/auth/login.spec.ts");
         assert_eq!(
@@ -310,6 +329,37 @@ mod tests {
         );
         std::fs::write(root.join("e2e/playwright.config.mjs"), "").unwrap();
         assert_eq!(find_project(&test).0, root.join("e2e"));
+    }
+
+    #[test]
+    fn the_lookup_stops_at_the_project_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path();
+        // A config and a Playwright above the project: someone else's, never used.
+        std::fs::write(outside.join("playwright.config.ts"), "").unwrap();
+        let planted = outside.join("node_modules/@playwright/test");
+        std::fs::create_dir_all(&planted).unwrap();
+        std::fs::write(planted.join("cli.js"), "").unwrap();
+        let project = outside.join("app");
+        std::fs::create_dir_all(project.join("tests")).unwrap();
+        std::fs::write(project.join("package.json"), "{}").unwrap();
+        let test = project.join("tests/home.spec.ts");
+        assert_eq!(find_project(&test), (project.clone(), None));
+        assert!(matches!(
+            find_playwright(&project),
+            Err(RunError::PlaywrightMissing(_))
+        ));
+        // A repository's root bounds it too, above a package of a workspace.
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        let package = project.join("packages/web");
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::write(package.join("package.json"), "{}").unwrap();
+        assert_eq!(project_root(&package), project);
+        // A file with no project around it looks in its own folder only.
+        let loose = outside.join("loose");
+        std::fs::create_dir_all(&loose).unwrap();
+        assert_eq!(project_root(&loose), loose);
+        assert_eq!(find_project(&loose.join("a.spec.ts")), (loose, None));
     }
 
     #[test]

@@ -81,8 +81,13 @@ pub fn read_trace(path: &Path) -> Option<PageEvents> {
         if entry.size() > MAX_ENTRY_BYTES {
             continue;
         }
+        // The declared size may lie: the read itself is bounded too.
         let mut text = String::new();
-        if entry.read_to_string(&mut text).is_err() {
+        if (&mut entry)
+            .take(MAX_ENTRY_BYTES)
+            .read_to_string(&mut text)
+            .is_err()
+        {
             continue;
         }
         read_lines(&kind, &text, &mut events, &mut console_network);

@@ -63,3 +63,46 @@ async fn a_passing_test_passes_the_rubric_and_is_one_history_entry() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir(dir.parent().unwrap());
 }
+
+/// A test, a reporter or a dependency of the project can read its environment: the server's
+/// keys and token must not be in it, while what Playwright needs (PATH, HOME) and what the
+/// user declared (`child_env_pass`) is.
+#[tokio::test]
+async fn a_playwright_test_sees_no_secret_of_the_server() {
+    // nextest runs each test in its own process: this environment is this test's alone.
+    std::env::set_var("GEMINI_API_KEY", "AIza-secret-of-the-server");
+    std::env::set_var("VAIDER_TOKEN", "vdr_secret_token_of_the_server");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "aws-secret-of-the-server");
+    std::env::set_var("PROJECT_FLAG", "declared-and-passed");
+    std::env::set_var("UNDECLARED_FLAG", "not-passed");
+    let data = tempfile::tempdir().unwrap();
+    let engine = Vaider::open(Config {
+        data_dir: Some(data.path().to_path_buf()),
+        // Declaring a secret does not let it through.
+        child_env_pass: vec!["PROJECT_FLAG".into(), "GEMINI_API_KEY".into()],
+        ..Config::default()
+    })
+    .unwrap();
+    let result = validate_test(&engine, request("tests/environment.spec.mjs"), &NoProgress).await;
+    let text = serde_json::to_string_pretty(&result).unwrap();
+    assert!(result.success, "{text}");
+    let dir = PathBuf::from(result.data["artifacts_dir"].as_str().unwrap());
+    let stdout = std::fs::read_to_string(dir.join("runner.stdout.log")).unwrap();
+    let line = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("ENVIRONMENT "))
+        .unwrap_or_else(|| panic!("the test printed no environment: {stdout}"));
+    let env: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).unwrap();
+    for secret in ["GEMINI_API_KEY", "VAIDER_TOKEN", "AWS_SECRET_ACCESS_KEY"] {
+        assert!(
+            !env.contains_key(secret),
+            "{secret} reached the test: {line}"
+        );
+    }
+    assert!(!line.contains("-of-the-server"), "{line}");
+    assert!(env.contains_key("PATH"), "{line}");
+    assert_eq!(env["PROJECT_FLAG"], "declared-and-passed");
+    assert!(!env.contains_key("UNDECLARED_FLAG"), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir(dir.parent().unwrap());
+}

@@ -129,7 +129,6 @@ pub async fn compare_screenshots(
         .await
         .map_err(|e| CompareError(format!("the comparison stopped: {e}")))?
         .map_err(|e| CompareError(e.to_string()))?;
-    let stem = comparison_stem(&store, &before, &after);
     let dir = store.comparisons_dir();
     std::fs::create_dir_all(&dir).map_err(|e| {
         CompareError(format!(
@@ -137,6 +136,8 @@ pub async fn compare_screenshots(
             dir.display()
         ))
     })?;
+    let mut reserved = Reserved::take(&dir, &comparison_stem(&store, &before, &after))?;
+    let stem = reserved.stem.clone();
     let pictures = {
         let (comparison, dir, stem) = (comparison.clone(), dir.clone(), stem.clone());
         tokio::task::spawn_blocking(move || comparison.write_images(&dir, &stem))
@@ -190,6 +191,7 @@ pub async fn compare_screenshots(
     let json = serde_json::to_vec_pretty(&data).unwrap_or_default();
     let path = dir.join(format!("{stem}-diff.json"));
     write_atomic(&path, &json).map_err(|e| CompareError(e.to_string()))?;
+    reserved.kept = true;
     if declared {
         // Used by this comparison, which is done: the next one starts with none.
         let _ = std::fs::remove_file(declared_path(&store));
@@ -240,6 +242,60 @@ fn comparison_stem(store: &Store, before: &Path, after: &Path) -> String {
             .unwrap_or_else(|| "image".into()),
     };
     format!("{}-vs-{}", name(before), name(after))
+}
+
+/// A comparison's name, taken for it alone: `<base>`, else `<base>-2`, `<base>-3`, ... The
+/// first free one is claimed by creating its `-diff.json` (create-new is atomic), so two
+/// comparisons of `a/home.png` and `b/home.png`, even at once, never write the same pictures,
+/// and a history entry keeps showing its own. Released again if the comparison fails.
+struct Reserved {
+    marker: PathBuf,
+    stem: String,
+    kept: bool,
+}
+
+impl Reserved {
+    fn take(dir: &Path, base: &str) -> Result<Reserved, CompareError> {
+        for n in 1..=10_000u32 {
+            let stem = match n {
+                1 => base.to_string(),
+                n => format!("{base}-{n}"),
+            };
+            let marker = dir.join(format!("{stem}-diff.json"));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&marker)
+            {
+                Ok(_) => {
+                    return Ok(Reserved {
+                        marker,
+                        stem,
+                        kept: false,
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(CompareError(format!(
+                        "cannot create {}: {e}",
+                        marker.display()
+                    )))
+                }
+            }
+        }
+        Err(CompareError(format!(
+            "{} holds 10000 comparisons named {base}: run visual_cleanup",
+            dir.display()
+        )))
+    }
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.marker);
+        }
+    }
 }
 
 /// The file `visual_prepare` keeps the declared changes in, for the next comparison.

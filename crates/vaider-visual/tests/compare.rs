@@ -182,10 +182,10 @@ fn the_four_pictures_are_written_and_nothing_else() {
         .expect("stat")
         .permissions()
         .mode();
-    assert_ne!(
-        mode & 0o044,
+    assert_eq!(
+        mode & 0o077,
         0,
-        "readable by others as the umask allows, not private: {mode:o}"
+        "a recorded page is its owner's only (SECURITY.md): {mode:o}"
     );
     for path in [&images.annotation, &images.heat_map] {
         let picture = image::open(path).expect("read");

@@ -22,6 +22,14 @@ pub const MAX_TIMEOUT_SEC: u64 = 3600;
 
 const LIMITS: &[Limit] = &[
     Limit {
+        key: "max_model_calls",
+        ui_name: "maxModelCalls",
+        env: "VAIDER_MAX_MODEL_CALLS",
+        low: 1,
+        high: 1000,
+        value: |c| c.max_model_calls as u64,
+    },
+    Limit {
         key: "qa.parallel_runs",
         ui_name: "qa.parallelRuns",
         env: "VAIDER_QA_PARALLEL_RUNS",

@@ -362,12 +362,27 @@ impl Vaider {
         )
         .await;
         let sent = json!({"userPrompt": user_prompt, "parts": prepared.describe_parts(), "mediaSha256": hashes});
+        // What is kept has the answer's secrets replaced; the caller gets them to act on.
+        let secrets = call.request.redact.secrets(result.details.as_ref());
+        let (kept, raw, sent) = match secrets.is_empty() {
+            true => (None, None, sent),
+            false => (
+                Some(crate::redact::record(&result, &secrets).unwrap_or_else(|| {
+                    let mut kept = result.clone();
+                    kept.description = crate::redact::REDACTED.into();
+                    kept.details = None;
+                    kept
+                })),
+                Some(crate::redact::json(&answer.raw_response, &secrets)),
+                crate::redact::json(&sent, &secrets),
+            ),
+        };
         record
             .finish_ok(
-                &result,
+                kept.as_ref().unwrap_or(&result),
                 Sent {
                     calls: &answer.calls,
-                    raw: Some(&answer.raw_response),
+                    raw: Some(raw.as_ref().unwrap_or(&answer.raw_response)),
                     sent: Some(sent),
                 },
             )

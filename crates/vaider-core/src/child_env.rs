@@ -1,0 +1,264 @@
+//! The environment of every process Vaider starts (Playwright, ffmpeg and ffprobe, Chromium,
+//! the capture programs, the file manager). A child begins from an allow-list (the path, the
+//! home folder, the locale, the display session, proxies, CI flags, temporary folders, the
+//! project's own `PLAYWRIGHT_*` and `NODE_*` settings) plus the names the user declares
+//! (`child_env_pass`, `VAIDER_CHILD_ENV_PASS`). A secret never passes, declared or not: the
+//! provider keys, Vaider's token, cloud credentials, every variable Vaider reads for a secret
+//! (a plan's secret values included), and any name that looks like one. A test, a reporter or
+//! a dependency the child runs can therefore read nothing Vaider was trusted with.
+
+use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
+use std::sync::RwLock;
+
+/// Names that pass as they are.
+const ALLOWED: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TZ",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    // The display session (desktop capture, a headed browser, the file manager).
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "XDG_RUNTIME_DIR",
+    "XDG_SESSION_TYPE",
+    "XDG_CURRENT_DESKTOP",
+    "XDG_DATA_DIRS",
+    "XDG_CONFIG_DIRS",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "DBUS_SESSION_BUS_ADDRESS",
+    // Proxies, in both spellings programs read.
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    // CI flags (Playwright changes its defaults on CI).
+    "CI",
+    "CONTINUOUS_INTEGRATION",
+    // What a Windows program needs to start at all.
+    "SYSTEMROOT",
+    "SystemRoot",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMFILES",
+    "ProgramFiles",
+    "ProgramData",
+];
+
+/// Families that pass: the locale, and the project's own Playwright and Node settings.
+const ALLOWED_PREFIXES: &[&str] = &["LC_", "PLAYWRIGHT_", "NODE_"];
+
+/// Names that never pass, declared or not.
+const DENIED: &[&str] = &[
+    "VAIDER_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "NODE_AUTH_TOKEN",
+];
+
+/// Families of credentials: cloud accounts and the model providers.
+const DENIED_PREFIXES: &[&str] = &[
+    "AWS_",
+    "GOOGLE_",
+    "GCLOUD_",
+    "GCP_",
+    "AZURE_",
+    "GEMINI_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "ZAI_",
+    "Z_AI_",
+];
+
+/// Endings of a secret's name (`MYPROXY_API_KEY`, `NPM_TOKEN`, `DB_PASSWORD`, ...).
+const DENIED_SUFFIXES: &[&str] = &[
+    "_API_KEY",
+    "_APIKEY",
+    "_KEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_CREDENTIALS",
+];
+
+/// What the user declared to pass, and the names Vaider read a secret from while running.
+struct Declared {
+    pass: BTreeSet<String>,
+    secrets: BTreeSet<String>,
+}
+
+static DECLARED: RwLock<Declared> = RwLock::new(Declared {
+    pass: BTreeSet::new(),
+    secrets: BTreeSet::new(),
+});
+
+/// Puts the user's pass-through list (`child_env_pass`) in force for children started from now.
+pub fn declare_pass_through(names: &[String]) {
+    let mut declared = DECLARED.write().unwrap_or_else(|p| p.into_inner());
+    declared.pass = names.iter().map(|n| n.trim().to_string()).collect();
+}
+
+/// Records that Vaider read a secret from the variable `name` (a plan's secret value): from
+/// now on it never reaches a child, even when declared.
+pub fn mark_secret(name: &str) {
+    let mut declared = DECLARED.write().unwrap_or_else(|p| p.into_inner());
+    declared.secrets.insert(name.to_string());
+}
+
+/// Whether the variable `name` may reach a child, given the declared pass-through list and
+/// the names Vaider read secrets from.
+pub fn passes(name: &str, pass: &BTreeSet<String>, secrets: &BTreeSet<String>) -> bool {
+    if is_secret(name) || secrets.contains(name) {
+        return false;
+    }
+    ALLOWED.contains(&name)
+        || ALLOWED_PREFIXES.iter().any(|p| name.starts_with(p))
+        || pass.contains(name)
+}
+
+/// Whether `name` is a secret by Vaider's own rules: the credentials in the table of
+/// environment variables, Vaider's token, cloud and provider families, and secret-like names.
+pub fn is_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    DENIED.contains(&upper.as_str())
+        || DENIED_PREFIXES.iter().any(|p| upper.starts_with(p))
+        || DENIED_SUFFIXES.iter().any(|s| upper.ends_with(s))
+        || crate::env_vars::ALL
+            .iter()
+            .any(|v| v.group == crate::env_vars::Group::Credentials && v.name == upper)
+}
+
+/// The environment a child gets, out of `vars` (the server's own).
+pub fn filter(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    let declared = DECLARED.read().unwrap_or_else(|p| p.into_inner());
+    vars.filter(|(name, _)| {
+        name.to_str()
+            .is_some_and(|n| passes(n, &declared.pass, &declared.secrets))
+    })
+    .collect()
+}
+
+/// The environment a child gets, out of the server's own.
+pub fn environment() -> Vec<(OsString, OsString)> {
+    filter(std::env::vars_os())
+}
+
+/// Every variable of the server's environment that must not reach a child, with an empty
+/// value: for a launcher that can add variables but not clear them (chromiumoxide's), so no
+/// secret's value arrives.
+pub fn blanked() -> Vec<(String, String)> {
+    let passing: BTreeSet<OsString> = environment().into_iter().map(|(n, _)| n).collect();
+    std::env::vars_os()
+        .filter(|(name, _)| !passing.contains(name))
+        .filter_map(|(name, _)| name.into_string().ok())
+        .map(|name| (name, String::new()))
+        .collect()
+}
+
+/// A command whose environment is [`environment`]. Every process Vaider starts is made here.
+pub fn command(program: impl AsRef<OsStr>) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command.env_clear().envs(environment());
+    command
+}
+
+/// The same, for tokio.
+pub fn async_command(program: impl AsRef<OsStr>) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
+    command.env_clear().envs(environment());
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(pass: &[&str], secrets: &[&str], vars: &[&str]) -> Vec<String> {
+        let pass = pass.iter().map(|s| s.to_string()).collect();
+        let secrets = secrets.iter().map(|s| s.to_string()).collect();
+        vars.iter()
+            .filter(|n| passes(n, &pass, &secrets))
+            .map(|n| n.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_allow_list_passes_and_nothing_else_does() {
+        let vars = [
+            "PATH",
+            "HOME",
+            "LC_ALL",
+            "PLAYWRIGHT_BROWSERS_PATH",
+            "NODE_OPTIONS",
+            "DISPLAY",
+            "HTTPS_PROXY",
+            "CI",
+            "MY_APP_SETTING",
+            "EDITOR",
+        ];
+        assert_eq!(
+            names(&[], &[], &vars),
+            [
+                "PATH",
+                "HOME",
+                "LC_ALL",
+                "PLAYWRIGHT_BROWSERS_PATH",
+                "NODE_OPTIONS",
+                "DISPLAY",
+                "HTTPS_PROXY",
+                "CI"
+            ]
+        );
+        assert_eq!(names(&["MY_APP_SETTING"], &[], &vars).len(), 9);
+    }
+
+    #[test]
+    fn a_secret_never_passes_even_when_declared() {
+        let secrets = [
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "OPENAI_API_KEY",
+            "MYPROXY_API_KEY",
+            "VAIDER_TOKEN",
+            "GITHUB_TOKEN",
+            "NODE_AUTH_TOKEN",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_PROFILE",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "AZURE_CLIENT_SECRET",
+            "SHOP_ADMIN_PASSWORD",
+            "PLAN_LOGIN",
+        ];
+        assert!(names(&secrets, &["PLAN_LOGIN"], &secrets).is_empty());
+    }
+
+    #[test]
+    fn a_command_gets_the_filtered_environment_only() {
+        let command = command("true");
+        let given: Vec<&OsStr> = command.get_envs().map(|(n, _)| n).collect();
+        for name in given {
+            let name = name.to_str().unwrap();
+            assert!(!is_secret(name), "{name} reached a child");
+        }
+    }
+}
