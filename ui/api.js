@@ -68,3 +68,11 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
 export async function startSession() {
   await api('/api/session', { method: 'POST' });
 }
+
+/** Ends the page's session on the server and forgets the token in this tab. */
+export async function signOut() {
+  try { await api('/api/session', { method: 'DELETE' }); } catch { /* signed out here anyway */ }
+  try { sessionStorage.removeItem(TOKEN_KEY); } catch { /* storage disabled */ }
+  app.token = null;
+  showUnauthorized();
+}

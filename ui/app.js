@@ -6,7 +6,7 @@
 // for functions called later, so their import cycles (api, server, shell, router) are safe.
 
 import { app } from './state.js';
-import { TOKEN_KEY, startSession, takeTokenFromUrl } from './api.js';
+import { TOKEN_KEY, signOut, startSession, takeTokenFromUrl } from './api.js';
 import { connectEvents, refreshSettings, setOnline } from './server.js';
 import { renderBanners, renderServerState } from './shell.js';
 import { route } from './router.js';
@@ -14,6 +14,8 @@ import { route } from './router.js';
 async function main() {
   try { app.token = sessionStorage.getItem(TOKEN_KEY); } catch { app.token = null; }
   takeTokenFromUrl();
+  const signOutButton = document.getElementById('sign-out');
+  if (signOutButton) signOutButton.addEventListener('click', () => { signOut(); });
   window.addEventListener('hashchange', () => {
     if (/(^#|[?&])token=/.test(location.hash)) takeTokenFromUrl();
     route();

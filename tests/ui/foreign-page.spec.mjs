@@ -49,6 +49,11 @@ test('a page on another loopback port gets nothing with the cookie, and the own 
   await expect(historyRow(page, videoId)).toBeVisible();
   const cookies = await context.cookies(vaider);
   expect(cookies.map((c) => c.name)).toContain('vaider_session');
+  // What every other local port receives is a session secret, not the token.
+  const session = cookies.find((c) => c.name === 'vaider_session');
+  expect(session.value).not.toContain(ctx.server.token);
+  expect(session.httpOnly).toBe(true);
+  expect(session.sameSite).toBe('Strict');
   const historyBefore = (await ctx.server.json('/api/history')).body.total;
 
   // The other app, in the same browser: its own page, with no listener that fails the test
@@ -188,10 +193,11 @@ test('a page on another loopback port gets nothing with the cookie, and the own 
   expect((await ctx.server.json('/api/history')).body.total).toBe(historyBefore);
   await other.close();
 
-  // Vaider's own page: the cookie still opens the media route, the live events, and a fetch.
+  // Vaider's own page: the cookie still opens the media route and the live events; its other
+  // calls send the bearer header, so the cookie alone opens nothing else, even there.
   await expect(page.locator('#server-state')).toHaveAttribute('data-state', 'running');
   const own = await page.evaluate(async () => (await fetch('/api/settings', { credentials: 'same-origin' })).status);
-  expect(own).toBe(200);
+  expect(own).toBe(401);
   await page.evaluate((id) => { location.hash = `#/i/${id}`; }, videoId);
   await expect.poll(() => page.locator('#media-video').evaluate((v) => v.readyState), { timeout: 20_000 })
     .toBeGreaterThanOrEqual(1);
@@ -199,4 +205,18 @@ test('a page on another loopback port gets nothing with the cookie, and the own 
   const video = await ctx.server.addMedia('login-flow.webm', 'after.webm', 'after');
   const later = await ctx.server.analyseOk({ videoPath: video, noCache: true });
   await expect(historyRow(page, later.interactionId)).toBeVisible();
+});
+
+test('signing out ends the page session: its cookie opens nothing afterwards', async ({ page, context }) => {
+  await openUi(page, ctx.server);
+  const media = `/api/interactions/${videoId}/media`;
+  const status = (path) => page.evaluate(async (p) => (await fetch(p, { credentials: 'same-origin' })).status, path);
+  expect(await status(media)).toBe(200);
+  const cookie = (await context.cookies(ctx.server.baseUrl)).find((c) => c.name === 'vaider_session');
+  await page.locator('#sign-out').click();
+  await expect(page.locator('#unauthorized')).toBeVisible();
+  expect(await page.evaluate(() => sessionStorage.getItem('vaider.token'))).toBeNull();
+  // The old secret, sent again as the page would have, is refused.
+  await context.addCookies([{ ...cookie }]);
+  expect(await status(media)).toBe(401);
 });

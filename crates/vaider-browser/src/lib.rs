@@ -1,12 +1,15 @@
 //! The one place in Vaider that starts and drives a browser over the Chrome DevTools Protocol.
 //! It launches the Chromium or Chrome already on the machine, headless with a throwaway
-//! profile, and takes page shots whose pixels do not depend on when they were taken.
+//! profile, and takes page shots whose pixels do not depend on when they were taken. Every
+//! page it opens is held to a [`UrlPolicy`] inside the browser (see `guard`).
 
+mod guard;
 mod locate;
 mod screencast;
 mod settle;
 mod snapshot;
 mod tab;
+pub mod url_policy;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,10 +22,12 @@ use chromiumoxide::{BrowserConfig, Page};
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
+pub use guard::Blocked;
 pub use locate::{find_chrome, find_chrome_in, CHROME_ENV};
 pub use screencast::{RecordError, Recording, Video};
 pub use snapshot::{ScrollDirection, Snapshot};
 pub use tab::{StepError, Tab};
+pub use url_policy::{Refusal, UrlPolicy};
 
 /// The largest side Chromium can paint into one screenshot.
 const MAX_SIDE: u32 = 16_384;
@@ -64,6 +69,9 @@ pub enum BrowserError {
     },
     #[error("{url} did not finish loading within {} s", LOAD_TIMEOUT.as_secs())]
     LoadTimeout { url: String },
+    /// The URL policy refused the address (a step's URL, a redirect, a link).
+    #[error("NAVIGATION_REFUSED: {0}")]
+    Refused(#[from] Refusal),
     #[error("the browser failed while {doing}: {source}")]
     Cdp {
         doing: &'static str,
@@ -104,7 +112,7 @@ impl Browser {
 
     /// Starts the given Chromium or Chrome program, headless, with a fresh profile.
     pub async fn launch_with(program: PathBuf) -> Result<Browser, BrowserError> {
-        Browser::launch_as(program, true).await
+        Browser::launch_as(program, true, &[]).await
     }
 
     /// Starts the given program (None: the one found on the machine), headless or with its
@@ -113,14 +121,28 @@ impl Browser {
         program: Option<PathBuf>,
         headless: bool,
     ) -> Result<Browser, BrowserError> {
+        Browser::launch_with_flags(program, headless, &[]).await
+    }
+
+    /// Like [`Browser::launch_shown`], with more Chromium flags (the tests map host names to
+    /// loopback listeners with `--host-resolver-rules`).
+    pub async fn launch_with_flags(
+        program: Option<PathBuf>,
+        headless: bool,
+        flags: &[String],
+    ) -> Result<Browser, BrowserError> {
         let program = match program {
             Some(program) => program,
             None => find_chrome()?,
         };
-        Browser::launch_as(program, headless).await
+        Browser::launch_as(program, headless, flags).await
     }
 
-    async fn launch_as(program: PathBuf, headless: bool) -> Result<Browser, BrowserError> {
+    async fn launch_as(
+        program: PathBuf,
+        headless: bool,
+        flags: &[String],
+    ) -> Result<Browser, BrowserError> {
         // A fresh profile per launch: no cache, cookies or lock files shared with another run.
         let profile = tempfile::Builder::new()
             .prefix("vaider-chrome-")
@@ -138,6 +160,7 @@ impl Browser {
             .arg("--hide-scrollbars")
             .arg("--force-color-profile=srgb")
             .arg("--font-render-hinting=none")
+            .args(flags.iter().map(String::as_str))
             // chromiumoxide cannot clear the environment: every variable outside the
             // allow-list (keys, the token, cloud credentials) reaches Chromium empty.
             .envs(vaider_core::child_env::blanked());
@@ -172,7 +195,9 @@ impl Browser {
     }
 
     /// Opens `url` in a new tab of `viewport`'s size, waits until the page is still, and returns
-    /// a PNG of the viewport (or of the whole page when `full_page`).
+    /// a PNG of the viewport (or of the whole page when `full_page`). The page is held to
+    /// [`UrlPolicy::for_page`]: web pages only, never link-local or metadata addresses, the
+    /// machine's own ports only when `url` is on it.
     ///
     /// "Still" means: loaded, web fonts ready, every image decoded, no network request for
     /// half a second, CSS animations and transitions stopped, the caret hidden and focus taken
@@ -184,12 +209,28 @@ impl Browser {
         full_page: bool,
     ) -> Result<Vec<u8>, BrowserError> {
         check_viewport(viewport)?;
+        let policy = std::sync::Arc::new(UrlPolicy::for_page(url)?);
         let page = self
             .browser
             .new_page("about:blank")
             .await
             .map_err(cdp("opening a tab"))?;
-        let shot = shoot(&page, url, viewport, full_page).await;
+        let shot = match guard::guard(&page, policy).await {
+            Ok((guard, refused)) => {
+                let shot = shoot(&page, url, viewport, full_page).await;
+                guard.abort();
+                let navigation = refused
+                    .lock()
+                    .ok()
+                    .and_then(|r| r.iter().find(|b| b.navigation).map(|b| b.refusal.clone()));
+                match navigation {
+                    // A redirect away: the shot would be the browser's error page, not the page.
+                    Some(refusal) => Err(BrowserError::Refused(refusal)),
+                    None => shot,
+                }
+            }
+            Err(error) => Err(error),
+        };
         if let Err(error) = page.close().await {
             tracing::debug!(%error, "closing the tab");
         }

@@ -18,6 +18,8 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::guard::{Blocked, Refused};
+use crate::url_policy::{Refusal, UrlPolicy};
 use crate::{cdp, set_viewport, Browser, BrowserError, Viewport};
 
 /// How often a missing element is looked for again while waiting.
@@ -55,13 +57,20 @@ pub enum StepError {
 /// One open tab and what its page has logged.
 pub struct Tab {
     pub(crate) page: Page,
+    policy: Arc<UrlPolicy>,
+    refused: Refused,
     console: Arc<Mutex<Vec<String>>>,
     listeners: Vec<JoinHandle<()>>,
 }
 
 impl Browser {
-    /// A new blank tab of the viewport's size, its console listened to from the start.
-    pub async fn open_tab(&self, viewport: Viewport) -> Result<Tab, BrowserError> {
+    /// A new blank tab of the viewport's size, its console listened to and every request it
+    /// makes held to `policy` from the start.
+    pub async fn open_tab(
+        &self,
+        viewport: Viewport,
+        policy: UrlPolicy,
+    ) -> Result<Tab, BrowserError> {
         crate::check_viewport(viewport)?;
         let page = self
             .browser
@@ -69,10 +78,15 @@ impl Browser {
             .await
             .map_err(cdp("opening a tab"))?;
         set_viewport(&page, viewport).await?;
+        let policy = Arc::new(policy);
+        let (guard, refused) = crate::guard::guard(&page, policy.clone()).await?;
         let console = Arc::new(Mutex::new(Vec::new()));
-        let listeners = listen_to_console(&page, &console).await?;
+        let mut listeners = listen_to_console(&page, &console).await?;
+        listeners.push(guard);
         Ok(Tab {
             page,
+            policy,
+            refused,
             console,
             listeners,
         })
@@ -80,9 +94,23 @@ impl Browser {
 }
 
 impl Tab {
-    /// Opens `url` and waits for its load event, within `timeout`.
+    /// Opens `url` and waits for its load event, within `timeout`. A URL the policy refuses
+    /// is not asked for; a redirect it refuses ends the navigation there.
     pub async fn open(&self, url: &str, timeout: Duration) -> Result<(), BrowserError> {
-        match tokio::time::timeout(timeout, self.page.goto(url)).await {
+        self.policy.check(url)?;
+        let before = self.refused.lock().map_or(0, |r| r.len());
+        let opened = tokio::time::timeout(timeout, self.page.goto(url)).await;
+        // A refusal during this navigation (a redirect hop) is the reason it ended.
+        let refused = self.refused.lock().ok().and_then(|r| {
+            r.iter()
+                .skip(before)
+                .find(|b| b.navigation)
+                .map(|b| b.refusal.clone())
+        });
+        if let Some(refusal) = refused {
+            return Err(BrowserError::Refused(refusal));
+        }
+        match opened {
             Err(_) => Err(BrowserError::LoadTimeout { url: url.into() }),
             Ok(Err(source)) => Err(BrowserError::Navigate {
                 url: url.into(),
@@ -90,6 +118,24 @@ impl Tab {
             }),
             Ok(Ok(_)) => Ok(()),
         }
+    }
+
+    /// The first navigation of this tab the policy refused and not yet taken (a redirect, a
+    /// link, a script changing the address).
+    pub fn refused_navigation(&self) -> Option<Refusal> {
+        let refused = self.refused.lock().ok()?;
+        refused
+            .iter()
+            .find(|b| b.navigation)
+            .map(|b| b.refusal.clone())
+    }
+
+    /// Every request refused since the last call.
+    pub fn take_blocked(&self) -> Vec<Blocked> {
+        self.refused
+            .lock()
+            .map(|mut r| std::mem::take(&mut *r))
+            .unwrap_or_default()
     }
 
     /// The element `selector` names, waiting up to `timeout` for it to exist (and, when

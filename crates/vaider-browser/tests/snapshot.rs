@@ -37,7 +37,10 @@ const WAIT: Duration = Duration::from_secs(5);
 async fn a_snapshot_numbers_what_a_user_sees_and_actions_by_ref_reach_it() {
     let base = serve(PAGE).await;
     let browser = Browser::launch().await.expect("Chromium starts");
-    let tab = browser.open_tab(Viewport::default()).await.unwrap();
+    let tab = browser
+        .open_tab(Viewport::default(), common::policy(&base))
+        .await
+        .unwrap();
     tab.open(&base, WAIT).await.unwrap();
 
     let snapshot = tab.snapshot().await.unwrap();

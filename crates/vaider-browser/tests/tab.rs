@@ -37,7 +37,10 @@ const WAIT: Duration = Duration::from_secs(5);
 async fn a_login_is_driven_with_real_input_and_read_back() {
     let base = serve(LOGIN_PAGE).await;
     let browser = Browser::launch().await.expect("Chromium starts");
-    let tab = browser.open_tab(Viewport::default()).await.unwrap();
+    let tab = browser
+        .open_tab(Viewport::default(), common::policy(&base))
+        .await
+        .unwrap();
     tab.open(&base, WAIT).await.unwrap();
 
     // The three selector forms find the same kinds of things.
@@ -91,7 +94,10 @@ async fn a_login_is_driven_with_real_input_and_read_back() {
 async fn a_missing_or_hidden_element_and_a_bad_selector_say_what_was_looked_for() {
     let base = serve(LOGIN_PAGE).await;
     let browser = Browser::launch().await.expect("Chromium starts");
-    let tab = browser.open_tab(Viewport::default()).await.unwrap();
+    let tab = browser
+        .open_tab(Viewport::default(), common::policy(&base))
+        .await
+        .unwrap();
     tab.open(&base, WAIT).await.unwrap();
     let short = Duration::from_millis(300);
 

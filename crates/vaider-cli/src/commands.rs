@@ -114,7 +114,8 @@ pub async fn run(command: Command) -> Result<ExitCode> {
         }
         Command::TestResults { path, json } => crate::validate::test_results(path, json).await,
         Command::Plan { action, dir } => crate::plan::plan(action, dir).await,
-        Command::Token => {
+        Command::Token { rotate: true } => crate::setup::rotate_token(),
+        Command::Token { rotate: false } => {
             let config = Config::load()?;
             println!("{}", secrets::server_token(&config.data_dir())?);
             Ok(ExitCode::SUCCESS)

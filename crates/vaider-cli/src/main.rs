@@ -176,7 +176,12 @@ enum Command {
         dir: Option<PathBuf>,
     },
     /// Print the bearer token HTTP clients must send.
-    Token,
+    Token {
+        /// Replace it with a new one, end every UI session, and list the agent configs to
+        /// update.
+        #[arg(long)]
+        rotate: bool,
+    },
     /// Manage provider API keys in the OS keychain.
     Key {
         #[command(subcommand)]

@@ -369,3 +369,66 @@ async fn http_check(url: &str, token: &TokenSource, server_token: Option<&str>) 
         (Reach::Refused(status, body), _) => (false, format!("{url} answered {status}: {body}")),
     }
 }
+
+/// `vaider token --rotate`: a new token, every UI session ended (a running server notices the
+/// new file on its next request), and the agent configs found here and in the home folder
+/// that still send the old one.
+pub fn rotate_token() -> Result<ExitCode> {
+    let config = Config::load()?;
+    let data_dir = config.data_dir();
+    let old = secrets::server_token(&data_dir).ok();
+    let token = secrets::rotate_token(&data_dir)?;
+    println!("{token}");
+    eprintln!(
+        "New token written to {}. A running Vaider uses it from its next request on; the old token and every signed-in UI page stop working (open the UI again with `vaider ui`).",
+        data_dir.join("token").display()
+    );
+    let project = std::env::current_dir().unwrap_or_default();
+    let found = home_dir()
+        .map(|home| find_configured(&project, &home))
+        .unwrap_or_default();
+    let mut any = false;
+    for configured in found {
+        let file = configured.file.display();
+        let advice = match &configured.connection {
+            Connection::Http {
+                token: TokenSource::Literal(written),
+                ..
+            } if old.as_deref() == Some(written.as_str()) => format!(
+                "{file} has the old token written in it: run `vaider init --client {} --inline-token` again",
+                init_name(configured.client)
+            ),
+            Connection::Http {
+                token: TokenSource::Variable(name),
+                ..
+            } => format!("{file} reads ${name}: set it to the new token where the agent starts (`export {name}=\"$(vaider token)\"`)"),
+            Connection::Http {
+                token: TokenSource::AskedByClient,
+                ..
+            } => format!("{file}: {} asks for the token and keeps it; clear the kept one and paste the new token", configured.client.title()),
+            _ => continue,
+        };
+        if !any {
+            eprintln!("Update these agent configs:");
+            any = true;
+        }
+        eprintln!("  - {advice}");
+    }
+    if !any {
+        eprintln!("No agent config found here or in your home folder sends the old token; update any other client that has it.");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `--client` name `vaider init` takes for `client`.
+fn init_name(client: Client) -> &'static str {
+    match client {
+        Client::Cursor => "cursor",
+        Client::ClaudeCode => "claude",
+        Client::VsCode => "vscode",
+        Client::Codex => "codex",
+        Client::GeminiCli => "gemini",
+        Client::Windsurf => "windsurf",
+        Client::Zed => "zed",
+    }
+}

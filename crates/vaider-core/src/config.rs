@@ -61,6 +61,12 @@ pub struct QaConfig {
     pub step_timeout_ms: u64,
     /// Record each run as a WebM (with ffmpeg), played beside the steps in the run's detail.
     pub record_video: bool,
+    /// Hosts every plan's browser may reach besides its base URL's origin (`host`,
+    /// `host:port`, `*.domain`, an origin, or `*` for any public host).
+    pub allowed_hosts: Vec<String>,
+    /// Let pages reach private-network addresses (10/8, 172.16/12, 192.168/16, fc00::/7)
+    /// named by the base URL or the allow-list.
+    pub allow_private_network: bool,
 }
 
 impl Default for QaConfig {
@@ -70,6 +76,8 @@ impl Default for QaConfig {
             browse_max_actions: 10,
             step_timeout_ms: 5000,
             record_video: true,
+            allowed_hosts: Vec::new(),
+            allow_private_network: false,
         }
     }
 }

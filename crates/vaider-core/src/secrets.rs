@@ -250,6 +250,33 @@ fn resolve_token(from_env: Option<String>, data_dir: &Path) -> Result<String> {
     Ok(token)
 }
 
+/// The file the server's token is kept in, when it comes from one (not from `VAIDER_TOKEN`).
+pub fn token_file(data_dir: &Path) -> Option<std::path::PathBuf> {
+    let from_env = std::env::var("VAIDER_TOKEN").is_ok_and(|t| !t.trim().is_empty());
+    (!from_env).then(|| data_dir.join("token"))
+}
+
+/// `vaider token --rotate`: a fresh token replaces the file's (a running server notices on its
+/// next request and ends every UI session). Refused when the token comes from `VAIDER_TOKEN`,
+/// which only its owner can change.
+pub fn rotate_token(data_dir: &Path) -> Result<String> {
+    let Some(path) = token_file(data_dir) else {
+        return Err(VaiderError::InvalidRequest(
+            "The token comes from VAIDER_TOKEN: set a new value there (and restart the server) to rotate it.".into(),
+        ));
+    };
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", data_dir.display()), e))?;
+    let token = format!("vdr_{}", hex::encode(rand::random::<[u8; 24]>()));
+    // A new private file renamed over the old: a server reading it sees one token or the other.
+    let fresh = data_dir.join("token.new");
+    let _ = std::fs::remove_file(&fresh);
+    write_private(&fresh, &token)?;
+    std::fs::rename(&fresh, &path)
+        .map_err(|e| VaiderError::internal(format!("replace {}", path.display()), e))?;
+    Ok(token)
+}
+
 fn write_private(path: &Path, text: &str) -> Result<()> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
@@ -311,6 +338,24 @@ mod tests {
         assert_eq!(dirs.len(), 2);
         assert_eq!(dirs[1], project.path().canonicalize().unwrap());
         assert_eq!(initialised_projects(config.path()).len(), 1);
+    }
+
+    #[test]
+    fn a_rotated_token_is_new_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = resolve_token(None, dir.path()).unwrap();
+        let rotated = rotate_token(dir.path()).unwrap();
+        assert_ne!(first, rotated);
+        assert_eq!(resolve_token(None, dir.path()).unwrap(), rotated);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("token"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use vaider_core::analysis::{AnalysisRequest, Door, Tool};
 use vaider_core::progress::NoProgress;
 use vaider_core::Vaider;
 
-use crate::steps::{web_url, Outcome, Performed};
+use crate::steps::{join_url, Outcome, Performed};
 use crate::store::write_atomic;
 
 /// How many actions a step may take unless the run says otherwise; `done` and `give_up`
@@ -359,21 +359,26 @@ async fn perform(at: &Browsing<'_>, action: &Action) -> Result<(), Failed> {
             return Err(Failed::Action("navigate needs a URL or a path".into()))
         }
         Action::Navigate { url } => {
-            let url = web_url(at.base_url, url).ok_or_else(|| {
-                Failed::Action(format!(
-                    "navigate only goes to web pages: {url:?} is not an http(s) URL or a path"
-                ))
-            })?;
-            tab.open(&url, NAVIGATE_TIMEOUT)
-                .await
-                .map_err(|e| Failed::Action(e.to_string()))?
+            // The tab's URL policy decides (web pages of the allowed hosts only); a refusal
+            // ends the step.
+            let url = join_url(at.base_url, url);
+            match tab.open(&url, NAVIGATE_TIMEOUT).await {
+                Ok(()) => {}
+                Err(e @ BrowserError::Refused(_)) => return Err(Failed::Browser(e.to_string())),
+                Err(e) => return Err(Failed::Action(e.to_string())),
+            }
         }
         Action::Done | Action::GiveUp => {}
     }
     tokio::time::sleep(SETTLE_START).await;
     tab.wait_until_loaded(SETTLE_LIMIT)
         .await
-        .map_err(|e| Failed::from(StepError::from(e)))
+        .map_err(|e| Failed::from(StepError::from(e)))?;
+    // A click or a key that led to a refused address ends the step here.
+    match tab.refused_navigation() {
+        Some(refusal) => Err(Failed::Browser(format!("NAVIGATION_REFUSED: {refusal}"))),
+        None => Ok(()),
+    }
 }
 
 fn parse_ref(reference: &str) -> Result<u32, Failed> {

@@ -153,6 +153,7 @@ fn read_plan(answer: &Value) -> Result<(String, String, Vec<TestStep>), Vec<Stri
         },
         prompt: String::new(),
         base_url: String::new(),
+        allowed_hosts: Vec::new(),
         steps: steps.clone(),
         created_at: String::new(),
         updated_at: String::new(),

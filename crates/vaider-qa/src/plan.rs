@@ -17,6 +17,10 @@ pub struct TestPlan {
     #[serde(default)]
     pub prompt: String,
     pub base_url: String,
+    /// Hosts the run's browser may reach besides the base URL's origin (Vaider's own field:
+    /// `host`, `host:port`, `*.domain`, an origin, or `*` for any public host).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<String>,
     pub steps: Vec<TestStep>,
     pub created_at: String,
     pub updated_at: String,

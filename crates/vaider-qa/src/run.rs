@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use vaider_browser::{Browser, Recording, Tab, Viewport};
+use vaider_browser::{Browser, BrowserError, Recording, Tab, UrlPolicy, Viewport};
 use vaider_core::analysis::Door;
 use vaider_core::Vaider;
 
@@ -46,6 +46,13 @@ pub struct RunOptions {
     pub record_video: bool,
     /// The most actions an `agentic_browsing` step may take, `done` included.
     pub max_browse_actions: usize,
+    /// Hosts the browser may reach besides the base URL's origin and the plan's
+    /// `allowedHosts` (the config's `qa.allowed_hosts`).
+    pub allowed_hosts: Vec<String>,
+    /// The config's `qa.allow_private_network`.
+    pub allow_private_network: bool,
+    /// More Chromium flags (the tests map test host names to loopback listeners).
+    pub browser_flags: Vec<String>,
 }
 
 impl Default for RunOptions {
@@ -61,6 +68,9 @@ impl Default for RunOptions {
             headless: true,
             record_video: true,
             max_browse_actions: DEFAULT_MAX_ACTIONS,
+            allowed_hosts: Vec::new(),
+            allow_private_network: false,
+            browser_flags: Vec::new(),
         }
     }
 }
@@ -109,7 +119,7 @@ pub async fn run_plan(
         .await
         .unwrap_or_else(|e| Err(format!("reading the plan's secrets stopped: {e}")));
     let started_browser = match secrets {
-        Ok(secrets) => start_browser(options, &base_url)
+        Ok(secrets) => start_browser(options, plan, &base_url)
             .await
             .map(|(browser, tab)| (browser, tab, secrets)),
         Err(message) => Err(message),
@@ -215,30 +225,73 @@ async fn finish_recording(started: Started, store: &QaStore, run_id: &str) -> Ru
     }
 }
 
+/// The run's URL policy: the base URL's origin, the plan's and the config's allow-lists.
+fn url_policy(options: &RunOptions, plan: &TestPlan, base_url: &str) -> Result<UrlPolicy, String> {
+    let allowed: Vec<String> = plan
+        .allowed_hosts
+        .iter()
+        .chain(&options.allowed_hosts)
+        .cloned()
+        .collect();
+    UrlPolicy::new(base_url, &allowed, options.allow_private_network)
+        .map_err(|refusal| format!("NAVIGATION_REFUSED: {refusal}"))
+}
+
 /// The browser with a tab on the base URL, or why there is none.
-async fn start_browser(options: &RunOptions, base_url: &str) -> Result<(Browser, Tab), String> {
-    let browser = Browser::launch_shown(options.chrome.clone(), options.headless)
-        .await
-        .map_err(|e| {
-            let display = match options.headless {
-                true => "",
-                false => " (headless: false needs a display: run it in a desktop session)",
-            };
-            format!("BROWSER_ERROR: {e}{display}")
-        })?;
+async fn start_browser(
+    options: &RunOptions,
+    plan: &TestPlan,
+    base_url: &str,
+) -> Result<(Browser, Tab), String> {
+    let policy = url_policy(options, plan, base_url)?;
+    let browser = Browser::launch_with_flags(
+        options.chrome.clone(),
+        options.headless,
+        &options.browser_flags,
+    )
+    .await
+    .map_err(|e| {
+        let display = match options.headless {
+            true => "",
+            false => " (headless: false needs a display: run it in a desktop session)",
+        };
+        format!("BROWSER_ERROR: {e}{display}")
+    })?;
     let tab = browser
-        .open_tab(options.viewport)
+        .open_tab(options.viewport, policy)
         .await
         .map_err(|e| format!("BROWSER_ERROR: {e}"))?;
     if let Err(error) = tab.open(base_url, OPEN_TIMEOUT).await {
         tab.close().await;
         browser.close().await;
+        if let BrowserError::Refused(_) = error {
+            return Err(error.to_string());
+        }
         return Err(format!(
             "cannot open the base URL {base_url}: {error}. Is the app running there? Start it, or pass the right baseUrl"
         ));
     }
     // What the page logged while loading belongs to the first step.
     Ok((browser, tab))
+}
+
+/// A navigation the URL policy refused during the step fails it, even when its command
+/// went through (a click on a link that leads away); refused parts of a page are logged.
+fn refused_navigation(tab: &Tab, outcome: Outcome, logs: &mut Vec<String>) -> Outcome {
+    let mut outcome = outcome;
+    for blocked in tab.take_blocked() {
+        let message = format!("NAVIGATION_REFUSED: {}", blocked.refusal);
+        if !blocked.navigation {
+            logs.push(format!("blocked a part of the page: {}", blocked.refusal));
+            continue;
+        }
+        let already = matches!(&outcome, Outcome::Error(m) | Outcome::Failed(m) if m.contains("NAVIGATION_REFUSED"));
+        if !already {
+            logs.push(message.clone());
+            outcome = Outcome::Error(message);
+        }
+    }
+    outcome
 }
 
 /// What every step of a run shares.
@@ -327,6 +380,7 @@ impl Steps<'_> {
             }
         };
         let mut logs = performed.logs;
+        let outcome = refused_navigation(ctx.tab, performed.outcome, &mut logs);
         logs.extend(
             ctx.tab
                 .take_console()
@@ -336,21 +390,18 @@ impl Steps<'_> {
         // A secret value the page or the model repeated is not kept.
         let hide = |text: String| self.secrets.redact(&text);
         let logs: Vec<String> = logs.into_iter().map(hide).collect();
-        let performed = Performed {
-            outcome: match performed.outcome {
-                Outcome::Passed => Outcome::Passed,
-                Outcome::Failed(m) => Outcome::Failed(hide(m)),
-                Outcome::Error(m) => Outcome::Error(hide(m)),
-            },
-            expected: performed.expected.map(hide),
-            actual: performed.actual.map(hide),
-            logs: Vec::new(),
+        let outcome = match outcome {
+            Outcome::Passed => Outcome::Passed,
+            Outcome::Failed(m) => Outcome::Failed(hide(m)),
+            Outcome::Error(m) => Outcome::Error(hide(m)),
         };
+        let expected = performed.expected.map(hide);
+        let actual = performed.actual.map(hide);
         let mut logs = logs;
         if shot.is_none() {
             shot = keep_screenshot(&shot_path, ctx.tab, &mut logs).await;
         }
-        let (status, error) = match performed.outcome {
+        let (status, error) = match outcome {
             Outcome::Passed => (StepStatus::Passed, None),
             Outcome::Failed(message) => (StepStatus::Failed, Some(message)),
             Outcome::Error(message) => (StepStatus::Error, Some(message)),
@@ -369,8 +420,8 @@ impl Steps<'_> {
                 .as_ref()
                 .map(|j| self.secrets.redact(&j.reasoning)),
             llm_confidence: judgement.as_ref().map(|j| j.confidence),
-            expected: performed.expected,
-            actual: performed.actual,
+            expected,
+            actual,
             error,
         }
     }

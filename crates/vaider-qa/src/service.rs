@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
-use vaider_browser::{Browser, Viewport};
+use vaider_browser::{Browser, UrlPolicy, Viewport};
 use vaider_core::analysis::Door;
 use vaider_core::job::{Job, JobStart};
 use vaider_core::pipeline::now_rfc3339;
@@ -118,7 +118,19 @@ async fn write_and_keep(
     (context, project): (PlanContext, Project),
     (job_id, folder): (&str, &Path),
 ) -> Result<Generated, QaError> {
-    let (shot, page_text) = first_page(&request.base_url, folder).await?;
+    let qa = engine.config().qa.clone();
+    let policy = UrlPolicy::new(
+        &request.base_url,
+        &qa.allowed_hosts,
+        qa.allow_private_network,
+    )
+    .map_err(|refusal| {
+        QaError::new(
+            ErrorCode::InvalidInput,
+            format!("NAVIGATION_REFUSED: {refusal}"),
+        )
+    })?;
+    let (shot, page_text) = first_page(&request.base_url, policy, folder).await?;
     let brief = Brief {
         requirements: &request.requirements,
         base_url: &request.base_url,
@@ -145,6 +157,7 @@ async fn write_and_keep(
         project,
         prompt: request.requirements.trim().to_string(),
         base_url: request.base_url.trim().to_string(),
+        allowed_hosts: Vec::new(),
         steps: written.steps,
         created_at: at.clone(),
         updated_at: at,
@@ -209,13 +222,17 @@ fn project_named(folder: &Path, repo_url: Option<&str>) -> Project {
 }
 
 /// The app's first page: its screenshot (kept in `folder`) and its visible text.
-async fn first_page(base_url: &str, folder: &Path) -> Result<(PathBuf, String), QaError> {
+async fn first_page(
+    base_url: &str,
+    policy: UrlPolicy,
+    folder: &Path,
+) -> Result<(PathBuf, String), QaError> {
     let browser_error = |e: String| QaError::new(ErrorCode::BrowserError, e);
     let browser = Browser::launch()
         .await
         .map_err(|e| browser_error(e.to_string()))?;
     let tab = browser
-        .open_tab(Viewport::default())
+        .open_tab(Viewport::default(), policy)
         .await
         .map_err(|e| browser_error(e.to_string()))?;
     let opened = tab.open(base_url, std::time::Duration::from_secs(30)).await;
@@ -424,6 +441,8 @@ fn run_options(engine: &Vaider, ready: &ReadyRun) -> RunOptions {
         headless: ready.request.headless,
         record_video: qa.record_video,
         max_browse_actions: qa.browse_max_actions as usize,
+        allowed_hosts: qa.allowed_hosts,
+        allow_private_network: qa.allow_private_network,
         ..RunOptions::default()
     }
 }

@@ -232,6 +232,7 @@ mod tests {
             },
             prompt: "a user can log in".into(),
             base_url: "http://localhost:3000".into(),
+            allowed_hosts: Vec::new(),
             steps: Vec::new(),
             created_at: created.into(),
             updated_at: created.into(),

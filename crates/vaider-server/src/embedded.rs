@@ -115,9 +115,11 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
     let token =
         secrets::server_token(engine.data_dir()).map_err(|e| StartError::Other(e.to_string()))?;
     let shutdown = CancellationToken::new();
+    let token_file = secrets::token_file(engine.data_dir());
     let app = crate::router_with(crate::Doors {
         engine: engine.clone(),
         token: &token,
+        token_file,
         shutdown: shutdown.clone(),
         desktop: options.desktop,
     });

@@ -1,11 +1,13 @@
 //! The checks in front of every route: the Host must be a loopback name (DNS rebinding), a
 //! present Origin must be a loopback or app origin (403 otherwise), and the bearer token must
 //! match on every route but health, the OpenAPI document and the UI's static pages (401
-//! otherwise). The UI's session cookie stands in for the token only on the UI's API and only
-//! on requests from the server's own pages, so never on `/mcp`.
+//! otherwise). The UI's session cookie (a random session secret, never the token: see
+//! [`crate::auth`]) stands in for the token only where the page cannot send a header (its
+//! `<video>` and `EventSource` loads), only on GET, and only on requests from the server's
+//! own pages: never on `/mcp`, `/v1` or any request that changes something.
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -58,12 +60,13 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
     }
     let path = request.uri().path();
     let open = OPEN_PATHS.contains(&path) || path.starts_with(OPEN_PREFIX);
-    let cookie_counts = cookie_may_count(headers, path);
-    let authorised = bearer_matches(headers, &state.token)
-        || (cookie_counts && session_cookie_matches(headers, &state.token));
+    let cookie_counts = cookie_may_count(headers, request.method(), path);
+    let auth = &state.auth;
+    let has_session = || session_cookies(headers).any(|secret| auth.session_ok(secret));
+    let authorised = bearer_matches(headers, auth) || (cookie_counts && has_session());
     if !open && !authorised {
-        let message = if !cookie_counts && session_cookie_matches(headers, &state.token) {
-            "The UI's session cookie counts only on /api/ requests from Vaider's own pages (never on /mcp or /v1). \
+        let message = if !cookie_counts && has_session() {
+            "The UI's session cookie counts only for the media and live events of Vaider's own pages (never on /mcp, /v1 or a change). \
              Send `Authorization: Bearer <token>`; `vaider token` prints it."
         } else {
             "Missing or wrong token. Send `Authorization: Bearer <token>`; `vaider token` prints it."
@@ -129,22 +132,22 @@ pub fn origin_allowed(origin: &str) -> bool {
     is_loopback_name(strip_port(rest))
 }
 
-/// The UI's JSON API, the only routes where its session cookie can count.
-const UI_API_PREFIX: &str = "/api/";
 /// Fetch metadata: where the browser says the request comes from.
 const SEC_FETCH_SITE: &str = "sec-fetch-site";
 
 /// Whether the UI's cookie may stand in for the token on this request. Cookies are not
 /// port-scoped and `SameSite=Strict` counts every loopback port as the same site, so the
 /// browser also attaches the cookie to what another local page (the app under test on
-/// `http://127.0.0.1:5173`, say) sends here: a fetch, a form, an `<img>`. Only the server's
-/// own pages may use it: a present `Origin` must be the server's own, and where the browser
-/// says where a request comes from (`Sec-Fetch-Site`), it must be `same-origin` or `none` (the
-/// user typed the address). `<video>` and `EventSource` loads of the page send no `Origin`.
-/// Only on the UI's JSON API (`/api/…`), so never on `/mcp` or `/v1`: agents always have the
-/// token, and no page of the UI calls them.
-fn cookie_may_count(headers: &HeaderMap, path: &str) -> bool {
-    if !path.starts_with(UI_API_PREFIX) {
+/// `http://127.0.0.1:5173`, say) sends here, and that page's server sees its value. So the
+/// cookie opens only what the page cannot load with its bearer header, `GET` of an
+/// interaction's media and of the live events, which change nothing; every other UI call
+/// sends the header. A present `Origin` must be the server's own, and where the browser says
+/// where a request comes from (`Sec-Fetch-Site`), it must be `same-origin` or `none`.
+fn cookie_may_count(headers: &HeaderMap, method: &Method, path: &str) -> bool {
+    if method != Method::GET && method != Method::HEAD {
+        return false;
+    }
+    if !cookie_route(path) {
         return false;
     }
     let origin_is_own = match headers.get(header::ORIGIN) {
@@ -158,6 +161,17 @@ fn cookie_may_count(headers: &HeaderMap, path: &str) -> bool {
         Some(site) => matches!(site.to_str(), Ok("same-origin" | "none")),
     };
     origin_is_own && site_is_own
+}
+
+/// `/api/events` and `/api/interactions/{id}/media`: what `EventSource` and `<video>`/`<img>`
+/// load.
+fn cookie_route(path: &str) -> bool {
+    if path == "/api/events" {
+        return true;
+    }
+    path.strip_prefix("/api/interactions/")
+        .and_then(|rest| rest.strip_suffix("/media"))
+        .is_some_and(|id| !id.is_empty() && !id.contains('/'))
 }
 
 /// Whether `origin` is the server's own: `http://` and the authority the request was sent to
@@ -223,22 +237,21 @@ pub fn cors() -> tower_http::cors::CorsLayer {
         }))
 }
 
-/// The UI's cookie (set by `POST /api/session`), for `<video>` and `EventSource`; it counts
-/// only where [`cookie_may_count`] says so.
-fn session_cookie_matches(headers: &HeaderMap, token: &str) -> bool {
+/// The values of the UI's cookies (set by `POST /api/session`); they count only where
+/// [`cookie_may_count`] says so.
+pub(crate) fn session_cookies(headers: &HeaderMap) -> impl Iterator<Item = &str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .any(|(name, value)| {
-            name == crate::ui::SESSION_COOKIE
-                && constant_time_eq(value.as_bytes(), token.as_bytes())
-        })
+        .filter(|(name, _)| *name == crate::ui::SESSION_COOKIE)
+        .map(|(_, value)| value)
 }
 
-fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
+/// Whether the request carries the token in its Authorization header (never in a cookie).
+pub(crate) fn bearer_matches(headers: &HeaderMap, auth: &crate::auth::Auth) -> bool {
     let Some(given) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -249,15 +262,7 @@ fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
     else {
         return false;
     };
-    constant_time_eq(given.trim().as_bytes(), token.as_bytes())
-}
-
-/// Compares without an early exit, so response time does not reveal how much of a guess matched.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    auth.bearer_ok(given)
 }
 
 #[cfg(test)]
@@ -304,6 +309,8 @@ mod tests {
         map
     }
 
+    const MEDIA: &str = "/api/interactions/abc/media";
+
     #[test]
     fn the_cookie_counts_only_on_the_servers_own_pages() {
         let own = [("host", "127.0.0.1:3456")];
@@ -325,7 +332,8 @@ mod tests {
             ]),
             headers(&[("host", "localhost:80"), ("origin", "http://localhost")]),
         ] {
-            assert!(cookie_may_count(&ok, "/api/history"), "{ok:?}");
+            assert!(cookie_may_count(&ok, &Method::GET, MEDIA), "{ok:?}");
+            assert!(cookie_may_count(&ok, &Method::GET, "/api/events"), "{ok:?}");
         }
         for refused in [
             // Another loopback port: a fetch, a form POST, an <img> or a no-cors fetch.
@@ -344,13 +352,38 @@ mod tests {
             // No Host: no own origin to compare with.
             headers(&[("origin", "http://127.0.0.1:3456")]),
         ] {
-            assert!(!cookie_may_count(&refused, "/api/history"), "{refused:?}");
-        }
-        for not_the_ui in ["/mcp", "/mcp/", "/MCP", "//mcp", "/v1/analyse"] {
             assert!(
-                !cookie_may_count(&headers(&own), not_the_ui),
-                "{not_the_ui}"
+                !cookie_may_count(&refused, &Method::GET, MEDIA),
+                "{refused:?}"
             );
+        }
+        // Everything the page can send its bearer header with, and every change.
+        for not_for_the_cookie in [
+            "/mcp",
+            "/mcp/",
+            "/MCP",
+            "//mcp",
+            "/v1/analyse",
+            "/api/history",
+            "/api/settings",
+            "/api/session",
+            "/api/interactions/x",
+            "/api/interactions/x/y/media",
+            "/api/interactions//media",
+            "/api/events/x",
+        ] {
+            assert!(
+                !cookie_may_count(&headers(&own), &Method::GET, not_for_the_cookie),
+                "{not_for_the_cookie}"
+            );
+        }
+        for change in [Method::POST, Method::PUT, Method::DELETE, Method::PATCH] {
+            let own_page = headers(&[
+                own[0],
+                ("origin", "http://127.0.0.1:3456"),
+                ("sec-fetch-site", "same-origin"),
+            ]);
+            assert!(!cookie_may_count(&own_page, &change, MEDIA), "{change}");
         }
     }
 
@@ -372,12 +405,5 @@ mod tests {
         ] {
             assert!(!credentials_allowed(refused, &own), "{refused}");
         }
-    }
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"abcd"));
     }
 }

@@ -3,6 +3,7 @@
 //! Binds to loopback only; every request passes the Host, Origin and token checks of [`guard`].
 
 pub mod api_error;
+pub mod auth;
 pub mod embedded;
 pub mod guard;
 pub mod mcp;
@@ -28,7 +29,8 @@ pub use mcp::{ToolSet, VaiderMcp};
 #[derive(Clone)]
 pub struct AppState {
     pub engine: Arc<Vaider>,
-    pub token: Arc<str>,
+    /// The token and the UI's sessions.
+    pub auth: Arc<auth::Auth>,
     /// The tray app's abilities (start at login); none for the headless server.
     pub desktop: Option<Arc<dyn embedded::DesktopIntegration>>,
     /// Cancelled when the server stops, so long-lived streams end with it.
@@ -39,6 +41,8 @@ pub struct AppState {
 pub struct Doors<'a> {
     pub engine: Arc<Vaider>,
     pub token: &'a str,
+    /// The file the token was read from: a rotation that rewrites it takes effect at once.
+    pub token_file: Option<std::path::PathBuf>,
     pub shutdown: CancellationToken,
     pub desktop: Option<Arc<dyn embedded::DesktopIntegration>>,
 }
@@ -48,6 +52,7 @@ pub fn router(engine: Arc<Vaider>, token: &str, shutdown: CancellationToken) -> 
     router_with(Doors {
         engine,
         token,
+        token_file: None,
         shutdown,
         desktop: None,
     })
@@ -58,12 +63,17 @@ pub fn router_with(doors: Doors<'_>) -> Router {
     let Doors {
         engine,
         token,
+        token_file,
         shutdown,
         desktop,
     } = doors;
+    let auth = match token_file {
+        Some(file) => auth::Auth::following(token, file),
+        None => auth::Auth::fixed(token),
+    };
     let state = AppState {
         engine: engine.clone(),
-        token: Arc::from(token),
+        auth: Arc::new(auth),
         desktop,
         shutdown: shutdown.clone(),
     };

@@ -1,7 +1,9 @@
-//! The UI's session cookie over real HTTP: it stands in for the token only on requests from
-//! the server's own pages. Another loopback page (the app under test on another port) whose
-//! browser attaches the cookie gets 401 on the UI's API and on `/mcp`, and no credentialed
-//! CORS; with the bearer token it may still call, as before.
+//! The UI's session cookie over real HTTP: a random session secret, never the token, that
+//! stands in for the token only for the media and live events of the server's own pages.
+//! Another loopback page (the app under test on another port) whose browser attaches the
+//! cookie gets 401 on every route, cannot replay the value as a bearer, and gets no
+//! credentialed CORS; with the bearer token it may still call, as before. Signing out and
+//! rotating the token end sessions.
 
 mod common;
 
@@ -11,10 +13,13 @@ use serde_json::json;
 
 /// The cookie pair (`vaider_session=…`) that `POST /api/session` hands the history page.
 async fn session_cookie(server: &TestServer) -> String {
-    let response = server
-        .http()
-        .post(format!("{}/api/session", server.url))
-        .bearer_auth(TOKEN)
+    mint(&server.http(), &server.url, TOKEN).await
+}
+
+async fn mint(http: &reqwest::Client, url: &str, token: &str) -> String {
+    let response = http
+        .post(format!("{url}/api/session"))
+        .bearer_auth(token)
         .send()
         .await
         .unwrap();
@@ -27,6 +32,12 @@ async fn session_cookie(server: &TestServer) -> String {
 fn requests(server: &TestServer) -> Vec<(Method, String, Option<serde_json::Value>)> {
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}});
     vec![
+        (Method::GET, format!("{}/api/events", server.url), None),
+        (
+            Method::GET,
+            format!("{}/api/interactions/x/media", server.url),
+            None,
+        ),
         (Method::GET, format!("{}/api/settings", server.url), None),
         (Method::GET, format!("{}/api/history", server.url), None),
         (
@@ -91,14 +102,28 @@ async fn another_loopback_page_cannot_use_the_cookie() {
     assert!(server.fake.requests().is_empty());
 }
 
+/// The status of `GET path` with the cookie, as the server's own page's `<video>` sends it.
+async fn with_cookie(http: &reqwest::Client, url: &str, path: &str, cookie: &str) -> u16 {
+    http.get(format!("{url}{path}"))
+        .header("cookie", cookie)
+        .header("sec-fetch-site", "same-origin")
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// A media route that passes the guard answers 404 (no such interaction), one that does not 401.
+const MEDIA: &str = "/api/interactions/none/media";
+
 #[tokio::test]
-async fn the_servers_own_pages_use_the_cookie_but_never_on_mcp() {
+async fn the_servers_own_pages_use_the_cookie_for_media_and_events_only() {
     let server = TestServer::start().await;
     let cookie = session_cookie(&server).await;
     let http = server.http();
     let own_origin = server.url.clone();
-    // The page's own fetch (Origin and same-origin), and its <video> and EventSource loads
-    // (no Origin).
+    // The page's <video> and EventSource loads: no Origin, same-origin or no metadata.
     let own: [&[(&str, &str)]; 3] = [
         &[
             ("origin", own_origin.as_str()),
@@ -109,13 +134,22 @@ async fn the_servers_own_pages_use_the_cookie_but_never_on_mcp() {
     ];
     for headers in own {
         let mut request = http
-            .get(format!("{}/api/settings", server.url))
+            .get(format!("{}{MEDIA}", server.url))
             .header("cookie", &cookie);
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        assert_eq!(request.send().await.unwrap().status(), 200, "{headers:?}");
+        assert_eq!(request.send().await.unwrap().status(), 404, "{headers:?}");
     }
+    assert_eq!(
+        with_cookie(&http, &server.url, "/api/events", &cookie).await,
+        200
+    );
+    // Everything else the page calls with its bearer header: the cookie alone opens nothing.
+    assert_eq!(
+        with_cookie(&http, &server.url, "/api/settings", &cookie).await,
+        401
+    );
     let paused = http
         .post(format!("{}/api/server/pause", server.url))
         .header("cookie", &cookie)
@@ -124,8 +158,8 @@ async fn the_servers_own_pages_use_the_cookie_but_never_on_mcp() {
         .send()
         .await
         .unwrap();
-    assert_eq!(paused.status(), 200);
-    assert!(server.engine.is_paused());
+    assert_eq!(paused.status(), 401);
+    assert!(!server.engine.is_paused());
 
     // /mcp is for agents, which have the token: the cookie never opens it.
     let (_, _, init) = requests(&server).pop().unwrap();
@@ -139,6 +173,115 @@ async fn the_servers_own_pages_use_the_cookie_but_never_on_mcp() {
         .await
         .unwrap();
     assert_eq!(mcp.status(), 401);
+}
+
+#[tokio::test]
+async fn the_cookie_is_a_session_secret_not_the_token() {
+    let server = TestServer::start().await;
+    let response = server
+        .http()
+        .post(format!("{}/api/session", server.url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    let set_cookie = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(!set_cookie.contains(TOKEN), "{set_cookie}");
+    let attributes: Vec<&str> = set_cookie.split(';').map(str::trim).collect();
+    for wanted in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(attributes.contains(&wanted), "{set_cookie}");
+    }
+    assert!(
+        !set_cookie.to_ascii_lowercase().contains("domain"),
+        "{set_cookie}"
+    );
+    let cookie = attributes[0].to_string();
+    let secret = cookie.split_once('=').unwrap().1;
+    assert!(secret.len() >= 32, "{secret}");
+    // A second sign-in gets another secret.
+    assert_ne!(session_cookie(&server).await, cookie);
+
+    // The page on another port that saw the cookie cannot send its value as the token.
+    let http = server.http();
+    for path in ["/api/settings", "/v1/validate", MEDIA] {
+        let replayed = http
+            .get(format!("{}{path}", server.url))
+            .bearer_auth(secret)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(replayed.status(), 401, "{path}");
+    }
+    // Nor the token as a cookie: only a minted session counts.
+    let token_cookie = format!("vaider_session={TOKEN}");
+    assert_eq!(
+        with_cookie(&http, &server.url, MEDIA, &token_cookie).await,
+        401
+    );
+}
+
+#[tokio::test]
+async fn signing_out_ends_the_session() {
+    let server = TestServer::start().await;
+    let http = server.http();
+    let cookie = session_cookie(&server).await;
+    let other_tab = session_cookie(&server).await;
+    assert_eq!(with_cookie(&http, &server.url, MEDIA, &cookie).await, 404);
+    let out = http
+        .delete(format!("{}/api/session", server.url))
+        .bearer_auth(TOKEN)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 204);
+    assert!(out.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .contains("Max-Age=0"));
+    assert_eq!(with_cookie(&http, &server.url, MEDIA, &cookie).await, 401);
+    assert_eq!(
+        with_cookie(&http, &server.url, MEDIA, &other_tab).await,
+        404
+    );
+}
+
+#[tokio::test]
+async fn rotating_the_token_ends_every_session_and_the_old_token() {
+    let server = TestServer::start().await;
+    let data = tempfile::tempdir().unwrap();
+    let old = vaider_core::secrets::server_token(data.path()).unwrap();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let app = vaider_server::router_with(vaider_server::Doors {
+        engine: server.engine.clone(),
+        token: &old,
+        token_file: Some(data.path().join("token")),
+        shutdown: shutdown.clone(),
+        desktop: None,
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let http = server.http();
+    let cookie = mint(&http, &url, &old).await;
+    assert_eq!(with_cookie(&http, &url, MEDIA, &cookie).await, 404);
+
+    let new = vaider_core::secrets::rotate_token(data.path()).unwrap();
+    assert_ne!(new, old);
+    assert_eq!(with_cookie(&http, &url, MEDIA, &cookie).await, 401);
+    let settings = |token: String| {
+        http.get(format!("{url}/api/settings"))
+            .bearer_auth(token)
+            .send()
+    };
+    assert_eq!(settings(old.clone()).await.unwrap().status(), 401);
+    assert_eq!(settings(new.clone()).await.unwrap().status(), 200);
+    let fresh = mint(&http, &url, &new).await;
+    assert_eq!(with_cookie(&http, &url, MEDIA, &fresh).await, 404);
+    shutdown.cancel();
 }
 
 #[tokio::test]

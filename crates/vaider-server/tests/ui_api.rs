@@ -119,13 +119,24 @@ async fn the_pages_are_open_but_the_api_needs_the_token_or_the_session_cookie() 
         "{cookie}"
     );
     let pair = cookie.split(';').next().unwrap();
-    let with_cookie = client
-        .get(&api)
-        .header("cookie", pair)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(with_cookie.status(), 200);
+    assert!(!pair.contains(TOKEN), "{pair}");
+    // The cookie opens only what <video> and EventSource load; the page sends the header
+    // for the rest.
+    let with_cookie = |path: &str| {
+        client
+            .get(format!("{}{path}", server.url))
+            .header("cookie", pair)
+            .send()
+    };
+    assert_eq!(with_cookie("/api/history").await.unwrap().status(), 401);
+    assert_eq!(with_cookie("/api/events").await.unwrap().status(), 200);
+    assert_eq!(
+        with_cookie("/api/interactions/none/media")
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
 
     // Another web origin is refused even with the token; the app's own origins get CORS.
     let foreign = client
@@ -543,6 +554,7 @@ async fn start_at_login_is_offered_only_inside_the_app() {
     let app = vaider_server::router_with(vaider_server::Doors {
         engine: server.engine.clone(),
         token: TOKEN,
+        token_file: None,
         shutdown: shutdown.clone(),
         desktop: Some(desktop.clone()),
     });

@@ -131,7 +131,10 @@ async fn browser_start() -> Result<Duration> {
     let started = Instant::now();
     let browser = vaider_browser::Browser::launch().await?;
     let tab = browser
-        .open_tab(vaider_browser::Viewport::default())
+        .open_tab(
+            vaider_browser::Viewport::default(),
+            vaider_browser::UrlPolicy::for_page("http://127.0.0.1/")?,
+        )
         .await?;
     let took = started.elapsed();
     tab.close().await;

@@ -22,3 +22,9 @@ pub async fn serve(page: &'static str) -> String {
     });
     base
 }
+
+/// The policy of a run on `base`: its origin only.
+#[allow(dead_code)]
+pub fn policy(base: &str) -> vaider_browser::UrlPolicy {
+    vaider_browser::UrlPolicy::new(base, &[], false).unwrap()
+}

@@ -31,7 +31,10 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(assets::index))
         .route("/ui/{*file}", get(assets::asset))
-        .route("/api/session", post(session::session))
+        .route(
+            "/api/session",
+            post(session::session).delete(session::sign_out),
+        )
         .route("/api/history", get(history::history_page))
         .route("/api/history/facets", get(history::facets))
         .route("/api/interactions/{id}", get(history::detail))

@@ -1,0 +1,113 @@
+//! Holds every request a tab makes to its [`UrlPolicy`], inside the browser: Fetch
+//! interception pauses each request (navigations, redirect hops, link clicks, scripts, images,
+//! fetches) before it leaves Chromium, and only what the policy allows goes on; the rest fails
+//! with `ERR_BLOCKED_BY_CLIENT`, so no byte of a refused address reaches the page. What was
+//! refused is kept for the step to report.
+
+use std::sync::{Arc, Mutex};
+
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, RequestPattern,
+    RequestStage,
+};
+use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
+use chromiumoxide::Page;
+use futures_util::StreamExt;
+use tokio::task::JoinHandle;
+
+use crate::url_policy::{Refusal, UrlPolicy};
+use crate::{cdp, BrowserError};
+
+/// The most refusals a tab keeps (a page retrying in a loop must not fill memory).
+const MAX_KEPT: usize = 100;
+
+/// One request the policy refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    pub refusal: Refusal,
+    /// The tab's own page was to be replaced (a navigation, a redirect, a link), rather than a
+    /// part of it (an image, a script, a frame) left out.
+    pub navigation: bool,
+}
+
+/// The refusals of one tab, shared with its guard.
+pub(crate) type Refused = Arc<Mutex<Vec<Blocked>>>;
+
+/// Starts guarding `page`: from now on every request waits for the policy's verdict.
+pub(crate) async fn guard(
+    page: &Page,
+    policy: Arc<UrlPolicy>,
+) -> Result<(JoinHandle<()>, Refused), BrowserError> {
+    let mut paused = page
+        .event_listener::<EventRequestPaused>()
+        .await
+        .map_err(cdp("guarding the tab"))?;
+    let main_frame = page.mainframe().await.map_err(cdp("guarding the tab"))?;
+    let every_request = RequestPattern::builder()
+        .url_pattern("*")
+        .request_stage(RequestStage::Request)
+        .build();
+    page.execute(EnableParams::builder().pattern(every_request).build())
+        .await
+        .map_err(cdp("guarding the tab"))?;
+    let refused: Refused = Arc::default();
+    let (page, kept) = (page.clone(), refused.clone());
+    let task = tokio::spawn(async move {
+        while let Some(event) = paused.next().await {
+            let navigation = event.resource_type == ResourceType::Document
+                && main_frame
+                    .as_ref()
+                    .is_none_or(|main| *main == event.frame_id);
+            let verdict = verdict(
+                &policy,
+                &event.request.url,
+                navigation,
+                &event.resource_type,
+            );
+            let answered = match verdict {
+                Ok(()) => page
+                    .execute(ContinueRequestParams::new(event.request_id.clone()))
+                    .await
+                    .map(drop),
+                Err(refusal) => {
+                    tracing::info!(%refusal, "the browser's request was refused");
+                    if let Ok(mut kept) = kept.lock() {
+                        if kept.len() < MAX_KEPT {
+                            kept.push(Blocked {
+                                refusal,
+                                navigation,
+                            });
+                        }
+                    }
+                    page.execute(FailRequestParams::new(
+                        event.request_id.clone(),
+                        ErrorReason::BlockedByClient,
+                    ))
+                    .await
+                    .map(drop)
+                }
+            };
+            if let Err(error) = answered {
+                tracing::debug!(%error, "answering a paused request");
+            }
+        }
+    });
+    Ok((task, refused))
+}
+
+/// The policy's verdict; `data:` and `blob:` parts of a page never reach the network.
+fn verdict(
+    policy: &UrlPolicy,
+    url: &str,
+    navigation: bool,
+    kind: &ResourceType,
+) -> Result<(), Refusal> {
+    if navigation {
+        return policy.check(url);
+    }
+    let local = url.starts_with("data:") || url.starts_with("blob:");
+    if local && *kind != ResourceType::Document {
+        return Ok(());
+    }
+    policy.check_part(url)
+}

@@ -1,0 +1,207 @@
+//! The URL policy inside the real headless Chromium. All traffic stays on loopback: the test
+//! host names (`evil.test`, `metadata.google.internal`) are mapped by Chromium's
+//! `--host-resolver-rules` to a loopback listener that counts every connection, so "refused"
+//! means "that listener was never reached", and nothing is ever sent to another address.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use vaider_browser::{Browser, BrowserError, UrlPolicy, Viewport};
+
+const WAIT: Duration = Duration::from_secs(10);
+/// What the foreign listener serves: it must never show up anywhere.
+const SECRET: &str = "SECRET-OF-THE-FOREIGN-HOST";
+
+/// A loopback listener answering every request with `answer(path)`; counts connections.
+async fn listen(
+    answer: impl Fn(&str) -> String + Send + Sync + 'static,
+) -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let (counted, answer) = (hits.clone(), Arc::new(answer));
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let answer = answer.clone();
+            tokio::spawn(async move {
+                let mut request = vec![0u8; 4096];
+                let n = socket.read(&mut request).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&request[..n]).to_string();
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let _ = socket.write_all(answer(&path).as_bytes()).await;
+            });
+        }
+    });
+    (port, hits)
+}
+
+fn html(body: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+struct World {
+    browser: Browser,
+    base: String,
+    foreign_port: u16,
+    foreign_hits: Arc<AtomicUsize>,
+}
+
+/// The app on one loopback port; `evil.test` and the metadata name on another, counted.
+async fn world() -> World {
+    let (foreign_port, foreign_hits) = listen(|_| html(SECRET)).await;
+    let (app_port, _) = listen(move |path| match path {
+        "/redirect" => format!(
+            "HTTP/1.1 302 Found\r\nLocation: http://evil.test:{foreign_port}/secret\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+        _ => html(&format!(
+            r#"<!doctype html><html><body><h1>Shop</h1>
+<a id="out" href="http://evil.test:{foreign_port}/secret">out</a>
+<a id="meta" href="http://metadata.google.internal:{foreign_port}/computeMetadata/v1/">meta</a>
+<img src="http://evil.test:{foreign_port}/pixel.png" alt="">
+</body></html>"#
+        )),
+    })
+    .await;
+    // The URLs carry the foreign port; every other name resolves to nothing, so not even a
+    // DNS query leaves the machine.
+    let rules = "--host-resolver-rules=MAP evil.test 127.0.0.1, MAP metadata.google.internal 127.0.0.1, MAP * ~NOTFOUND".to_string();
+    let browser = Browser::launch_with_flags(None, true, &[rules])
+        .await
+        .expect("Chromium starts");
+    World {
+        browser,
+        base: format!("http://127.0.0.1:{app_port}"),
+        foreign_port,
+        foreign_hits,
+    }
+}
+
+fn refused(result: Result<(), BrowserError>, url_part: &str, rule_part: &str) {
+    match result {
+        Err(BrowserError::Refused(refusal)) => {
+            assert!(refusal.url.contains(url_part), "{refusal}");
+            assert!(refusal.rule.contains(rule_part), "{refusal}");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_browser_never_reaches_what_the_policy_refuses() {
+    let w = world().await;
+    let policy = UrlPolicy::new(&w.base, &[], false).unwrap();
+    let tab = w
+        .browser
+        .open_tab(Viewport::default(), policy)
+        .await
+        .unwrap();
+
+    // Local files, in every way a step could ask for them.
+    refused(
+        tab.open("file:///etc/passwd", WAIT).await,
+        "file:///etc/passwd",
+        "http",
+    );
+    refused(
+        tab.open("view-source:file:///etc/passwd", WAIT).await,
+        "view-source:",
+        "http",
+    );
+    // A foreign host and the metadata name, asked for directly: refused before any request.
+    refused(
+        tab.open("http://evil.test/", WAIT).await,
+        "evil.test",
+        "allow-list",
+    );
+    refused(
+        tab.open("http://metadata.google.internal/", WAIT).await,
+        "metadata.google.internal",
+        "metadata",
+    );
+
+    // The app's own page loads; its image from the foreign host does not.
+    tab.open(&w.base, WAIT).await.unwrap();
+    assert!(tab.refused_navigation().is_none());
+    let blocked = tab.take_blocked();
+    assert!(
+        blocked
+            .iter()
+            .any(|b| !b.navigation && b.refusal.url.contains("pixel.png")),
+        "{blocked:?}"
+    );
+
+    // A redirect from the app's origin to the foreign host: the navigation stops there.
+    refused(
+        tab.open(&format!("{}/redirect", w.base), WAIT).await,
+        "evil.test",
+        "allow-list",
+    );
+    let text = tab.visible_text().await.unwrap_or_default();
+    assert!(!text.contains(SECRET), "{text}");
+    tab.take_blocked();
+
+    // Link clicks, to the foreign host and to the metadata name.
+    for link in ["#out", "#meta"] {
+        tab.open(&w.base, WAIT).await.unwrap();
+        tab.take_blocked();
+        tab.click(link, WAIT).await.unwrap();
+        let mut refusal = None;
+        for _ in 0..100 {
+            refusal = tab.refused_navigation();
+            if refusal.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let refusal = refusal.unwrap_or_else(|| panic!("clicking {link} was not refused"));
+        assert!(refusal.url.contains("/secret") || refusal.url.contains("computeMetadata"));
+        let text = tab.visible_text().await.unwrap_or_default();
+        assert!(!text.contains(SECRET), "{text}");
+        tab.take_blocked();
+    }
+    assert_eq!(
+        w.foreign_hits.load(Ordering::SeqCst),
+        0,
+        "the foreign listener was reached"
+    );
+    tab.close().await;
+    w.browser.close().await;
+}
+
+#[tokio::test]
+async fn a_page_shot_is_refused_for_files_metadata_and_redirects_away() {
+    let w = world().await;
+    let shot = |url: String| {
+        let browser = &w.browser;
+        async move {
+            browser
+                .page_screenshot(&url, Viewport::default(), false)
+                .await
+        }
+    };
+    for url in [
+        "file:///etc/passwd".to_string(),
+        "view-source:file:///etc/passwd".to_string(),
+        format!("http://metadata.google.internal:{}/", w.foreign_port),
+        format!("{}/redirect", w.base),
+    ] {
+        match shot(url.clone()).await {
+            Err(BrowserError::Refused(refusal)) => assert!(!refusal.rule.is_empty()),
+            other => panic!("{url}: {:?}", other.map(|png| png.len())),
+        }
+    }
+    assert!(shot(w.base.clone()).await.is_ok());
+    assert_eq!(
+        w.foreign_hits.load(Ordering::SeqCst),
+        0,
+        "the foreign listener was reached"
+    );
+    w.browser.close().await;
+}
