@@ -16,8 +16,9 @@ use anyhow::{bail, ensure, Context, Result};
 use fake_gemini::FakeGemini;
 use vaider_bench::report::{ms, secs, verdict, Spread, Table};
 use vaider_core::progress::NoProgress;
-use vaider_core::sampling::{self, VideoSampling, GEMINI_RATES};
+use vaider_core::sampling::{self, VideoSampling};
 use vaider_core::secrets::{ApiKey, KeySource};
+use vaider_core::tokens::TokenRules;
 use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider};
 
 /// When the synthetic recording's screen changes, in seconds.
@@ -116,7 +117,11 @@ async fn plan_time(video: &Path) -> Result<Spread> {
     for _ in 0..RUNS {
         let started = Instant::now();
         let facts = sampling::study(video).await?;
-        let _ = sampling::plan::plan(VideoSampling::Auto, &facts, &GEMINI_RATES);
+        let _ = sampling::plan::plan(
+            VideoSampling::Auto,
+            &facts,
+            TokenRules::for_model("gemini-2.5-flash-lite"),
+        );
         times.push(started.elapsed());
     }
     Ok(Spread::of(&times))

@@ -257,6 +257,7 @@ impl Vaider {
             .prepare(
                 checked.media(),
                 &checked.provider,
+                &call.model,
                 call.request.tool,
                 record.log_dir(),
                 call.sampling(),
