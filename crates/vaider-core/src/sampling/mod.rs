@@ -90,7 +90,8 @@ pub struct SamplingReport {
 }
 
 impl SamplingReport {
-    /// The report of a plan, given the input tokens the call really used.
+    /// The report of a plan, given the input tokens the call really used but for the note
+    /// that told the model about the moments sent.
     pub fn of(requested: VideoSampling, plan: &Plan, input_tokens: u64) -> SamplingReport {
         SamplingReport {
             requested,
@@ -101,8 +102,8 @@ impl SamplingReport {
                 crate::tokens::Setting::Request(r) | crate::tokens::Setting::Part(r) => r.label(),
             }
             .into(),
-            // What was sent is replaced by what the default would have sent; the prompt's
-            // text stays the same.
+            // What was sent is replaced by what the default would have sent; the rest of the
+            // prompt stays the same.
             default_sampling_input_tokens: input_tokens.saturating_sub(plan.media_tokens)
                 + plan.default_media_tokens,
             reason: plan.reason.clone(),
