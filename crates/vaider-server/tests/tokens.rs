@@ -107,6 +107,10 @@ async fn the_estimate_of_a_video_is_within_two_percent_on_both_families() {
             sampling.reason
         );
         assert_estimate_close(&result, "auto-sampled video");
+        assert!(
+            sampling.default_sampling_input_tokens > result.usage.input_tokens,
+            "{model}: auto must cost less than Gemini's default sampling"
+        );
         let levels = part_levels(&sent);
         assert_eq!(levels.len(), 5, "{model}: one clip per still stretch");
         if model == GEMINI_3 {
