@@ -173,8 +173,9 @@ impl TokenRules {
     /// stretch is sent as a single frame, so that frame must be legible. At about 70 tokens a
     /// frame (Gemini 2.x LOW, Gemini 3's default) a frame keeps about half the side, and OCR
     /// read only 11–50 % of the words on real login screens against 50–100 % at Gemini 2.x's
-    /// default 258 (`scripts/media-resolution.sh`); Google likewise advises HIGH for video
-    /// whose text matters. So on Gemini 3 clips go at HIGH (280, about 2.x's default), and on
+    /// default 258 (`scripts/media-resolution.sh`; Gemini 3's frame size is not documented,
+    /// so this assumes its 70 tokens keep about what 2.x's 66 do); Google likewise advises
+    /// HIGH for video whose text matters. So on Gemini 3 clips go at HIGH (280, about 2.x's default), and on
     /// Gemini 2.x at the default; only frames no larger than `SMALL_FRAME_SIDE`, which lose
     /// nothing at the low setting, go at it.
     pub fn clip_setting(self, longest_side: u32) -> Setting {
