@@ -237,7 +237,7 @@ export function detailView(root, r) {
       fact('Started', h('time', { datetime: d.createdAt, title: relTime(d.createdAt) }, fmtFullTime(d.createdAt))),
       fact('Duration', fmtDuration(d.durationMs)),
       fact('Cost', fmtCost(d.costUsd), d.cached ? h('span', { class: 'muted' }, ' (answered from the cache)') : null),
-      fact('Tokens', `${fmtInt(usage.inputTokens)} in · ${fmtInt(usage.outputTokens)} out`),
+      fact('Tokens', `${fmtInt(usage.inputTokens)} in${usage.estimatedInputTokens != null ? ` (estimated ${fmtInt(usage.estimatedInputTokens)})` : ''} · ${fmtInt(usage.outputTokens)} out`),
       fact('Cached', d.cached ? 'yes' : 'no'),
       d.framesAnalysed ? fact('Frames analysed', String(d.framesAnalysed)) : null,
       d.sampling ? fact('Video sampling', samplingFact(d.sampling, usage, ctx)) : null,

@@ -78,6 +78,8 @@ const DATA_FIELDS: &[&str] = &[
 const BLOB_FIELDS: &[&str] = &["mimeType", "data"];
 const FILE_DATA_FIELDS: &[&str] = &["fileUri", "mimeType"];
 const VIDEO_METADATA_FIELDS: &[&str] = &["startOffset", "endOffset", "fps"];
+/// A part's own `mediaResolution` (Gemini 3 and later).
+const PART_RESOLUTION_FIELDS: &[&str] = &["level", "numTokens"];
 const GENERATION_CONFIG_FIELDS: &[&str] = &[
     "stopSequences",
     "responseMimeType",
@@ -166,7 +168,8 @@ pub(crate) struct GenConfig {
     pub(crate) thinking_budget: Option<i64>,
     pub(crate) thinking_level: Option<String>,
     pub(crate) include_thoughts: bool,
-    pub(crate) low_res: bool,
+    /// `generationConfig.mediaResolution`: every part's, unless a part sets its own.
+    pub(crate) resolution: media::Resolution,
 }
 
 /// A validated request.
@@ -506,6 +509,7 @@ fn parse_request(
                 }
             }
             let (clip, fps) = parse_video_metadata(part, &at)?;
+            let billing = part_billing(part, &at, model, prompt.config.resolution)?;
             if let Some(t) = field(part, "text") {
                 let t = t
                     .as_str()
@@ -552,7 +556,7 @@ fn parse_request(
                     duration,
                     clip,
                     fps,
-                    prompt.config.low_res,
+                    billing,
                     has_audio,
                 );
                 prompt.media.push(MediaPart {
@@ -598,7 +602,7 @@ fn parse_request(
                     file.duration_secs,
                     clip,
                     fps,
-                    prompt.config.low_res,
+                    billing,
                     file.has_audio,
                 );
                 prompt.media.push(MediaPart {
@@ -618,6 +622,38 @@ fn parse_request(
     }
     prompt.user_text = user_texts.join(" ");
     Ok(prompt)
+}
+
+/// How a part is billed: the model's family and the part's resolution, which is its own
+/// `mediaResolution: {"level": …}` on Gemini 3 and later (ignored on 2.x, which bills every
+/// part at the request's), else the request's.
+fn part_billing(
+    part: &Map<String, Value>,
+    at: &str,
+    model: &str,
+    request: media::Resolution,
+) -> Result<media::Billing, ApiError> {
+    let family = media::Family::of(model);
+    let mut resolution = request;
+    if let Some(own) = field(part, "mediaResolution") {
+        let at = format!("{at}.media_resolution");
+        let own = expect_object(own, &at)?;
+        check_fields(own, PART_RESOLUTION_FIELDS, &at)?;
+        if let Some(level) = field(own, "level") {
+            let parsed = level.as_str().and_then(media::Resolution::parse);
+            let Some(parsed) = parsed else {
+                return Err(invalid_value(
+                    &format!("{at}.level"),
+                    "type.googleapis.com/google.ai.generativelanguage.v1beta.MediaResolution.Level",
+                    level,
+                ));
+            };
+            if family.per_part_resolution() && parsed != media::Resolution::Unspecified {
+                resolution = parsed;
+            }
+        }
+    }
+    Ok(media::Billing { family, resolution })
 }
 
 /// `videoMetadata` of a part: the clip (start, end) and the fps (default 1).
@@ -779,7 +815,14 @@ fn parse_generation_config(gc: &Value, model: &str, what: &str) -> Result<GenCon
                 &json!(r),
             ));
         }
-        config.low_res = r == "MEDIA_RESOLUTION_LOW";
+        // ULTRA_HIGH is a per-part setting only.
+        if r == "MEDIA_RESOLUTION_ULTRA_HIGH" {
+            return Err(bad_range(
+                "media_resolution",
+                "MEDIA_RESOLUTION_ULTRA_HIGH is only supported per part, not in generation_config.",
+            ));
+        }
+        config.resolution = media::Resolution::parse(r).unwrap_or_default();
     }
     if let Some(tc) = field(gc, "thinkingConfig") {
         let at = "generation_config.thinking_config";

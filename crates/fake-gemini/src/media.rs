@@ -1,5 +1,14 @@
 //! Media facts: which MIME types Gemini accepts as prompt input, the play length read from a
-//! WebM/Matroska or MP4 header, and the deterministic token cost of a media part.
+//! WebM/Matroska or MP4 header, and the deterministic token cost of a media part, by model
+//! family and `mediaResolution` as Gemini documents them:
+//!
+//! | family | video frame | image |
+//! |---|---|---|
+//! | Gemini 2.x | 258 (66 at LOW) | 258 (66 at LOW) |
+//! | Gemini 3+ | 70 at LOW, MEDIUM or unspecified; 280 at HIGH | 280 LOW, 560 MEDIUM, 1120 HIGH or unspecified, 2240 ULTRA_HIGH (per part only) |
+//!
+//! plus 32 tokens a second of a video's sound track. The resolution comes from the part's own
+//! `mediaResolution` (Gemini 3 and later only), else the request's `generationConfig`.
 
 /// How many leading bytes of an upload are kept to find its duration.
 pub(crate) const HEAD_BYTES: usize = 1 << 20;
@@ -7,11 +16,86 @@ pub(crate) const HEAD_BYTES: usize = 1 << 20;
 /// Duration assumed when a video's header tells none.
 pub(crate) const DEFAULT_VIDEO_SECS: f64 = 6.0;
 
-/// Tokens per sampled video frame or image at default resolution, and at MEDIA_RESOLUTION_LOW.
-pub(crate) const TOKENS_PER_FRAME: u64 = 258;
-pub(crate) const TOKENS_PER_FRAME_LOW: u64 = 66;
+/// Tokens of a PDF page (one page assumed), whatever the family.
+pub(crate) const TOKENS_PER_PAGE: u64 = 258;
 /// Tokens per second of audio (audio tracks and audio files).
 pub(crate) const TOKENS_PER_AUDIO_SECOND: u64 = 32;
+
+/// The model families of the token table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// gemini-2.x (and older).
+    Gemini2,
+    /// gemini-3 and later, and names without a version (aliases of a current model).
+    Gemini3,
+}
+
+impl Family {
+    /// "gemini-2.5-flash-lite" is Gemini 2.x; "gemini-3.5-flash-lite", "gemini-10-x" and
+    /// "gemini-flash-latest" are not.
+    pub fn of(model: &str) -> Family {
+        let name = model.strip_prefix("models/").unwrap_or(model);
+        let version = name.strip_prefix("gemini-").unwrap_or(name);
+        let major: String = version.chars().take_while(char::is_ascii_digit).collect();
+        match major.parse::<u32>() {
+            Ok(n) if n < 3 => Family::Gemini2,
+            _ => Family::Gemini3,
+        }
+    }
+
+    /// Whether parts may carry their own `mediaResolution`.
+    pub fn per_part_resolution(self) -> bool {
+        self == Family::Gemini3
+    }
+}
+
+/// `MEDIA_RESOLUTION_*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Resolution {
+    #[default]
+    Unspecified,
+    Low,
+    Medium,
+    High,
+    UltraHigh,
+}
+
+impl Resolution {
+    pub fn parse(name: &str) -> Option<Resolution> {
+        Some(match name {
+            "MEDIA_RESOLUTION_UNSPECIFIED" => Resolution::Unspecified,
+            "MEDIA_RESOLUTION_LOW" => Resolution::Low,
+            "MEDIA_RESOLUTION_MEDIUM" => Resolution::Medium,
+            "MEDIA_RESOLUTION_HIGH" => Resolution::High,
+            "MEDIA_RESOLUTION_ULTRA_HIGH" => Resolution::UltraHigh,
+            _ => return None,
+        })
+    }
+}
+
+/// Tokens of one sampled video frame. (No video figure above HIGH is documented.)
+pub fn frame_tokens(family: Family, resolution: Resolution) -> u64 {
+    use Resolution::*;
+    match (family, resolution) {
+        (Family::Gemini2, Low) => 66,
+        (Family::Gemini2, _) => 258,
+        (Family::Gemini3, High | UltraHigh) => 280,
+        (Family::Gemini3, _) => 70,
+    }
+}
+
+/// Tokens of one image.
+pub fn image_tokens(family: Family, resolution: Resolution) -> u64 {
+    use Resolution::*;
+    match (family, resolution) {
+        (Family::Gemini2, Low) => 66,
+        (Family::Gemini2, _) => 258,
+        (Family::Gemini3, Low) => 280,
+        (Family::Gemini3, Medium) => 560,
+        (Family::Gemini3, Unspecified | High) => 1120,
+        (Family::Gemini3, UltraHigh) => 2240,
+    }
+}
 
 /// The video MIME types the doc lists, plus the common aliases clients derive from extensions.
 const VIDEO_TYPES: &[&str] = &[
@@ -217,23 +301,26 @@ pub(crate) fn parse_duration(s: &str) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// Deterministic token cost of a media part: frames at `fps` of the clip (258 each, 66 at
-/// low resolution) plus 32/s of audio when the video has a sound track; 258 (66) per image, 32/s for audio, 258 per PDF page
-/// (one page assumed), a quarter token per byte for text.
+/// How a part is billed: the model's family and the part's resolution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Billing {
+    pub family: Family,
+    pub resolution: Resolution,
+}
+
+/// Deterministic token cost of a media part: frames at `fps` of the clip (per the table
+/// above) plus 32/s of audio when the video has a sound track; the table's figure per image,
+/// 32/s for audio, 258 per PDF page (one page assumed), a quarter token per byte for text.
 pub(crate) fn media_cost(
     mime: &str,
     size: u64,
     duration_secs: Option<f64>,
     clip: Option<(f64, f64)>,
     fps: f64,
-    low_res: bool,
+    billing: Billing,
     has_audio: bool,
 ) -> u64 {
-    let per_frame = if low_res {
-        TOKENS_PER_FRAME_LOW
-    } else {
-        TOKENS_PER_FRAME
-    };
+    let per_frame = frame_tokens(billing.family, billing.resolution);
     match modality_of(mime).unwrap_or(Modality::Document) {
         Modality::Video => {
             let secs = clip_secs(duration_secs.unwrap_or(DEFAULT_VIDEO_SECS), clip);
@@ -249,8 +336,8 @@ pub(crate) fn media_cost(
             let secs = clip_secs(duration_secs.unwrap_or(DEFAULT_VIDEO_SECS), clip);
             ((secs.ceil() as u64) * TOKENS_PER_AUDIO_SECOND).max(1)
         }
-        Modality::Image => per_frame,
-        Modality::Document => TOKENS_PER_FRAME,
+        Modality::Image => image_tokens(billing.family, billing.resolution),
+        Modality::Document => TOKENS_PER_PAGE,
         Modality::Text => size.div_ceil(4).max(1),
     }
 }
@@ -319,11 +406,20 @@ mod tests {
         assert_eq!(parse_duration("abc s"), None);
     }
 
+    const G2: Billing = Billing {
+        family: Family::Gemini2,
+        resolution: Resolution::Unspecified,
+    };
+    const G2_LOW: Billing = Billing {
+        family: Family::Gemini2,
+        resolution: Resolution::Low,
+    };
+
     #[test]
     fn costs_are_plausible() {
-        let c = media_cost("video/webm", 1, None, None, 1.0, false, true);
+        let c = media_cost("video/webm", 1, None, None, 1.0, G2, true);
         assert_eq!(c, 6 * 258 + 6 * 32);
-        let c = media_cost("video/webm", 1, None, None, 1.0, false, false);
+        let c = media_cost("video/webm", 1, None, None, 1.0, G2, false);
         assert_eq!(c, 6 * 258);
         // A clip: frames at its fps between its offsets.
         let c = media_cost(
@@ -332,7 +428,7 @@ mod tests {
             Some(60.0),
             Some((4.0, 11.0)),
             0.1427,
-            false,
+            G2,
             false,
         );
         assert_eq!(c, 258);
@@ -342,12 +438,42 @@ mod tests {
             Some(60.0),
             Some((5.0, 5.5625)),
             8.0,
-            true,
+            G2_LOW,
             false,
         );
         assert_eq!(c, 5 * 66);
-        let c = media_cost("image/png", 1, None, None, 1.0, true, false);
+        let c = media_cost("image/png", 1, None, None, 1.0, G2_LOW, false);
         assert_eq!(c, 66);
         assert!(modality_of("application/x-foo").is_none());
+    }
+
+    #[test]
+    fn the_token_table_per_family_and_resolution() {
+        use Resolution::*;
+        assert_eq!(Family::of("gemini-2.5-flash-lite"), Family::Gemini2);
+        assert_eq!(Family::of("models/gemini-2.0-flash"), Family::Gemini2);
+        assert_eq!(Family::of("gemini-3.5-flash-lite"), Family::Gemini3);
+        assert_eq!(Family::of("gemini-3-pro-preview"), Family::Gemini3);
+        for (r, f2, i2, f3, i3) in [
+            (Unspecified, 258, 258, 70, 1120),
+            (Low, 66, 66, 70, 280),
+            (Medium, 258, 258, 70, 560),
+            (High, 258, 258, 280, 1120),
+            (UltraHigh, 258, 258, 280, 2240),
+        ] {
+            assert_eq!(frame_tokens(Family::Gemini2, r), f2);
+            assert_eq!(image_tokens(Family::Gemini2, r), i2);
+            assert_eq!(frame_tokens(Family::Gemini3, r), f3);
+            assert_eq!(image_tokens(Family::Gemini3, r), i3);
+        }
+        let g3 = Billing {
+            family: Family::Gemini3,
+            resolution: Unspecified,
+        };
+        // Gemini 3: a minute of silent video at its default costs 60 frames of 70.
+        assert_eq!(
+            media_cost("video/webm", 1, Some(60.0), None, 1.0, g3, false),
+            60 * 70
+        );
     }
 }

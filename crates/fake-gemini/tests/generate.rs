@@ -534,3 +534,87 @@ async fn request_payload_is_limited_to_20_mib() {
         .unwrap_or("")
         .contains("20971520"));
 }
+
+/// Prompt tokens by modality, from `usageMetadata.promptTokensDetails`.
+fn tokens_of(resp: &Value, modality: &str) -> u64 {
+    resp["usageMetadata"]["promptTokensDetails"]
+        .as_array()
+        .expect("details")
+        .iter()
+        .filter(|d| d["modality"] == modality)
+        .filter_map(|d| d["tokenCount"].as_u64())
+        .sum()
+}
+
+#[tokio::test]
+async fn media_is_billed_by_model_family_and_resolution() {
+    let fake = FakeGemini::start().await;
+    let client = Client::new();
+    // No header: Gemini's 6 s are assumed.
+    let file = active_file(&fake, &client, &data(30_000), "video/webm").await;
+    let image = base64::engine::general_purpose::STANDARD.encode(data(500));
+    let body = |config: Value| {
+        let mut clip = file_part(&file);
+        clip["videoMetadata"] = json!({"startOffset": "0s", "endOffset": "2s", "fps": 1.0});
+        clip["mediaResolution"] = json!({"level": "MEDIA_RESOLUTION_HIGH"});
+        json!({
+            "contents": [{"role": "user", "parts": [
+                file_part(&file),
+                clip,
+                {"inlineData": {"mimeType": "image/png", "data": image},
+                 "mediaResolution": {"level": "MEDIA_RESOLUTION_MEDIUM"}},
+                {"inlineData": {"mimeType": "image/png", "data": image}},
+                {"text": "Describe"}]}],
+            "generationConfig": config
+        })
+    };
+    let ask = |model: &'static str, body: Value| {
+        let (fake, client) = (&fake, &client);
+        async move {
+            let r = generate(fake, client, model, &body).await;
+            assert_eq!(r.status(), 200);
+            r.json::<Value>().await.expect("json")
+        }
+    };
+    // Gemini 2.x: 258 a frame and an image; a part's own setting is not taken.
+    let two = ask("gemini-2.5-flash-lite", body(json!({}))).await;
+    assert_eq!(tokens_of(&two, "VIDEO"), (6 + 2) * 258);
+    assert_eq!(tokens_of(&two, "IMAGE"), 2 * 258);
+    let two_low = ask(
+        "gemini-2.5-flash-lite",
+        body(json!({"mediaResolution": "MEDIA_RESOLUTION_LOW"})),
+    )
+    .await;
+    assert_eq!(tokens_of(&two_low, "VIDEO"), (6 + 2) * 66);
+    assert_eq!(tokens_of(&two_low, "IMAGE"), 2 * 66);
+    // Gemini 3: 70 a frame by default, 280 at HIGH; images 560 at MEDIUM, 1120 by default.
+    let three = ask("gemini-3.5-flash-lite", body(json!({}))).await;
+    assert_eq!(tokens_of(&three, "VIDEO"), 6 * 70 + 2 * 280);
+    assert_eq!(tokens_of(&three, "IMAGE"), 560 + 1120);
+    // The request's setting applies where a part sets none.
+    let three_low = ask(
+        "gemini-3.5-flash-lite",
+        body(json!({"mediaResolution": "MEDIA_RESOLUTION_LOW"})),
+    )
+    .await;
+    assert_eq!(tokens_of(&three_low, "VIDEO"), 6 * 70 + 2 * 280);
+    assert_eq!(tokens_of(&three_low, "IMAGE"), 560 + 280);
+    // ULTRA_HIGH is per part only; a part's level must be one of the enum's.
+    let r = generate(
+        &fake,
+        &client,
+        "gemini-3.5-flash-lite",
+        &body(json!({"mediaResolution": "MEDIA_RESOLUTION_ULTRA_HIGH"})),
+    )
+    .await;
+    expect_error(r, 400, "INVALID_ARGUMENT").await;
+    let mut wrong = body(json!({}));
+    wrong["contents"][0]["parts"][2]["mediaResolution"] = json!({"level": "SHARP"});
+    let r = generate(&fake, &client, "gemini-3.5-flash-lite", &wrong).await;
+    expect_error(r, 400, "INVALID_ARGUMENT").await;
+    let mut ultra = body(json!({}));
+    ultra["contents"][0]["parts"][2]["mediaResolution"] =
+        json!({"level": "MEDIA_RESOLUTION_ULTRA_HIGH"});
+    let three_ultra = ask("gemini-3.5-flash-lite", ultra).await;
+    assert_eq!(tokens_of(&three_ultra, "IMAGE"), 2240 + 1120);
+}

@@ -436,7 +436,13 @@ fn answer(
             Some(Value::Array(m)) => m,
             Some(other) => return Err(OpenAiError::wrong_type("messages", "an array", other)),
         };
-    let mut walk = Walk::default();
+    let mut walk = Walk {
+        // Gemini's OpenAI-compatible layer bills images by Gemini's rules for the model.
+        gemini_family: options
+            .google_errors
+            .then(|| fake_gemini::media::Family::of(&model)),
+        ..Walk::default()
+    };
     for (i, m) in messages.iter().enumerate() {
         walk.message(options, m, i)?;
     }
@@ -719,6 +725,8 @@ struct Walk {
     images: u64,
     /// All text of all messages (for the "json" word rule).
     all_text: String,
+    /// Set for Gemini's OpenAI-compatible layer: the family whose token table applies.
+    gemini_family: Option<fake_gemini::media::Family>,
 }
 
 const ROLES: [&str; 6] = [
@@ -1011,7 +1019,14 @@ impl Walk {
             .param(url_param)
             .code("image_too_large"));
         }
-        self.tokens += image_tokens(w, h, detail);
+        self.tokens += match self.gemini_family {
+            // At the model's default resolution (the layer takes no mediaResolution).
+            Some(family) => fake_gemini::media::image_tokens(
+                family,
+                fake_gemini::media::Resolution::Unspecified,
+            ),
+            None => image_tokens(w, h, detail),
+        };
         Ok(Seen::Image(facts))
     }
 
@@ -1087,10 +1102,13 @@ fn image_tokens(w: u32, h: u32, detail: &str) -> u64 {
     85 + 170 * tiles
 }
 
-/// One 258-token frame a second of video (6 s when the header tells no length).
+/// One frame a second of video (6 s when the header tells no length), each billed like a
+/// Gemini 2.x frame at the default resolution (258): servers that take video (vLLM) have no
+/// published rule, and this is the figure of Gemini's table that this fake stands for.
 fn video_tokens(duration_secs: Option<f64>) -> u64 {
+    use fake_gemini::media::{frame_tokens, Family, Resolution};
     let secs = duration_secs.unwrap_or(6.0).ceil().max(1.0) as u64;
-    258 * secs
+    frame_tokens(Family::Gemini2, Resolution::Unspecified) * secs
 }
 
 #[cfg(test)]

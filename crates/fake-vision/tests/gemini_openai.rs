@@ -122,3 +122,33 @@ async fn streaming_ends_with_done() {
         .last()
         .is_some_and(|c| c["usage"]["total_tokens"].is_u64()));
 }
+
+#[tokio::test]
+async fn images_are_billed_by_the_gemini_family_of_the_model() {
+    let fake = FakeOpenAi::start_with(OpenAiOptions::gemini()).await;
+    let client = Client::new();
+    let image = png(64, 48, 501);
+    let prompt_tokens = |model: &str| {
+        let body = json!({
+            "model": model,
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "What is shown?"},
+                {"type": "image_url", "image_url": {"url": data_url("image/png", &image)}}
+            ]}]
+        });
+        let (fake, client) = (&fake, &client);
+        async move {
+            let r = chat(fake, client, FakeOpenAi::API_KEY, &body).await;
+            assert_eq!(r.status(), 200);
+            let resp: Value = r.json().await.expect("json");
+            resp["usage"]["prompt_tokens"]
+                .as_u64()
+                .expect("prompt_tokens")
+        }
+    };
+    let two = prompt_tokens("gemini-2.5-flash-lite").await;
+    let three = prompt_tokens("gemini-3.5-flash-lite").await;
+    // One image: 258 tokens on Gemini 2.x, 1120 on Gemini 3 at the default resolution; the
+    // text is the same.
+    assert_eq!(three - two, 1120 - 258, "2.x {two}, 3 {three}");
+}

@@ -302,11 +302,17 @@ async fn analyse(request: AnalysisRequest, json: bool) -> Result<ExitCode> {
                     println!("- [{:?}] {} — {}", e.verdict, e.expectation, e.evidence);
                 }
                 eprintln!(
-                    "\n{} {} · {} ms · {} in / {} out tokens · ${:.6}{} · log {}",
+                    "\n{} {} · {} ms · {} in{} / {} out tokens · ${:.6}{} · log {}",
                     result.provider,
                     result.model,
                     result.duration_ms,
                     result.usage.input_tokens,
+                    // What Gemini counted, with the estimate made before the call beside it.
+                    result
+                        .usage
+                        .estimated_input_tokens
+                        .map(|e| format!(" (estimated {e})"))
+                        .unwrap_or_default(),
                     result.usage.output_tokens,
                     result.cost_usd,
                     if result.cached { " · cached" } else { "" },

@@ -29,6 +29,7 @@ mod tests {
         let usage = Usage {
             input_tokens: 1_650,
             output_tokens: 400,
+            ..Default::default()
         };
         let expected = 1_650.0 * 0.30 / 1e6 + 400.0 * 2.50 / 1e6;
         assert!((cost_usd(&config, "gemini-3.5-flash-lite", usage) - expected).abs() < 1e-9);

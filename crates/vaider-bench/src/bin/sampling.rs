@@ -1,8 +1,9 @@
 //! `vaider-sampling-bench`: what change-aware video sampling saves. For the shared Playwright
 //! recordings and a 60 s 800x450 VP8 recording with 8 screen changes (Playwright's format, no
 //! sound): input tokens and cost per analysed minute with `full` (Gemini's one frame a second)
-//! and `auto`, as the fake Gemini counts them at Gemini's documented rates (goal: `auto` at
-//! least 5x fewer); and the time the plan adds before the upload starts (goal: under 0.5 s for
+//! and `auto`, as the fake Gemini counts them at Gemini's documented rates, on a Gemini 2.x
+//! and a Gemini 3 model (goal: `auto` at least 5x fewer), with Vaider's estimate beside each
+//! count; and the time the plan adds before the upload starts (goal: under 0.5 s for
 //! the 60 s recording): the call's start to the fake's first upload request, `auto` against
 //! `full`. The scan itself runs beside the upload; its length is reported too.
 //!
@@ -16,14 +17,17 @@ use anyhow::{bail, ensure, Context, Result};
 use fake_gemini::FakeGemini;
 use vaider_bench::report::{ms, secs, verdict, Spread, Table};
 use vaider_core::progress::NoProgress;
-use vaider_core::sampling::{self, VideoSampling, GEMINI_RATES};
+use vaider_core::sampling::{self, VideoSampling};
 use vaider_core::secrets::{ApiKey, KeySource};
+use vaider_core::tokens::{Resolution, TokenRules};
 use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider};
 
 /// When the synthetic recording's screen changes, in seconds.
 const CHANGES: [f64; 8] = [4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5];
 /// Times the plan is timed.
 const RUNS: usize = 7;
+/// The families compared: a Gemini 2.x and a Gemini 3 model.
+const MODELS: [&str; 2] = ["gemini-2.5-flash-lite", "gemini-3.5-flash-lite"];
 
 /// A white "app" whose panels appear at `CHANGES`, with a blinking caret, recorded the way
 /// Playwright records: VP8 WebM, 800x450, 25 fps, no sound.
@@ -69,8 +73,11 @@ struct Measured {
     /// The whole call.
     took: Duration,
     input_tokens: u64,
+    estimated: Option<u64>,
     frames: u64,
     used: String,
+    /// The resolution the frames went at ("default", "high"…).
+    resolution: String,
 }
 
 async fn analyse(
@@ -78,10 +85,12 @@ async fn analyse(
     fake: &FakeGemini,
     video: &Path,
     sampling: VideoSampling,
+    model: &str,
 ) -> Result<Measured> {
     let mut request =
         AnalysisRequest::new(Tool::AnalyzeVideo, Door::Cli, video.display().to_string());
     request.sampling = Some(sampling);
+    request.model = Some(model.to_string());
     request.no_cache = true;
     let started = Instant::now();
     let result = match engine.analyse(request, &NoProgress).await {
@@ -99,7 +108,12 @@ async fn analyse(
         to_upload: upload - started,
         took: started.elapsed(),
         input_tokens: result.usage.input_tokens,
+        estimated: result.usage.estimated_input_tokens,
         frames: result.frames_analysed,
+        resolution: result
+            .sampling
+            .as_ref()
+            .map_or_else(|| "-".into(), |s| s.media_resolution.clone()),
         used: result.sampling.map_or_else(
             || "-".into(),
             |s| {
@@ -110,13 +124,46 @@ async fn analyse(
     })
 }
 
+/// Gemini's one frame a second at the resolution `auto`'s clips went at (on Gemini 3, HIGH so
+/// that text reads): the default's count with each frame priced at that resolution instead,
+/// per the documented table. "-" when auto sent no clips.
+fn same_resolution(
+    full: &Measured,
+    auto: &Measured,
+    model: &str,
+    per_minute: impl Fn(f64) -> f64,
+) -> String {
+    if !auto.used.starts_with("clips") {
+        return "-".into();
+    }
+    let rules = TokenRules::for_model(model);
+    let resolution = match auto.resolution.as_str() {
+        "low" => Resolution::Low,
+        "medium" => Resolution::Medium,
+        "high" => Resolution::High,
+        _ => Resolution::Default,
+    };
+    let extra =
+        rules.video_frame(resolution) as i64 - rules.video_frame(Resolution::Default) as i64;
+    let tokens = (full.input_tokens as i64 + full.frames as i64 * extra).max(0) as f64;
+    format!(
+        "{:.0} ({:.1}x)",
+        per_minute(tokens),
+        tokens / auto.input_tokens.max(1) as f64
+    )
+}
+
 /// How long the scan and the plan take (they run beside the upload).
 async fn plan_time(video: &Path) -> Result<Spread> {
     let mut times = Vec::new();
     for _ in 0..RUNS {
         let started = Instant::now();
         let facts = sampling::study(video).await?;
-        let _ = sampling::plan::plan(VideoSampling::Auto, &facts, &GEMINI_RATES);
+        let _ = sampling::plan::plan(
+            VideoSampling::Auto,
+            &facts,
+            TokenRules::for_model(MODELS[0]),
+        );
         times.push(started.elapsed());
     }
     Ok(Spread::of(&times))
@@ -161,19 +208,18 @@ async fn main() -> Result<()> {
 
     // Sampling changes what goes in; what the model writes back is another matter.
     let defaults = Config::default();
-    let input_price = defaults
-        .price_of(&defaults.model)
-        .map_or(0.0, |p| p.input_per_million / 1e6);
     let mut tokens = Table::new(&[
         "recording",
-        "length",
+        "model",
         "full: tokens/min",
         "auto: tokens/min",
         "auto sent",
         "fewer",
-        "full: input $/min",
-        "auto: input $/min",
         "goal ≥5x",
+        "1 fps at auto's resolution: tokens/min (auto fewer)",
+        "auto: estimate / counted",
+        "input $/min: full",
+        "auto",
     ]);
     let mut timing = Table::new(&[
         "recording",
@@ -190,39 +236,48 @@ async fn main() -> Result<()> {
             .await
             .context("ffprobe could not read the length")?;
         let per_minute = |n: f64| n * 60.0 / seconds;
-        let mut full = analyse(&engine, &fake, video, VideoSampling::Full).await?;
-        let mut auto = analyse(&engine, &fake, video, VideoSampling::Auto).await?;
-        // The time to the upload, over a few calls each.
-        let (mut full_waits, mut auto_waits) = (vec![full.to_upload], vec![auto.to_upload]);
-        let (mut full_took, mut auto_took) = (vec![full.took], vec![auto.took]);
-        for _ in 1..RUNS {
-            full = analyse(&engine, &fake, video, VideoSampling::Full).await?;
-            auto = analyse(&engine, &fake, video, VideoSampling::Auto).await?;
+        for model in MODELS {
+            let full = analyse(&engine, &fake, video, VideoSampling::Full, model).await?;
+            let auto = analyse(&engine, &fake, video, VideoSampling::Auto, model).await?;
+            let ratio = full.input_tokens as f64 / auto.input_tokens.max(1) as f64;
+            let input_price = defaults
+                .price_of(model)
+                .map_or(0.0, |p| p.input_per_million / 1e6);
+            tokens.row(&[
+                label,
+                model,
+                &format!(
+                    "{:.0} ({} frames)",
+                    per_minute(full.input_tokens as f64),
+                    full.frames
+                ),
+                &format!(
+                    "{:.0} ({} frames)",
+                    per_minute(auto.input_tokens as f64),
+                    auto.frames
+                ),
+                &format!("{} ({} resolution)", auto.used, auto.resolution),
+                &format!("{ratio:.1}x"),
+                verdict(ratio >= 5.0),
+                &same_resolution(&full, &auto, model, per_minute),
+                &auto
+                    .estimated
+                    .map_or_else(|| "-".into(), |e| format!("{e} / {}", auto.input_tokens)),
+                &format!("{:.5}", per_minute(full.input_tokens as f64) * input_price),
+                &format!("{:.5}", per_minute(auto.input_tokens as f64) * input_price),
+            ]);
+        }
+        // The time to the upload, over a few calls each (the model does not change it).
+        let (mut full_waits, mut auto_waits) = (Vec::new(), Vec::new());
+        let (mut full_took, mut auto_took) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            let full = analyse(&engine, &fake, video, VideoSampling::Full, MODELS[0]).await?;
+            let auto = analyse(&engine, &fake, video, VideoSampling::Auto, MODELS[0]).await?;
             full_waits.push(full.to_upload);
             auto_waits.push(auto.to_upload);
             full_took.push(full.took);
             auto_took.push(auto.took);
         }
-        let ratio = full.input_tokens as f64 / auto.input_tokens.max(1) as f64;
-        tokens.row(&[
-            label,
-            &format!("{seconds:.1} s"),
-            &format!(
-                "{:.0} ({} frames)",
-                per_minute(full.input_tokens as f64),
-                full.frames
-            ),
-            &format!(
-                "{:.0} ({} frames)",
-                per_minute(auto.input_tokens as f64),
-                auto.frames
-            ),
-            &auto.used,
-            &format!("{ratio:.1}x"),
-            &format!("{:.5}", per_minute(full.input_tokens as f64) * input_price),
-            &format!("{:.5}", per_minute(auto.input_tokens as f64) * input_price),
-            verdict(ratio >= 5.0),
-        ]);
         let scan = plan_time(video).await?;
         let (full_wait, auto_wait) = (
             Spread::of(&full_waits).median,
@@ -246,10 +301,9 @@ async fn main() -> Result<()> {
         ]);
     }
     let report = format!(
-        "## Change-aware video sampling\n\n### Tokens ({} input prices, tokens as the fake Gemini counts them)\n\n{}\n\
+        "## Change-aware video sampling\n\n### Tokens (each model's input price, tokens as the fake Gemini counts them)\n\n{}\n\
          ### Time (the fake uploads and processes at once; a real upload and Gemini's processing, \
          seconds for a video, hide the scan)\n\n{}",
-        defaults.model,
         tokens.finish(),
         timing.finish()
     );

@@ -10,7 +10,7 @@ use crate::analysis::{AnalysisResult, ExpectationVerdict, Tool, Verdict};
 use crate::media::{MediaInfo, MediaKind};
 use crate::provider::{MediaPart, ProviderAnswer};
 use crate::sampling::SamplingReport;
-use crate::{cost, keyframes, prompts};
+use crate::{cost, keyframes, prompts, tokens};
 
 /// What the result is built from, besides the call and the answer.
 pub(super) struct Answered<'a> {
@@ -33,6 +33,11 @@ pub(super) async fn result(call: &Call, answered: Answered<'_>) -> AnalysisResul
         read_answer(call.request.tool, &answer.text, &call.request.expectations);
     let all_met =
         (!expectations.is_empty()).then(|| expectations.iter().all(|e| e.verdict == Verdict::Met));
+    // The default sampling would send the same prompt but for the note about the moments.
+    let without_note = answer
+        .usage
+        .input_tokens
+        .saturating_sub(note_tokens(call, prepared));
     AnalysisResult {
         description,
         all_expectations_met: all_met,
@@ -57,9 +62,7 @@ pub(super) async fn result(call: &Call, answered: Answered<'_>) -> AnalysisResul
             .sampling
             .as_ref()
             .map(|sampled| match &sampled.plan {
-                Some(plan) => {
-                    SamplingReport::of(sampled.requested, plan, answer.usage.input_tokens)
-                }
+                Some(plan) => SamplingReport::of(sampled.requested, plan, without_note),
                 None => SamplingReport::whole(
                     sampled.requested,
                     answer.usage.input_tokens,
@@ -67,6 +70,16 @@ pub(super) async fn result(call: &Call, answered: Answered<'_>) -> AnalysisResul
                 ),
             }),
     }
+}
+
+/// The estimated tokens the note about the frames or clips adds to the user prompt.
+fn note_tokens(call: &Call, prepared: &Prepared) -> u64 {
+    let sent = prepared.sent.as_ref().and_then(|s| s.note.as_deref());
+    let Some(note) = sent.or(prepared.note.as_deref()) else {
+        return 0;
+    };
+    let with = tokens::text_tokens(&call.prompts.user(Some(note)));
+    with.saturating_sub(tokens::text_tokens(&call.prompts.user(None)))
 }
 
 /// Gemini's default sampling of a whole video: one frame a second.

@@ -258,6 +258,7 @@ impl Vaider {
             .prepare(
                 checked.media(),
                 &checked.provider,
+                &call.model,
                 call.request.tool,
                 record.log_dir(),
                 call.sampling(),

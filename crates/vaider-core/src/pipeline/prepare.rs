@@ -17,6 +17,7 @@ use crate::image_fit;
 use crate::media::{MediaInfo, MediaKind};
 use crate::provider::{Capabilities, MediaPart};
 use crate::sampling::{Plan, PlannedVideo, Sending, VideoSampling};
+use crate::tokens::TokenRules;
 
 /// What was sent for one call: the parts, the prompt note and what was adapted.
 #[derive(Default)]
@@ -63,7 +64,7 @@ impl Prepared {
                     }
                     file
                 }
-                MediaPart::Image { image, label } => json!({
+                MediaPart::Image { image, label, .. } => json!({
                     "image": image.mime_type, "width": image.width, "height": image.height,
                     "sizeBytes": image.bytes.len(), "label": label, "adapted": image.adapted
                 }),
@@ -106,17 +107,19 @@ impl Vaider {
         &self,
         media: impl Iterator<Item = &(PathBuf, MediaInfo)>,
         provider: &ProviderConfig,
+        model: &str,
         tool: Tool,
         work_dir: &Path,
         sampling: VideoSampling,
     ) -> Result<Prepared> {
         let caps = Capabilities::of(provider);
+        let rules = TokenRules::for_model(model);
         let mut prepared = Prepared::default();
         for (index, (path, info)) in media.enumerate() {
             match info.kind {
                 MediaKind::Video if caps.video => {
                     let video = Video { path, info };
-                    add_video(&mut prepared, video, &caps, work_dir, sampling).await?
+                    add_video(&mut prepared, video, &caps, work_dir, sampling, rules).await?
                 }
                 MediaKind::Video => {
                     let why = format!("{} takes no video", provider.name);
@@ -186,6 +189,10 @@ async fn add_image(
             .adaptations
             .push(format!("image {}: {adapted}", index + 1));
     }
-    prepared.parts.push(MediaPart::Image { image, label });
+    prepared.parts.push(MediaPart::Image {
+        image,
+        label,
+        keyframe: false,
+    });
     Ok(())
 }

@@ -9,7 +9,8 @@ use super::prepare::{Prepared, Sampled};
 use crate::error::{Result, VaiderError};
 use crate::media::MediaInfo;
 use crate::provider::{Capabilities, MediaPart, VideoClips};
-use crate::sampling::{self, PlannedVideo, Sending, Used, VideoSampling, GEMINI_RATES};
+use crate::sampling::{self, PlannedVideo, Sending, Used, VideoSampling};
+use crate::tokens::TokenRules;
 use crate::{image_fit, keyframes};
 
 /// A video file and what the check found of it.
@@ -35,16 +36,19 @@ pub(super) async fn add_video(
     caps: &Capabilities,
     work_dir: &Path,
     requested: VideoSampling,
+    rules: TokenRules,
 ) -> Result<()> {
     match requested {
-        VideoSampling::Keyframes => add_asked_keyframes(prepared, video.path, caps, work_dir).await,
+        VideoSampling::Keyframes => {
+            add_asked_keyframes(prepared, video.path, caps, work_dir, rules).await
+        }
         VideoSampling::Auto if caps.video_clips => {
             let (path, caps, work_dir) = (
                 video.path.to_path_buf(),
                 caps.clone(),
                 work_dir.to_path_buf(),
             );
-            let planned = PlannedVideo::start(plan_video(path, caps, work_dir));
+            let planned = PlannedVideo::start(plan_video(path, caps, work_dir, rules));
             prepared.parts.push(video.part(Some(planned.clone())));
             prepared.planned = Some((requested, planned));
             Ok(())
@@ -70,12 +74,13 @@ async fn add_asked_keyframes(
     path: &Path,
     caps: &Capabilities,
     work_dir: &Path,
+    rules: TokenRules,
 ) -> Result<()> {
     let times = add_keyframes(prepared, path, caps, work_dir, "keyframes were asked for").await?;
     if caps.video_clips {
         if let Ok(facts) = sampling::study(path).await {
-            let mut plan = sampling::plan::plan(VideoSampling::Keyframes, &facts, &GEMINI_RATES);
-            plan.media_tokens = times.len() as u64 * GEMINI_RATES.per_frame;
+            let mut plan = sampling::plan::plan(VideoSampling::Keyframes, &facts, rules);
+            plan.media_tokens = sampling::plan::keyframe_tokens(times.len(), rules);
             plan.moments = times;
             prepared.sampling = Some(Sampled {
                 requested: VideoSampling::Keyframes,
@@ -89,7 +94,12 @@ async fn add_asked_keyframes(
 
 /// The `auto` plan, on its own task while the video uploads. When the changes cannot be
 /// read, the whole video goes as before rather than fail.
-async fn plan_video(path: PathBuf, caps: Capabilities, work_dir: PathBuf) -> Sending {
+async fn plan_video(
+    path: PathBuf,
+    caps: Capabilities,
+    work_dir: PathBuf,
+    rules: TokenRules,
+) -> Sending {
     let facts = match sampling::study(&path).await {
         Ok(facts) => facts,
         Err(e) => {
@@ -98,7 +108,7 @@ async fn plan_video(path: PathBuf, caps: Capabilities, work_dir: PathBuf) -> Sen
             ))
         }
     };
-    let mut plan = sampling::plan::plan(VideoSampling::Auto, &facts, &GEMINI_RATES);
+    let mut plan = sampling::plan::plan(VideoSampling::Auto, &facts, rules);
     let mut sending = Sending {
         reason: plan.reason.clone(),
         ..Sending::default()
@@ -116,7 +126,7 @@ async fn plan_video(path: PathBuf, caps: Capabilities, work_dir: PathBuf) -> Sen
             sending.frames_sent = Some(frames);
             sending.clips = Some(VideoClips {
                 clips: plan.clips.clone(),
-                low_resolution: plan.low_resolution,
+                setting: plan.setting,
             });
         }
         Used::Keyframes => {
@@ -124,7 +134,7 @@ async fn plan_video(path: PathBuf, caps: Capabilities, work_dir: PathBuf) -> Sen
             let why = "cheaper than clips or the whole video";
             match add_keyframes(&mut frames, &path, &caps, &work_dir, why).await {
                 Ok(times) => {
-                    plan.media_tokens = times.len() as u64 * GEMINI_RATES.per_frame;
+                    plan.media_tokens = sampling::plan::keyframe_tokens(times.len(), rules);
                     plan.moments = times;
                     sending.note = frames.note;
                     sending.frames_sent = frames.frames_sent;
@@ -175,6 +185,7 @@ pub(super) async fn add_keyframes(
                 "Frame at {}:",
                 keyframes::timestamp(frame.at_seconds)
             )),
+            keyframe: true,
         });
         times.push(frame.at_seconds);
     }

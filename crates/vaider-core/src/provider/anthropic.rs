@@ -76,7 +76,7 @@ impl VisionProvider for AnthropicProvider {
         let mut content = Vec::new();
         for part in job.parts {
             match part {
-                MediaPart::Image { image, label } => {
+                MediaPart::Image { image, label, .. } => {
                     if let Some(label) = label {
                         content.push(json!({"type": "text", "text": label}));
                     }

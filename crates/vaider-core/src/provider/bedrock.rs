@@ -81,7 +81,7 @@ async fn content_blocks(job: &ProviderJob<'_>) -> Result<Vec<Value>, VaiderError
     let mut content = Vec::new();
     for part in job.parts {
         match part {
-            MediaPart::Image { image, label } => {
+            MediaPart::Image { image, label, .. } => {
                 let format = image_format(image.mime_type).ok_or_else(|| {
                     VaiderError::internal(
                         "send an image to Bedrock",
@@ -367,6 +367,7 @@ fn converse_answer(
         usage: Usage {
             input_tokens: answer["usage"]["inputTokens"].as_u64().unwrap_or(0),
             output_tokens: answer["usage"]["outputTokens"].as_u64().unwrap_or(0),
+            ..Default::default()
         },
         model_version: Some(model.to_string()),
         video_seconds: None,

@@ -21,6 +21,7 @@ use crate::media::MediaInfo;
 use crate::progress::Progress;
 use crate::sampling::Sending;
 use crate::secrets::ApiKey;
+use crate::tokens::{self, Resolution, Setting, TokenRules};
 
 /// Google's resumable protocol wants every chunk but the last to be a multiple of 256 KiB.
 const CHUNK_GRANULE: usize = 256 * 1024;
@@ -83,7 +84,10 @@ impl VisionProvider for GeminiProvider {
     async fn describe(&self, job: ProviderJob<'_>) -> Result<ProviderAnswer, VaiderError> {
         let mut calls = Vec::new();
         let mut uploads: Vec<UploadedFile> = Vec::new();
-        let outcome = self.ask(&job, &mut uploads, &mut calls).await;
+        let mut estimate = None;
+        let outcome = self
+            .ask(&job, &mut uploads, &mut calls, &mut estimate)
+            .await;
         // Delete the uploads whatever the answer was; a failed delete only leaves a file that
         // Google removes by itself after 48 hours.
         let video_seconds = uploads.iter().find_map(|f| f.video_seconds);
@@ -91,7 +95,10 @@ impl VisionProvider for GeminiProvider {
             self.delete(file, &mut calls).await;
         }
         let answer = outcome?;
-        parse_answer(answer, video_seconds, calls)
+        let mut parsed = parse_answer(answer, video_seconds, calls)?;
+        parsed.usage.estimated_input_tokens = estimate;
+        warn_on_gap(job.model, &parsed.usage);
+        Ok(parsed)
     }
 }
 
@@ -101,7 +108,9 @@ impl GeminiProvider {
         job: &ProviderJob<'_>,
         uploads: &mut Vec<UploadedFile>,
         calls: &mut Vec<UpstreamCall>,
+        estimate: &mut Option<u64>,
     ) -> Result<Value, VaiderError> {
+        let rules = TokenRules::for_model(job.model);
         let total: u64 = job
             .parts
             .iter()
@@ -112,12 +121,23 @@ impl GeminiProvider {
             .sum();
         let mut sent = 0;
         let mut parts = Vec::new();
-        let mut low_resolution = false;
+        let mut request_resolution = None;
         let mut note = None;
+        // Length and sound of each uploaded video, for the estimate.
+        let mut videos: Vec<(String, Option<f64>, bool)> = Vec::new();
         for part in job.parts {
             match part {
-                MediaPart::Image { image, label } => {
-                    add_image(&mut parts, image, label.as_deref());
+                MediaPart::Image {
+                    image,
+                    label,
+                    keyframe,
+                } => {
+                    add_image(
+                        &mut parts,
+                        image,
+                        label.as_deref(),
+                        image_setting(rules, *keyframe),
+                    );
                     sent += image.bytes.len() as u64;
                     job.progress.report(Progress::Uploading { sent, total });
                 }
@@ -134,7 +154,14 @@ impl GeminiProvider {
                         .ok_or_else(|| VaiderError::internal("upload", "lost the file"))?;
                     job.ensure_wanted()?;
                     self.wait_until_active(file, job, calls).await?;
-                    let file_data = json!({"fileData": {"fileUri": file.uri, "mimeType": mime}});
+                    let mut file_data =
+                        json!({"fileData": {"fileUri": file.uri, "mimeType": mime}});
+                    if media.kind == crate::media::MediaKind::Image {
+                        // An image too large to go inline: a screenshot all the same.
+                        set_part_resolution(&mut file_data, rules.screenshot_setting());
+                    } else {
+                        videos.push((file.uri.clone(), file.video_seconds, false));
+                    }
                     let Some(plan) = plan else {
                         parts.push(file_data);
                         continue;
@@ -148,8 +175,13 @@ impl GeminiProvider {
                     };
                     match sending {
                         Some(sending) => {
-                            low_resolution |= add_planned(&mut parts, file_data, &sending);
+                            let planned = add_planned(&mut parts, file_data, &sending, rules);
+                            request_resolution = request_resolution.or(planned);
                             note = sending.note.clone();
+                            if let (Some(plan), Some(video)) = (&sending.plan, videos.last_mut()) {
+                                video.1 = video.1.or(Some(plan.duration));
+                                video.2 = plan.has_audio;
+                            }
                         }
                         None => parts.push(file_data),
                     }
@@ -161,8 +193,8 @@ impl GeminiProvider {
             None => parts.push(json!({"text": job.user_prompt})),
         }
         let mut generation_config = json!({"temperature": 0.2});
-        if low_resolution {
-            generation_config["mediaResolution"] = json!("MEDIA_RESOLUTION_LOW");
+        if let Some(resolution) = request_resolution {
+            generation_config["mediaResolution"] = json!(resolution.api_name());
         }
         if let Some(schema) = &job.response_schema {
             generation_config["responseMimeType"] = json!("application/json");
@@ -173,6 +205,7 @@ impl GeminiProvider {
             "contents": [{"role": "user", "parts": parts}],
             "generationConfig": generation_config,
         });
+        *estimate = estimate_of(&body, rules, &videos);
         let url = format!(
             "{}/v1beta/models/{}:generateContent",
             self.upstream.base_url, job.model
@@ -363,17 +396,46 @@ impl Quota429 {
     }
 }
 
-fn add_image(parts: &mut Vec<Value>, image: &crate::image_fit::FittedImage, label: Option<&str>) {
+fn add_image(
+    parts: &mut Vec<Value>,
+    image: &crate::image_fit::FittedImage,
+    label: Option<&str>,
+    setting: Setting,
+) {
     if let Some(label) = label {
         parts.push(json!({"text": label}));
     }
-    parts.push(json!({"inlineData": {"mimeType": image.mime_type, "data": base64::engine::general_purpose::STANDARD.encode(&image.bytes)}}));
+    let mut part = json!({"inlineData": {"mimeType": image.mime_type, "data": base64::engine::general_purpose::STANDARD.encode(&image.bytes)}});
+    set_part_resolution(&mut part, setting);
+    parts.push(part);
 }
 
-/// The uploaded video as its plan says: one `fileData` part per clip (each with its offsets
-/// and rate), or the keyframes inline, or the whole file. Returns whether the frames go at low
-/// resolution. (The plan's note goes into the prompt.)
-fn add_planned(parts: &mut Vec<Value>, file_data: Value, sending: &Sending) -> bool {
+/// The resolution an image goes at: a keyframe at what a recording's frame needs, an image
+/// the agent sent at what its text needs (`TokenRules`).
+fn image_setting(rules: TokenRules, keyframe: bool) -> Setting {
+    if keyframe {
+        rules.keyframe_setting()
+    } else {
+        rules.screenshot_setting()
+    }
+}
+
+/// A part's own `mediaResolution` (Gemini 3 and later; the rules never ask it of others).
+fn set_part_resolution(part: &mut Value, setting: Setting) {
+    if let Setting::Part(resolution) = setting {
+        part["mediaResolution"] = json!({"level": resolution.api_name()});
+    }
+}
+
+/// The uploaded video as its plan says: one `fileData` part per clip (each with its offsets,
+/// rate and resolution), or the keyframes inline, or the whole file. Returns the resolution
+/// the whole request must go at, if any. (The plan's note goes into the prompt.)
+fn add_planned(
+    parts: &mut Vec<Value>,
+    file_data: Value,
+    sending: &Sending,
+    rules: TokenRules,
+) -> Option<Resolution> {
     if let Some(clips) = &sending.clips {
         parts.extend(clips.clips.iter().map(|clip| {
             let mut part = file_data.clone();
@@ -382,20 +444,71 @@ fn add_planned(parts: &mut Vec<Value>, file_data: Value, sending: &Sending) -> b
                 "endOffset": format!("{:.3}s", clip.end),
                 "fps": clip.fps,
             });
+            set_part_resolution(&mut part, clips.setting);
             part
         }));
-        return clips.low_resolution;
+        return match clips.setting {
+            Setting::Request(resolution) => Some(resolution),
+            _ => None,
+        };
     }
     if sending.images.is_empty() {
         parts.push(file_data);
     }
     // Keyframes: the upload goes unused and is deleted with the others.
     for image in &sending.images {
-        if let MediaPart::Image { image, label } = image {
-            add_image(parts, image, label.as_deref());
+        if let MediaPart::Image {
+            image,
+            label,
+            keyframe,
+        } = image
+        {
+            add_image(
+                parts,
+                image,
+                label.as_deref(),
+                image_setting(rules, *keyframe),
+            );
         }
     }
-    false
+    None
+}
+
+/// The estimate of the request's prompt tokens, at the rules of the model called; None when
+/// a video's length is unknown. A video's sound is known from its plan (none without one:
+/// Playwright records none).
+fn estimate_of(
+    body: &Value,
+    rules: TokenRules,
+    videos: &[(String, Option<f64>, bool)],
+) -> Option<u64> {
+    let files: Vec<tokens::VideoFile<'_>> = videos
+        .iter()
+        .filter_map(|(uri, seconds, has_audio)| {
+            Some(tokens::VideoFile {
+                uri,
+                seconds: (*seconds)?,
+                has_audio: *has_audio,
+            })
+        })
+        .collect();
+    tokens::estimate_request(body, rules, &files)
+}
+
+/// A warning when Gemini counted far from the estimate: the token rules may have changed.
+fn warn_on_gap(model: &str, usage: &Usage) {
+    if let Some(estimate) = usage.estimated_input_tokens {
+        if tokens::large_gap(estimate, usage.input_tokens) {
+            tracing::warn!(
+                model,
+                estimate,
+                counted = usage.input_tokens,
+                "Gemini counted {} input tokens where Vaider estimated {estimate} (more than 20 % apart): \
+                 the token rules for this model may have changed",
+                usage.input_tokens
+            );
+        }
+    }
 }
 
 /// An uploaded file; deleted when dropped unless `delete` ran, so a timeout or an error
@@ -737,6 +850,7 @@ fn parse_answer(
         usage: Usage {
             input_tokens: usage["promptTokenCount"].as_u64().unwrap_or(0),
             output_tokens: output,
+            estimated_input_tokens: None,
         },
         model_version: answer["modelVersion"].as_str().map(str::to_string),
         video_seconds,
@@ -863,7 +977,8 @@ mod tests {
             parsed.usage,
             Usage {
                 input_tokens: 100,
-                output_tokens: 15
+                output_tokens: 15,
+                estimated_input_tokens: None,
             }
         );
     }

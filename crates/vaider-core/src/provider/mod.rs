@@ -37,6 +37,9 @@ pub enum MediaPart {
     Image {
         image: FittedImage,
         label: Option<String>,
+        /// A still of a video (sent in place of it), not an image the agent sent: it may go
+        /// at a lower resolution (`TokenRules::keyframe_setting`).
+        keyframe: bool,
     },
 }
 
@@ -44,8 +47,8 @@ pub enum MediaPart {
 #[derive(Debug, Clone)]
 pub struct VideoClips {
     pub clips: Vec<crate::sampling::Clip>,
-    /// Send at `MEDIA_RESOLUTION_LOW`.
-    pub low_resolution: bool,
+    /// The `mediaResolution` they go at.
+    pub setting: crate::tokens::Setting,
 }
 
 /// What a provider takes, so the pipeline can adapt media to it instead of failing.
@@ -367,6 +370,7 @@ pub fn chat_answer(
         usage: Usage {
             input_tokens: answer["usage"][usage_fields.0].as_u64().unwrap_or(0),
             output_tokens: answer["usage"][usage_fields.1].as_u64().unwrap_or(0),
+            ..Default::default()
         },
         model_version: answer["model"].as_str().map(str::to_string),
         video_seconds: None,

@@ -88,7 +88,7 @@ impl VisionProvider for OpenAiProvider {
         let mut sent = 0;
         for part in job.parts {
             match part {
-                MediaPart::Image { image, label } => {
+                MediaPart::Image { image, label, .. } => {
                     if let Some(label) = label {
                         content.push(json!({"type": "text", "text": label}));
                     }

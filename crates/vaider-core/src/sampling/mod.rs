@@ -1,6 +1,6 @@
 //! Change-aware sampling: what a model that takes video (Gemini) is sent of a recording.
-//! Gemini samples a whole video at one frame a second, about 258 tokens a frame, and a GUI
-//! test recording is mostly still. Vaider already finds where the screen changes (the
+//! Gemini samples a whole video at one frame a second (258 tokens a frame on Gemini 2.x, 70
+//! on Gemini 3: `tokens`), and a GUI test recording is mostly still. Vaider already finds where the screen changes (the
 //! keyframe detector); this module turns that into the cheapest request that loses no change
 //! ([`plan`]), and into what the result says about it ([`SamplingReport`]).
 //!
@@ -16,7 +16,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use plan::{Clip, ClipKind, Plan, Rates, Used, VideoFacts, GEMINI_RATES};
+pub use plan::{Clip, ClipKind, Plan, Used, VideoFacts};
 pub use planned::{PlannedVideo, Sending};
 
 use crate::error::Result;
@@ -91,17 +91,19 @@ pub struct SamplingReport {
     /// video).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<f64>,
-    /// "low" when the frames went at MEDIA_RESOLUTION_LOW, else "default".
+    /// The `mediaResolution` the frames went at: "default", "low", "medium" or "high".
     pub media_resolution: String,
-    /// Input tokens Gemini's default sampling (the whole video, one frame a second) would
-    /// have used for this call, at its documented rates. Compare with usage.inputTokens.
+    /// Input tokens Gemini's default sampling (the whole video, one frame a second, at the
+    /// default resolution) would have used for this call, at the documented rates of the
+    /// model called. Compare with usage.inputTokens.
     pub default_sampling_input_tokens: u64,
     /// Why the video went this way.
     pub reason: String,
 }
 
 impl SamplingReport {
-    /// The report of a plan, given the input tokens the call really used.
+    /// The report of a plan, given the input tokens the call really used but for the note
+    /// that told the model about the moments sent.
     pub fn of(requested: VideoSampling, plan: &Plan, input_tokens: u64) -> SamplingReport {
         SamplingReport {
             requested,
@@ -113,14 +115,13 @@ impl SamplingReport {
             } else {
                 Vec::new()
             },
-            media_resolution: if plan.low_resolution {
-                "low"
-            } else {
-                "default"
+            media_resolution: match plan.setting {
+                crate::tokens::Setting::None => "default",
+                crate::tokens::Setting::Request(r) | crate::tokens::Setting::Part(r) => r.label(),
             }
             .into(),
-            // What was sent is replaced by what the default would have sent; the prompt's
-            // text stays the same.
+            // What was sent is replaced by what the default would have sent; the rest of the
+            // prompt stays the same.
             default_sampling_input_tokens: input_tokens.saturating_sub(plan.media_tokens)
                 + plan.default_media_tokens,
             reason: plan.reason.clone(),

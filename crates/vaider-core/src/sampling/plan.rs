@@ -1,6 +1,7 @@
 //! The plan: which moments of a recording a video model is sent, worked out from the changes
-//! the detector found and priced at Gemini's documented rates, so that the cheapest way that
-//! loses no change is chosen. Pure arithmetic: no file, no process, no clock.
+//! the detector found and priced at the documented rates of the model called (`tokens`), so
+//! that the cheapest way that loses no change is chosen. Pure arithmetic: no file, no
+//! process, no clock.
 //!
 //! A GUI recording is mostly still. Each still stretch goes as one frame (a clip of the
 //! uploaded file whose `fps` gives exactly one frame); a burst of changes (a transition, a
@@ -14,24 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::VideoSampling;
 use crate::keyframes::Timeline;
-
-/// Gemini's documented token costs (https://ai.google.dev/gemini-api/docs/tokens): a frame or
-/// an image at the default media resolution, one at `MEDIA_RESOLUTION_LOW`, a second of audio.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rates {
-    pub per_frame: u64,
-    pub per_frame_low: u64,
-    pub audio_per_second: u64,
-    /// Frames a second of Gemini's default sampling.
-    pub default_fps: f64,
-}
-
-pub const GEMINI_RATES: Rates = Rates {
-    per_frame: 258,
-    per_frame_low: 66,
-    audio_per_second: 32,
-    default_fps: 1.0,
-};
+use crate::tokens::{self, Setting, TokenRules};
 
 /// Gemini takes at most 10 videos in one request; each clip is one `fileData` part.
 pub const MAX_VIDEO_PARTS: usize = 10;
@@ -43,10 +27,6 @@ const SHORT_MOTION_SECONDS: f64 = 2.0;
 const LONG_MOTION_FPS: f64 = 2.0;
 /// The most keyframe images sent in place of clips (the keyframes' own limit).
 pub const MAX_KEYFRAMES: usize = 30;
-/// The longest side, in pixels, that `MEDIA_RESOLUTION_LOW` keeps without shrinking the frame
-/// (a quarter of the default's tokens: half its side). Larger frames keep the default, so
-/// that small text stays readable.
-const LOW_RESOLUTION_SIDE: u32 = 384;
 /// Gemini's `fps` range is (0, 24].
 const MAX_FPS: f64 = 24.0;
 /// The detector is unsure of a recording when more than this share of its samples flicker
@@ -123,50 +103,51 @@ pub struct Plan {
     /// Seconds of each frame sent (every frame of the clips, or each keyframe); empty for
     /// `Full`, which samples every second.
     pub moments: Vec<f64>,
-    /// `MEDIA_RESOLUTION_LOW`: the frames are small enough to lose nothing at it.
-    pub low_resolution: bool,
-    /// Media tokens of what is sent, at the documented rates.
+    /// The `mediaResolution` the clips or keyframes go at (chosen so their text stays
+    /// readable; see `TokenRules::clip_setting`).
+    pub setting: Setting,
+    /// Media tokens of what is sent, at the documented rates of the model called.
     pub media_tokens: u64,
-    /// Media tokens of the whole video at Gemini's default sampling.
+    /// Media tokens of the whole video at Gemini's default sampling and resolution.
     pub default_media_tokens: u64,
     /// Seconds into the video of each screen change found (the first frame not counted).
     pub changes: Vec<f64>,
     /// Why this way was chosen, in a sentence.
     pub reason: String,
+    /// The video's length and sound, for the estimate of the request.
+    pub duration: f64,
+    pub has_audio: bool,
 }
 
-/// Chooses how to send the video.
-pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
-    let default_tokens = full_tokens(video, rates);
+/// Chooses how to send the video, at the rates of the model called.
+pub fn plan(mode: VideoSampling, video: &VideoFacts, rules: TokenRules) -> Plan {
+    let default_tokens = full_tokens(video, rules);
     let found: Vec<f64> = video.timeline.changes.iter().skip(1).copied().collect();
-    let full = |reason: String| Plan {
+    let base = Plan {
         used: Used::Full,
         clips: Vec::new(),
         moments: Vec::new(),
-        low_resolution: false,
+        setting: Setting::None,
         media_tokens: default_tokens,
         default_media_tokens: default_tokens,
-        changes: found.clone(),
+        changes: found,
+        reason: String::new(),
+        duration: video.duration,
+        has_audio: video.has_audio,
+    };
+    let full = |reason: String| Plan {
         reason,
+        ..base.clone()
     };
-    let low = low_resolution(&video.timeline);
-    let per_frame = if low {
-        rates.per_frame_low
-    } else {
-        rates.per_frame
-    };
-    // Images go at the default resolution: Vaider sends them at the size they are.
     let keyframes = || {
         let moments = keyframe_moments(&video.timeline);
+        let setting = rules.keyframe_setting();
         Plan {
             used: Used::Keyframes,
-            clips: Vec::new(),
-            media_tokens: moments.len() as u64 * rates.per_frame,
+            media_tokens: keyframe_tokens(moments.len(), rules),
             moments,
-            low_resolution: false,
-            default_media_tokens: default_tokens,
-            changes: found.clone(),
-            reason: String::new(),
+            setting,
+            ..base.clone()
         }
     };
     match mode {
@@ -182,10 +163,9 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
         return full(why);
     }
     let clips = clips(video);
-    let clip_tokens: u64 = clips
-        .iter()
-        .map(|c| clip_tokens(c, video, per_frame, rates))
-        .sum();
+    let setting = rules.clip_setting(video.timeline.width.max(video.timeline.height));
+    let per_frame = rules.video_frame(setting.resolution(rules));
+    let clip_tokens: u64 = clips.iter().map(|c| clip_tokens(c, video, per_frame)).sum();
     let changes = video.timeline.changes.len().saturating_sub(1);
     if clips.len() <= MAX_VIDEO_PARTS && clip_tokens < default_tokens {
         return Plan {
@@ -196,13 +176,12 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rates: &Rates) -> Plan {
                 .map(round_ms)
                 .collect(),
             clips,
-            low_resolution: low,
+            setting,
             media_tokens: clip_tokens,
-            default_media_tokens: default_tokens,
-            changes: found.clone(),
             reason: format!(
                 "{changes} screen changes: each still stretch as one frame and the changes as clips"
             ),
+            ..base.clone()
         };
     }
     let images = keyframes();
@@ -244,26 +223,28 @@ fn unsure(timeline: &Timeline) -> Option<String> {
     None
 }
 
-/// The whole video at one frame a second, with its audio.
-pub fn full_tokens(video: &VideoFacts, rates: &Rates) -> u64 {
-    let frames = ((video.duration * rates.default_fps).ceil() as u64).max(1);
-    frames * rates.per_frame + audio_tokens(video.duration, video.has_audio, rates)
+/// The whole video at one frame a second and the model's default resolution, with its audio.
+pub fn full_tokens(video: &VideoFacts, rules: TokenRules) -> u64 {
+    let frames = ((video.duration * tokens::DEFAULT_FPS).ceil() as u64).max(1);
+    frames * rules.video_frame(tokens::Resolution::Default)
+        + audio_tokens(video.duration, video.has_audio)
 }
 
-fn clip_tokens(clip: &Clip, video: &VideoFacts, per_frame: u64, rates: &Rates) -> u64 {
-    clip.frames() * per_frame + audio_tokens(clip.end - clip.start, video.has_audio, rates)
+/// `count` keyframe images at the resolution keyframes go at.
+pub fn keyframe_tokens(count: usize, rules: TokenRules) -> u64 {
+    count as u64 * rules.image(rules.keyframe_setting().resolution(rules))
 }
 
-fn audio_tokens(seconds: f64, has_audio: bool, rates: &Rates) -> u64 {
+fn clip_tokens(clip: &Clip, video: &VideoFacts, per_frame: u64) -> u64 {
+    clip.frames() * per_frame + audio_tokens(clip.end - clip.start, video.has_audio)
+}
+
+fn audio_tokens(seconds: f64, has_audio: bool) -> u64 {
     if has_audio {
-        seconds.ceil() as u64 * rates.audio_per_second
+        seconds.ceil() as u64 * tokens::AUDIO_PER_SECOND
     } else {
         0
     }
-}
-
-fn low_resolution(timeline: &Timeline) -> bool {
-    timeline.width.max(timeline.height) <= LOW_RESOLUTION_SIDE
 }
 
 /// The keyframes: each change, and the last screen.
@@ -350,6 +331,14 @@ fn round_ms(seconds: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokens::{Family, Resolution};
+
+    const G2: TokenRules = TokenRules {
+        family: Family::Gemini2,
+    };
+    const G3: TokenRules = TokenRules {
+        family: Family::Gemini3,
+    };
 
     fn video(changes: &[f64], duration: f64, has_audio: bool) -> VideoFacts {
         VideoFacts {
@@ -385,11 +374,7 @@ mod tests {
     #[test]
     fn a_mostly_still_minute_is_one_frame_a_change() {
         let changes = [0.0, 4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5];
-        let plan = plan(
-            VideoSampling::Auto,
-            &video(&changes, 60.0, false),
-            &GEMINI_RATES,
-        );
+        let plan = plan(VideoSampling::Auto, &video(&changes, 60.0, false), G2);
         assert_eq!(plan.used, Used::Clips);
         assert_eq!(plan.clips.len(), 9);
         assert!(plan.clips.iter().all(|c| c.frames() == 1));
@@ -407,11 +392,7 @@ mod tests {
     #[test]
     fn a_burst_is_a_clip_at_twice_the_detector_rate_with_its_last_change() {
         let changes = [0.0, 5.0, 5.25, 5.5, 20.0];
-        let plan = plan(
-            VideoSampling::Auto,
-            &video(&changes, 30.0, false),
-            &GEMINI_RATES,
-        );
+        let plan = plan(VideoSampling::Auto, &video(&changes, 30.0, false), G2);
         assert_eq!(plan.used, Used::Clips);
         let burst = &plan.clips[1];
         assert_eq!(burst.kind, ClipKind::Motion);
@@ -425,11 +406,7 @@ mod tests {
     fn an_animation_is_sampled_at_the_long_motion_rate() {
         let mut changes = vec![0.0];
         changes.extend((0..=40).map(|i| 10.0 + i as f64 * 0.25));
-        let plan = plan(
-            VideoSampling::Auto,
-            &video(&changes, 60.0, false),
-            &GEMINI_RATES,
-        );
+        let plan = plan(VideoSampling::Auto, &video(&changes, 60.0, false), G2);
         assert_eq!(plan.used, Used::Clips);
         let animation = &plan.clips[1];
         assert_eq!((animation.start, animation.fps), (10.0, 2.0));
@@ -441,11 +418,7 @@ mod tests {
     #[test]
     fn a_video_that_is_all_motion_goes_whole() {
         let changes: Vec<f64> = (0..240).map(|i| i as f64 * 0.25).collect();
-        let plan = plan(
-            VideoSampling::Auto,
-            &video(&changes, 60.0, false),
-            &GEMINI_RATES,
-        );
+        let plan = plan(VideoSampling::Auto, &video(&changes, 60.0, false), G2);
         assert_eq!(plan.used, Used::Full);
         assert_eq!(plan.media_tokens, plan.default_media_tokens);
     }
@@ -454,7 +427,7 @@ mod tests {
     fn a_noisy_or_never_still_recording_goes_whole_and_says_why() {
         let mut noisy = video(&[0.0, 20.0], 60.0, false);
         noisy.timeline.flickering_samples = 200;
-        let plan = plan(VideoSampling::Auto, &noisy, &GEMINI_RATES);
+        let plan = plan(VideoSampling::Auto, &noisy, G2);
         assert_eq!(plan.used, Used::Full);
         assert!(
             plan.reason.contains("unsure") && plan.reason.contains("noise"),
@@ -466,16 +439,12 @@ mod tests {
         let mut calm = video(&[0.0, 20.0], 60.0, false);
         calm.timeline.flickering_samples = 3;
         assert_eq!(
-            super::plan(VideoSampling::Auto, &calm, &GEMINI_RATES).used,
+            super::plan(VideoSampling::Auto, &calm, G2).used,
             Used::Clips
         );
         // A spinner all along: a change at every sample.
         let changes: Vec<f64> = (0..240).map(|i| i as f64 * 0.25).collect();
-        let busy = super::plan(
-            VideoSampling::Auto,
-            &video(&changes, 60.0, false),
-            &GEMINI_RATES,
-        );
+        let busy = super::plan(VideoSampling::Auto, &video(&changes, 60.0, false), G2);
         assert_eq!(busy.used, Used::Full);
         assert!(busy.reason.contains("never still"), "{}", busy.reason);
     }
@@ -483,11 +452,7 @@ mod tests {
     #[test]
     fn too_many_clips_for_one_request_become_keyframes() {
         let changes: Vec<f64> = (0..15).map(|i| i as f64 * 4.0).collect();
-        let plan = plan(
-            VideoSampling::Auto,
-            &video(&changes, 60.0, false),
-            &GEMINI_RATES,
-        );
+        let plan = plan(VideoSampling::Auto, &video(&changes, 60.0, false), G2);
         assert_eq!(plan.used, Used::Keyframes);
         assert_covered(&plan, &changes);
         assert_eq!(
@@ -500,16 +465,8 @@ mod tests {
     #[test]
     fn audio_is_counted_over_each_clip_only_when_there_is_audio() {
         let changes = [0.0, 30.0];
-        let silent = plan(
-            VideoSampling::Auto,
-            &video(&changes, 60.0, false),
-            &GEMINI_RATES,
-        );
-        let loud = plan(
-            VideoSampling::Auto,
-            &video(&changes, 60.0, true),
-            &GEMINI_RATES,
-        );
+        let silent = plan(VideoSampling::Auto, &video(&changes, 60.0, false), G2);
+        let loud = plan(VideoSampling::Auto, &video(&changes, 60.0, true), G2);
         assert_eq!(silent.default_media_tokens, 60 * 258);
         assert_eq!(loud.default_media_tokens, 60 * 258 + 60 * 32);
         assert_eq!(loud.media_tokens - silent.media_tokens, 60 * 32);
@@ -520,31 +477,44 @@ mod tests {
         let mut small = video(&[0.0, 3.0], 10.0, false);
         small.timeline.width = 320;
         small.timeline.height = 180;
-        let plan = plan(VideoSampling::Auto, &small, &GEMINI_RATES);
-        assert!(plan.low_resolution);
+        let plan = plan(VideoSampling::Auto, &small, G2);
+        assert_eq!(plan.setting, Setting::Request(Resolution::Low));
         assert_eq!(plan.media_tokens, 2 * 66);
-        let plan_big = super::plan(
-            VideoSampling::Auto,
-            &video(&[0.0, 3.0], 10.0, false),
-            &GEMINI_RATES,
-        );
-        assert!(!plan_big.low_resolution);
+        let plan_big = super::plan(VideoSampling::Auto, &video(&[0.0, 3.0], 10.0, false), G2);
+        assert_eq!(plan_big.setting, Setting::None);
+        // Gemini 3's default for video is its low figure already: nothing to set.
+        let plan3 = super::plan(VideoSampling::Auto, &small, G3);
+        assert_eq!(plan3.setting, Setting::None);
+        assert_eq!(plan3.media_tokens, 2 * 70);
+    }
+
+    #[test]
+    fn on_gemini_3_clips_go_at_high_and_the_default_is_70_a_frame() {
+        let changes = [0.0, 4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5];
+        let plan = plan(VideoSampling::Auto, &video(&changes, 60.0, false), G3);
+        assert_eq!(plan.used, Used::Clips);
+        assert_eq!(plan.setting, Setting::Part(Resolution::High));
+        assert_eq!(plan.default_media_tokens, 60 * 70);
+        assert_eq!(plan.media_tokens, 9 * 280);
+    }
+
+    #[test]
+    fn on_gemini_3_keyframes_go_at_medium_and_can_cost_more_than_the_whole_video() {
+        let changes: Vec<f64> = (0..15).map(|i| i as f64 * 4.0).collect();
+        let plan = plan(VideoSampling::Auto, &video(&changes, 60.0, false), G3);
+        // 16 images at 560 cost more than the whole minute at 70 a frame.
+        assert_eq!(plan.used, Used::Full, "{}", plan.reason);
+        let asked = super::plan(VideoSampling::Keyframes, &video(&changes, 60.0, false), G3);
+        assert_eq!(asked.setting, Setting::Part(Resolution::Medium));
+        assert_eq!(asked.media_tokens, 16 * 560);
     }
 
     #[test]
     fn the_asked_mode_wins() {
         let changes = [0.0, 4.0];
-        let full = plan(
-            VideoSampling::Full,
-            &video(&changes, 10.0, false),
-            &GEMINI_RATES,
-        );
+        let full = plan(VideoSampling::Full, &video(&changes, 10.0, false), G2);
         assert_eq!(full.used, Used::Full);
-        let keyframes = plan(
-            VideoSampling::Keyframes,
-            &video(&changes, 10.0, false),
-            &GEMINI_RATES,
-        );
+        let keyframes = plan(VideoSampling::Keyframes, &video(&changes, 10.0, false), G2);
         assert_eq!(keyframes.used, Used::Keyframes);
         assert_eq!(keyframes.moments, vec![0.0, 4.0, 9.75]);
     }

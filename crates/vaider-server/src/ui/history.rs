@@ -127,6 +127,9 @@ pub(super) struct Detail {
 struct Usage {
     input_tokens: u64,
     output_tokens: u64,
+    /// Vaider's estimate before the call, shown beside what the provider counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimated_input_tokens: Option<u64>,
 }
 
 pub(super) async fn history_page(
@@ -216,6 +219,7 @@ pub(super) async fn detail(
         usage: Usage {
             input_tokens: row.input_tokens,
             output_tokens: row.output_tokens,
+            estimated_input_tokens: result.as_ref().and_then(|r| r.usage.estimated_input_tokens),
         },
         details: result.as_ref().and_then(|r| r.details.clone()),
         adaptations: result
