@@ -59,8 +59,8 @@ async fn default_answer_proves_the_bytes_arrived() {
     assert_eq!(resp["modelVersion"], "gemini-3.5-flash-lite");
     assert!(resp["responseId"].as_str().is_some_and(|s| !s.is_empty()));
 
-    // Usage: 6 s of video at 1 fps (258/frame; no sound track, so no audio tokens), one
-    // image, text chars / 4.
+    // Usage on a Gemini 3 model: 6 s of video at 1 fps (70/frame at the default resolution; no
+    // sound track, so no audio tokens), one image (1120 at the default), text chars / 4.
     let u = &resp["usageMetadata"];
     let p = u["promptTokenCount"].as_u64().expect("prompt");
     let c = u["candidatesTokenCount"].as_u64().expect("candidates");
@@ -74,12 +74,12 @@ async fn default_answer_proves_the_bytes_arrived() {
             .find(|d| d["modality"] == m)
             .and_then(|d| d["tokenCount"].as_u64())
     };
-    assert_eq!(count("VIDEO"), Some(6 * 258));
-    assert_eq!(count("IMAGE"), Some(258));
+    assert_eq!(count("VIDEO"), Some(6 * 70));
+    assert_eq!(count("IMAGE"), Some(1120));
     let text_tokens =
         ("You are a QA engineer.".len() as u64).div_ceil(4) + (prompt.len() as u64).div_ceil(4);
     assert_eq!(count("TEXT"), Some(text_tokens));
-    assert_eq!(p, 6 * 258 + 258 + text_tokens);
+    assert_eq!(p, 6 * 70 + 1120 + text_tokens);
 
     assert_eq!(fake.generate_requests(), vec![body]);
 }
@@ -151,7 +151,7 @@ async fn snake_case_request_and_url_safe_base64() {
     let text = answer_text(&resp);
     assert!(text.contains(&sha_hex(&video)), "{text}");
     assert!(text.contains(&sha_hex(&image)), "{text}");
-    // 3 s clip at 2 fps: 6 frames.
+    // 3 s clip at 2 fps: 6 frames, 70 each on a Gemini 3 model.
     let details = resp["usageMetadata"]["promptTokensDetails"]
         .as_array()
         .expect("details")
@@ -160,7 +160,7 @@ async fn snake_case_request_and_url_safe_base64() {
         .iter()
         .find(|d| d["modality"] == "VIDEO")
         .and_then(|d| d["tokenCount"].as_u64());
-    assert_eq!(video_tokens, Some(6 * 258));
+    assert_eq!(video_tokens, Some(6 * 70));
     assert!(resp["usageMetadata"].get("thoughtsTokenCount").is_none());
 }
 
