@@ -172,6 +172,8 @@ function startLogged(name, command, args, options, ready) {
       if (match) resolve({ child, match });
     });
     child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready; see ${log}`)));
+    // A program that cannot start (a wrong path) emits 'error', never 'exit'.
+    child.on('error', (error) => reject(new Error(`${name} did not start: ${error.message}`)));
   });
 }
 
