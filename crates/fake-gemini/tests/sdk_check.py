@@ -154,20 +154,25 @@ def main() -> None:
         details = resp.usage_metadata.prompt_tokens_details or []
         return sum(d.token_count for d in details if d.modality.name == "VIDEO")
 
-    clipped = client.models.generate_content(
-        model="gemini-3.5-flash-lite",
-        contents=[clip("0s", "2s", 0.4995), clip("2.25s", "3.5s", 8.0), "Describe"],
-    )
-    if video_tokens(clipped) != (1 + 10) * 258:
-        fail(f"clips: {video_tokens(clipped)} video tokens, expected 11 frames of 258")
-    low = client.models.generate_content(
-        model="gemini-3.5-flash-lite",
-        contents=[clip("0s", "2s", 0.4995), "Describe"],
-        config=types.GenerateContentConfig(media_resolution=types.MediaResolution.MEDIA_RESOLUTION_LOW),
-    )
-    if video_tokens(low) != 66:
-        fail(f"low resolution: {video_tokens(low)} video tokens, expected 66")
-    print(f"clips: {video_tokens(clipped)} video tokens; one frame at low resolution: {video_tokens(low)}")
+    # Per frame: Gemini 2.x 258 (66 at LOW); Gemini 3 70 at the default and at LOW.
+    for model, per_frame, per_low_frame in (
+        ("gemini-2.5-flash-lite", 258, 66),
+        ("gemini-3.5-flash-lite", 70, 70),
+    ):
+        clipped = client.models.generate_content(
+            model=model,
+            contents=[clip("0s", "2s", 0.4995), clip("2.25s", "3.5s", 8.0), "Describe"],
+        )
+        if video_tokens(clipped) != (1 + 10) * per_frame:
+            fail(f"clips on {model}: {video_tokens(clipped)} video tokens, expected 11 frames of {per_frame}")
+        low = client.models.generate_content(
+            model=model,
+            contents=[clip("0s", "2s", 0.4995), "Describe"],
+            config=types.GenerateContentConfig(media_resolution=types.MediaResolution.MEDIA_RESOLUTION_LOW),
+        )
+        if video_tokens(low) != per_low_frame:
+            fail(f"low resolution on {model}: {video_tokens(low)} video tokens, expected {per_low_frame}")
+        print(f"clips on {model}: {video_tokens(clipped)} video tokens; one frame at low resolution: {video_tokens(low)}")
 
     # Count tokens, list, delete.
     ct = client.models.count_tokens(model="gemini-3.5-flash-lite", contents=[f, "Describe"])
