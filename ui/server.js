@@ -20,11 +20,15 @@ export function connectEvents() {
   es.addEventListener('resync', () => { refreshSettings(); emit('reconnect'); });
   es.addEventListener('open', () => {
     app.reconnectDelay = 1000;
-    const wasDown = !app.online;
+    // Events sent while the stream was down (the server restarted, the session was minted
+    // again) were missed: every view fetches what it shows again.
+    const missed = !app.online || app.eventsLost;
+    app.eventsLost = false;
     setOnline(true);
-    if (wasDown) { refreshSettings(); emit('reconnect'); }
+    if (missed) { refreshSettings(); emit('reconnect'); }
   });
   es.addEventListener('error', () => {
+    app.eventsLost = true;
     if (es.readyState === EventSource.CLOSED) {
       // The browser gave up (for example a 401 after the server restarted): start again
       // ourselves, with a new session cookie.

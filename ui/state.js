@@ -11,6 +11,8 @@ export const app = {
   events: new EventTarget(),
   eventSource: null,
   reconnectDelay: 1000,
+  // The live-events stream broke since it last opened (see server.js).
+  eventsLost: false,
   pending: new Set(), // ids just started by "Run again" that may not be in the history yet
 };
 

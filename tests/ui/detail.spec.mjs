@@ -1,17 +1,29 @@
 // The detail page against the real server: the video plays and seeks from the description's
 // timestamps, text is shown as text, errors say what to do, and "Run again" starts a new row.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { test, expect, serverPerFile, openUi } from './fixtures.mjs';
 
 test.describe.configure({ mode: 'serial' });
 const ctx = serverPerFile({ name: 'detail' });
 let video;
 let plain;
+let sampled;
 
 test.beforeAll(async () => {
   video = await ctx.server.addMedia('login-flow.webm', 'login-flow.webm');
   // The fake Gemini describes a video in three timed steps over its length (00:00, 00:01,
   // 00:03 for this 5.5 s clip) and echoes the start of the prompt.
   plain = await ctx.server.analyseOk({ videoPath: video, prompt: 'Describe the login test; look closely at 2 seconds in.' });
+  // A mostly still 20 s recording with two steps (at 5 and 12 s), made here with ffmpeg as
+  // Playwright records (VP8 WebM): on a Gemini 2.x model (258 tokens a frame) clips around the
+  // changes cost less than the whole video. The busy login clip goes whole.
+  const still = path.join(path.dirname(video), 'two-steps.webm');
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=white:s=640x360:d=20:r=25',
+    '-vf', "drawbox=x=40:y=40:w=200:h=80:color=blue:t=fill:enable='gte(t,5)',"
+      + "drawbox=x=300:y=200:w=200:h=80:color=red:t=fill:enable='gte(t,12)'",
+    '-c:v', 'libvpx', '-b:v', '300k', still]);
+  sampled = await ctx.server.analyseOk({ videoPath: still, model: 'gemini-2.5-flash-lite', noCache: true });
 });
 
 async function videoState(page) {
@@ -64,7 +76,8 @@ test('facts, usage, raw JSON and the log folder are shown', async ({ page }) => 
   await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
   const facts = page.locator('#facts');
   await expect(facts).toContainText('gemini-3.5-flash-lite');
-  await expect(facts).toContainText(/\d+ in · \d+ out/);
+  // The count the model reported, the estimate made before the call beside it, and the output.
+  await expect(facts).toContainText(/\d+ in \(estimated \d+\) · \d+ out/);
   await expect(facts).toContainText('$');
   await expect(facts).toContainText('video/webm');
   await expect(page.locator('.detail-meta .badge').first()).toHaveText('ok');
@@ -86,8 +99,8 @@ test('facts, usage, raw JSON and the log folder are shown', async ({ page }) => 
 });
 
 test('video sampling: the moments sent seek the video, and the tokens saved are shown per call and summed', async ({ page }) => {
-  await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
-  const detail = await ctx.server.json(`/api/interactions/${plain.interactionId}`);
+  await openUi(page, ctx.server, `#/i/${sampled.interactionId}`);
+  const detail = await ctx.server.json(`/api/interactions/${sampled.interactionId}`);
   const sampling = detail.body.sampling;
   expect(sampling).toMatchObject({ requested: 'auto', used: 'clips' });
   await expect(page.locator('#sampling-used')).toHaveText('auto → clips around the changes');
