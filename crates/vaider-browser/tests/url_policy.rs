@@ -7,44 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 use vaider_browser::{Browser, BrowserError, UrlPolicy, Viewport};
+use vaider_test_support::loopback::{html, listen};
 
 const WAIT: Duration = Duration::from_secs(10);
 /// What the foreign listener serves: it must never show up anywhere.
 const SECRET: &str = "SECRET-OF-THE-FOREIGN-HOST";
-
-/// A loopback listener answering every request with `answer(path)`; counts connections.
-async fn listen(
-    answer: impl Fn(&str) -> String + Send + Sync + 'static,
-) -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let hits = Arc::new(AtomicUsize::new(0));
-    let (counted, answer) = (hits.clone(), Arc::new(answer));
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            counted.fetch_add(1, Ordering::SeqCst);
-            let answer = answer.clone();
-            tokio::spawn(async move {
-                let mut request = vec![0u8; 4096];
-                let n = socket.read(&mut request).await.unwrap_or(0);
-                let head = String::from_utf8_lossy(&request[..n]).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                let _ = socket.write_all(answer(&path).as_bytes()).await;
-            });
-        }
-    });
-    (port, hits)
-}
-
-fn html(body: &str) -> String {
-    format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-}
 
 struct World {
     browser: Browser,

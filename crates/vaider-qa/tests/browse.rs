@@ -11,6 +11,7 @@ use std::time::Duration;
 use common::{engine_with_fake, plan, serve_app, sha256_hex};
 use serde_json::{json, Value};
 use vaider_qa::{run_plan, QaStore, RunOptions, RunStatus, StepResult, StepStatus, TestRun};
+use vaider_test_support::loopback::files_containing;
 
 fn browsing(instruction: &str, expected_outcome: Option<&str>, timeout: Option<u64>) -> Value {
     let mut step = json!({"id": "browse", "name": "browse", "type": "agentic_browsing",
@@ -253,25 +254,6 @@ async fn without_a_model_a_browsing_step_is_an_error_that_says_so() {
     assert!(run.error.unwrap().contains("need a vision model"));
 }
 
-/// Every file under `dir` that holds `needle`, whatever its kind (text, JSON, SQLite, PNG).
-fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                    found.push(path.display().to_string());
-                }
-            }
-        }
-    }
-    found
-}
-
 /// A password typed during agentic browsing is kept nowhere: the plan names where its value is
 /// read (an environment variable), the model types `{{secret:PASSWORD}}`, the page gets the
 /// value, and no file of the data folder or the project (history, interaction files, the
@@ -302,7 +284,7 @@ async fn a_password_typed_in_agentic_browsing_is_in_no_file() {
         "the model saw it"
     );
     for dir in [data.path(), project.path()] {
-        let holding = files_holding(dir, password);
+        let holding = files_containing(dir, password);
         assert!(holding.is_empty(), "the password is in {holding:#?}");
     }
     // The plan as kept names only where the value comes from, in a file only its owner reads.
@@ -313,7 +295,7 @@ async fn a_password_typed_in_agentic_browsing_is_in_no_file() {
         let mode = std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
     }
-    assert!(!files_holding(project.path(), "QA_SHOP_PASSWORD").is_empty());
+    assert!(!files_containing(project.path(), "QA_SHOP_PASSWORD").is_empty());
 }
 
 /// A password the model itself chose (here from a plan that wrote it out, not as a secret) is

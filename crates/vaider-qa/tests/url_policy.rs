@@ -8,73 +8,20 @@
 
 mod common;
 
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use common::{engine_with_fake, plan};
 // The shared app server is for the other plan tests; these serve their own pages.
 #[allow(unused_imports)]
 use common::serve_app as _;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 use vaider_core::analysis::Door;
 use vaider_qa::service::{self, RunRequest};
 use vaider_qa::{run_plan, QaStore, RunOptions, RunStatus, StepStatus};
+use vaider_test_support::loopback::{files_containing, html, listen};
 
 /// What the local file and the foreign host hold: it must appear nowhere Vaider writes.
 const SECRET: &str = "SECRET-BEHIND-THE-POLICY";
-
-/// A loopback listener answering every request with `answer(path)`; counts connections.
-async fn listen(
-    answer: impl Fn(&str) -> String + Send + Sync + 'static,
-) -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let hits = Arc::new(AtomicUsize::new(0));
-    let (counted, answer) = (hits.clone(), Arc::new(answer));
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            counted.fetch_add(1, Ordering::SeqCst);
-            let answer = answer.clone();
-            tokio::spawn(async move {
-                let mut request = vec![0u8; 4096];
-                let n = socket.read(&mut request).await.unwrap_or(0);
-                let head = String::from_utf8_lossy(&request[..n]).to_string();
-                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                let _ = socket.write_all(answer(&path).as_bytes()).await;
-            });
-        }
-    });
-    (port, hits)
-}
-
-fn html(body: &str) -> String {
-    format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-}
-
-/// Whether any file under `dir` holds `needle`.
-fn found_in(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(found_in(&path, needle));
-        } else if std::fs::read(&path)
-            .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(needle))
-        {
-            found.push(path.display().to_string());
-        }
-    }
-    found
-}
 
 #[tokio::test]
 async fn refused_navigations_fail_the_step_and_leak_nothing() {
@@ -160,7 +107,10 @@ async fn refused_navigations_fail_the_step_and_leak_nothing() {
         0,
         "the foreign listener was reached"
     );
-    assert_eq!(found_in(project.path(), SECRET), Vec::<String>::new());
+    assert_eq!(
+        files_containing(project.path(), SECRET),
+        Vec::<std::path::PathBuf>::new()
+    );
 }
 
 #[tokio::test]
@@ -215,6 +165,12 @@ async fn a_plan_that_reads_a_local_file_leaves_nothing_in_the_history() {
     // The step's run was kept as a history job, with the refusal and nothing behind it.
     let jobs = engine.history().list(10, 0).unwrap();
     assert!(jobs.iter().any(|j| j.tool == "run_test_plan"), "{jobs:#?}");
-    assert_eq!(found_in(project.path(), SECRET), Vec::<String>::new());
-    assert_eq!(found_in(data.path(), SECRET), Vec::<String>::new());
+    assert_eq!(
+        files_containing(project.path(), SECRET),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert_eq!(
+        files_containing(data.path(), SECRET),
+        Vec::<std::path::PathBuf>::new()
+    );
 }

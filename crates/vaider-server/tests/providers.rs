@@ -12,6 +12,7 @@ use fake_vision::{FakeAnthropic, FakeBedrock, FakeOpenAi, Fault, OpenAiOptions};
 use serde_json::{json, Value};
 use vaider_core::config::ProviderSettings;
 use vaider_core::secrets::{ApiKey, KeySource};
+use vaider_test_support::loopback::files_containing;
 
 struct Fakes {
     openai: FakeOpenAi,
@@ -541,26 +542,6 @@ async fn a_server_that_takes_video_gets_it_whole_as_a_streamed_data_url() {
         "sent as it is"
     );
     client.cancel().await.unwrap();
-}
-
-/// Every file under `dir` holding `needle` (history database, interaction folders, logs).
-fn files_containing(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(files_containing(&path, needle));
-        } else if std::fs::read(&path)
-            .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
-            .unwrap_or(false)
-        {
-            found.push(path);
-        }
-    }
-    found
 }
 
 #[tokio::test]
