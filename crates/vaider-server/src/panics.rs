@@ -199,9 +199,16 @@ impl<S: ServerHandler> ServerHandler for AnswersPanics<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let called = AssertUnwindSafe(self.0.call_tool(request, context))
-            .catch_unwind()
-            .await;
+        // A client that cancels a call (notifications/cancelled) gives up its place in any
+        // queue and its upstream work, for every tool, as a REST client that closes its
+        // request does: the call's future is dropped.
+        let cancelled = context.ct.clone();
+        let called = tokio::select! {
+            called = AssertUnwindSafe(self.0.call_tool(request, context)).catch_unwind() => called,
+            _ = cancelled.cancelled() => {
+                return Err(McpError::internal_error("the client cancelled the call", None));
+            }
+        };
         called.unwrap_or_else(|payload| {
             tracing::error!(
                 panic = text_of(payload.as_ref()),

@@ -201,3 +201,35 @@ async fn a_caller_that_gives_up_leaves_the_queue() {
     assert!(eventually(|| server.engine.quotas().waiting() == 0).await);
     assert_eq!(server.fake.generate_answered_at().len(), 1);
 }
+
+/// The same over MCP: a client that cancels its call (rmcp sends notifications/cancelled when
+/// the call's future is dropped) leaves the queue, whatever the tool.
+#[tokio::test]
+async fn an_mcp_client_that_cancels_leaves_the_queue() {
+    let server = TestServer::start_with(|config| config.max_calls_per_minute = 1).await;
+    let video = server.media_path("login-flow.webm");
+    let (status, body) = server
+        .post_analyse(json!({"videoPath": video, "noCache": true, "sampling": "full"}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let client = server.mcp().await;
+    let arguments = json!({"video_source": video, "no_cache": true, "sampling": "full",
+        "timeout_sec": 1});
+    let waiting = call(&client, "analyze_video", arguments);
+    let engine = server.engine.clone();
+    let watcher = tokio::spawn(async move {
+        let queued = eventually(|| engine.quotas().waiting() == 1).await;
+        (queued, engine)
+    });
+    tokio::select! {
+        outcome = waiting => panic!("the queued call ended: {outcome:?}"),
+        watched = watcher => {
+            let (queued, engine) = watched.unwrap();
+            assert!(queued, "the call was never queued");
+            drop(engine);
+        }
+    }
+    assert!(eventually(|| server.engine.quotas().waiting() == 0).await);
+    assert_eq!(server.fake.generate_answered_at().len(), 1);
+    client.cancel().await.unwrap();
+}

@@ -60,14 +60,7 @@ impl VaiderMcp {
         };
         request.base_dirs = workspace.folders().to_vec();
         let progress = self.progress(&ctx);
-        // A client that cancels the call (notifications/cancelled) gives up its place in any
-        // queue and its upstream work, as a REST client that closes its request does.
-        let outcome = tokio::select! {
-            outcome = self.engine.analyse(request, &progress) => outcome,
-            _ = ctx.ct.cancelled() => {
-                return Err(ErrorData::internal_error("the client cancelled the call", None));
-            }
-        };
+        let outcome = self.engine.analyse(request, &progress).await;
         drop(progress);
         Ok(match outcome {
             Ok(result) => analysis_answer(&result),
