@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use vaider_core::analysis::tools;
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -14,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use vaider_core::history::Status;
 use vaider_core::progress::Progress;
 use vaider_core::secrets::{self, ApiKey};
-use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider, VERSION};
+use vaider_core::{AnalysisRequest, Config, Door, Vaider, VERSION};
 
 use crate::{Command, KeyAction};
 
@@ -41,9 +42,9 @@ pub async fn run(command: Command) -> Result<ExitCode> {
         } => {
             let image = image || looks_like_an_image(&source);
             let tool = if image {
-                Tool::AnalyzeImage
+                tools::ANALYZE_IMAGE
             } else {
-                Tool::AnalyzeVideo
+                tools::ANALYZE_VIDEO
             };
             let mut request = AnalysisRequest::new(tool, Door::Cli, source);
             request.provider = provider;

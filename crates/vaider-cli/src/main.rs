@@ -244,6 +244,9 @@ enum KeyAction {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // The capabilities' tasks, known by name for `vaider status`.
+    vaider_visual::register_tasks();
+    vaider_qa::register_tasks();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -7,75 +7,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Which tool a request came through; stored in history so the UI can filter by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Tool {
-    AnalyzeVideo,
-    AnalyzeImage,
-    UiToArtifact,
-    ExtractTextFromScreenshot,
-    DiagnoseErrorScreenshot,
-    UnderstandTechnicalDiagram,
-    AnalyzeDataVisualization,
-    UiDiffCheck,
-    /// The explanation of a visual comparison (before, and after with the changed regions
-    /// boxed and numbered), asked by `visual_compare`.
-    VisualCompare,
-    /// A QA plan's judgement of a web page (its screenshot and visible text) against criteria,
-    /// asked by an `agentic_assertion` step.
-    JudgePage,
-    /// A QA test plan written from requirements, the app's first page (its screenshot) and
-    /// context from the code base, asked by `generate_test_plan`.
-    GeneratePlan,
-    /// One turn of a QA plan's `agentic_browsing` step: from the page's screenshot and its
-    /// numbered elements, the one next action that carries out the instruction.
-    BrowseStep,
-}
+pub mod tools;
 
-impl Tool {
-    pub const ALL: [Tool; 12] = [
-        Tool::AnalyzeVideo,
-        Tool::AnalyzeImage,
-        Tool::UiToArtifact,
-        Tool::ExtractTextFromScreenshot,
-        Tool::DiagnoseErrorScreenshot,
-        Tool::UnderstandTechnicalDiagram,
-        Tool::AnalyzeDataVisualization,
-        Tool::UiDiffCheck,
-        Tool::VisualCompare,
-        Tool::JudgePage,
-        Tool::GeneratePlan,
-        Tool::BrowseStep,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tool::AnalyzeVideo => "analyze_video",
-            Tool::AnalyzeImage => "analyze_image",
-            Tool::UiToArtifact => "ui_to_artifact",
-            Tool::ExtractTextFromScreenshot => "extract_text_from_screenshot",
-            Tool::DiagnoseErrorScreenshot => "diagnose_error_screenshot",
-            Tool::UnderstandTechnicalDiagram => "understand_technical_diagram",
-            Tool::AnalyzeDataVisualization => "analyze_data_visualization",
-            Tool::UiDiffCheck => "ui_diff_check",
-            Tool::VisualCompare => "visual_compare",
-            Tool::JudgePage => "judge_page",
-            Tool::GeneratePlan => "generate_test_plan",
-            Tool::BrowseStep => "browse_step",
-        }
-    }
-
-    /// Whether the tool looks at a video (all others look at images).
-    pub fn takes_video(self) -> bool {
-        self == Tool::AnalyzeVideo
-    }
-
-    /// Whether the tool looks at two images, the first given as `compare_with`.
-    pub fn takes_two_images(self) -> bool {
-        matches!(self, Tool::UiDiffCheck | Tool::VisualCompare)
-    }
-}
+/// Which task a request asks (a tool of analysis's, or another capability's task); stored in
+/// history so the UI can filter by it.
+pub use crate::task::Tool;
 
 /// The tool-specific arguments (the z.ai Vision MCP's names), each optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -31,6 +31,7 @@ pub mod sampling;
 pub mod secrets;
 pub mod source;
 pub mod status;
+pub mod task;
 pub mod tokens;
 pub mod workspace;
 

@@ -3,7 +3,6 @@
 
 use serde::Serialize;
 
-use crate::analysis::Tool;
 use crate::engine::Vaider;
 use crate::pipeline::{now_rfc3339, VERSION};
 
@@ -83,7 +82,10 @@ impl Vaider {
                     "keyframes"
                 }
                 .to_string(),
-                tools: Tool::ALL.iter().map(|t| t.as_str().to_string()).collect(),
+                tools: crate::task::catalog()
+                    .iter()
+                    .map(|t| t.as_str().to_string())
+                    .collect(),
                 model: provider.model,
                 base_url: provider.base_url,
                 name,

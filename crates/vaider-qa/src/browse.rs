@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 use vaider_browser::{BrowserError, ScrollDirection, StepError, Tab};
-use vaider_core::analysis::{AnalysisRequest, Door, Tool};
+use vaider_core::analysis::{AnalysisRequest, Door};
 use vaider_core::progress::NoProgress;
 use vaider_core::Vaider;
 
@@ -242,7 +242,11 @@ async fn ask(
     prompt: String,
     elements: &[String],
 ) -> Result<Option<Value>, Ending> {
-    let mut request = AnalysisRequest::new(Tool::BrowseStep, at.door, shot.display().to_string());
+    let mut request = AnalysisRequest::new(
+        crate::tasks::BROWSE_STEP,
+        at.door,
+        shot.display().to_string(),
+    );
     request.prompt = Some(prompt);
     // A value typed into a password field is kept nowhere: response.json and the history get
     // it redacted.

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use serde_json::{json, Value};
-use vaider_core::analysis::{AnalysisRequest, Door, Tool};
+use vaider_core::analysis::{AnalysisRequest, Door};
 use vaider_core::progress::NoProgress;
 use vaider_core::Vaider;
 
@@ -82,7 +82,7 @@ async fn ask(
     problems: &[String],
 ) -> Result<(Value, String), QaError> {
     let mut request = AnalysisRequest::new(
-        Tool::GeneratePlan,
+        crate::tasks::GENERATE_PLAN,
         brief.door,
         screenshot.display().to_string(),
     );

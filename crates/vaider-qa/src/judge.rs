@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use vaider_core::analysis::{AnalysisRequest, Door, Tool};
+use vaider_core::analysis::{AnalysisRequest, Door};
 use vaider_core::progress::NoProgress;
 use vaider_core::Vaider;
 
@@ -37,7 +37,11 @@ pub async fn judge_page(
     project: &Path,
     (door, parent_id): (Door, Option<String>),
 ) -> Result<Judgement, String> {
-    let mut request = AnalysisRequest::new(Tool::JudgePage, door, screenshot.display().to_string());
+    let mut request = AnalysisRequest::new(
+        crate::tasks::JUDGE_PAGE,
+        door,
+        screenshot.display().to_string(),
+    );
     request.parent_id = parent_id;
     request.prompt = Some(prompt(question));
     request.base_dirs = vec![project.to_path_buf()];

@@ -17,8 +17,15 @@ pub mod secret_values;
 pub mod service;
 pub mod steps;
 pub mod store;
+pub mod tasks;
 
 pub use error::{ErrorCode, QaError};
 pub use plan::{RunStatus, StepResult, StepStatus, TestPlan, TestRun, TestStep};
 pub use run::{run_plan, RunOptions};
 pub use store::{QaStore, StoreError};
+
+/// Makes this capability's model tasks known to the core by name (the history's "run again",
+/// the status's list). The server and the CLI call it when they start.
+pub fn register_tasks() {
+    vaider_core::task::register(&tasks::ALL);
+}

@@ -67,6 +67,9 @@ pub fn router_with(doors: Doors<'_>) -> Router {
         shutdown,
         desktop,
     } = doors;
+    // The capabilities' tasks, known by name for the status and the history's "run again".
+    vaider_visual::register_tasks();
+    vaider_qa::register_tasks();
     let auth = match token_file {
         Some(file) => auth::Auth::following(token, file),
         None => auth::Auth::fixed(token),

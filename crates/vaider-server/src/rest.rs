@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 use std::time::Duration;
+use vaider_core::analysis::tools;
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -15,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use vaider_core::progress::NoProgress;
 use vaider_core::sampling::VideoSampling;
-use vaider_core::{AnalysisRequest, Door, Tool};
+use vaider_core::{AnalysisRequest, Door};
 
 /// Kept here too: code written before the error type had its own module imports it from `rest`.
 pub use crate::api_error::ApiError;
@@ -70,7 +71,7 @@ pub async fn analyse(State(state): State<AppState>, body: Bytes) -> Result<Respo
             ))
         })?),
     };
-    let mut request = AnalysisRequest::new(Tool::AnalyzeVideo, Door::Rest, body.video_path);
+    let mut request = AnalysisRequest::new(tools::ANALYZE_VIDEO, Door::Rest, body.video_path);
     request.timeout = timeout;
     request.prompt = body.prompt;
     request.expectations = body.expectations;

@@ -8,6 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use vaider_core::analysis::tools;
 
 use common::TestServer;
 use serde_json::Value;
@@ -93,7 +94,7 @@ async fn the_estimate_of_a_video_is_within_two_percent_on_both_families() {
     for model in [GEMINI_2, GEMINI_3] {
         let (result, sent) = analyse(
             &server,
-            Tool::AnalyzeVideo,
+            tools::ANALYZE_VIDEO,
             &video,
             model,
             Some(VideoSampling::Auto),
@@ -136,10 +137,10 @@ async fn the_estimate_of_a_video_is_within_two_percent_on_both_families() {
 async fn the_estimate_of_a_screenshot_is_within_two_percent_on_both_families() {
     let server = TestServer::start().await;
     let shot = server.media_path("login.png");
-    let (two, sent2) = analyse(&server, Tool::AnalyzeImage, &shot, GEMINI_2, None).await;
+    let (two, sent2) = analyse(&server, tools::ANALYZE_IMAGE, &shot, GEMINI_2, None).await;
     assert_estimate_close(&two, "screenshot");
     assert_eq!(part_levels(&sent2), vec![None]);
-    let (three, sent3) = analyse(&server, Tool::AnalyzeImage, &shot, GEMINI_3, None).await;
+    let (three, sent3) = analyse(&server, tools::ANALYZE_IMAGE, &shot, GEMINI_3, None).await;
     assert_estimate_close(&three, "screenshot");
     assert_eq!(
         part_levels(&sent3),
@@ -166,7 +167,7 @@ async fn keyframes_go_at_medium_on_gemini_3_and_the_default_is_priced_for_the_mo
     let video = recording(server.media.path());
     let (keyframes, sent) = analyse(
         &server,
-        Tool::AnalyzeVideo,
+        tools::ANALYZE_VIDEO,
         &video,
         GEMINI_3,
         Some(VideoSampling::Keyframes),
@@ -185,7 +186,7 @@ async fn keyframes_go_at_medium_on_gemini_3_and_the_default_is_priced_for_the_mo
     // What auto says Gemini's default sampling would cost is what it costs on this model.
     let (auto, _) = analyse(
         &server,
-        Tool::AnalyzeVideo,
+        tools::ANALYZE_VIDEO,
         &video,
         GEMINI_3,
         Some(VideoSampling::Auto),
@@ -193,7 +194,7 @@ async fn keyframes_go_at_medium_on_gemini_3_and_the_default_is_priced_for_the_mo
     .await;
     let (full, sent) = analyse(
         &server,
-        Tool::AnalyzeVideo,
+        tools::ANALYZE_VIDEO,
         &video,
         GEMINI_3,
         Some(VideoSampling::Full),

@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use vaider_core::analysis::tools;
 
 use serde::{Deserialize, Serialize};
-use vaider_core::analysis::{AnalysisRequest, Door, ExpectationVerdict, Tool, Verdict};
+use vaider_core::analysis::{AnalysisRequest, Door, ExpectationVerdict, Verdict};
 use vaider_core::progress::ProgressSink;
 use vaider_core::Vaider;
 
@@ -64,8 +65,11 @@ pub async fn analyse(
     expectations: &[String],
     progress: &dyn ProgressSink,
 ) -> Result<VideoAnalysis, String> {
-    let mut request =
-        AnalysisRequest::new(Tool::AnalyzeVideo, asker.door, video.display().to_string());
+    let mut request = AnalysisRequest::new(
+        tools::ANALYZE_VIDEO,
+        asker.door,
+        video.display().to_string(),
+    );
     request.prompt = prompt;
     request.expectations = expectations.to_vec();
     request.provider = asker.provider.clone();

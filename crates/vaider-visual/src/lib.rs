@@ -24,6 +24,7 @@ mod output;
 pub mod regions;
 pub mod service;
 pub mod store;
+pub mod task;
 pub mod zoom;
 
 use std::path::{Path, PathBuf};
@@ -254,4 +255,10 @@ pub fn thumbnail(path: &Path, max_side: u32) -> Result<Vec<u8>> {
             source: std::io::Error::other(e),
         })?;
     Ok(png)
+}
+
+/// Makes this capability's model tasks known to the core by name (the history's "run again",
+/// the status's list). The server and the CLI call it when they start.
+pub fn register_tasks() {
+    vaider_core::task::register(&[task::VISUAL_COMPARE]);
 }

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use vaider_core::analysis::{AnalysisRequest, Door, Tool};
+use vaider_core::analysis::{AnalysisRequest, Door};
 use vaider_core::progress::ProgressSink;
 use vaider_core::Vaider;
 
@@ -343,7 +343,7 @@ async fn explain(
     data: &mut CompareData,
 ) -> Result<(), CompareError> {
     let mut analysis = AnalysisRequest::new(
-        Tool::VisualCompare,
+        crate::task::VISUAL_COMPARE,
         request.door,
         annotated.display().to_string(),
     );

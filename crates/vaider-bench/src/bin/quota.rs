@@ -11,13 +11,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use vaider_core::analysis::tools;
 
 use anyhow::{bail, Context, Result};
 use fake_gemini::FakeGemini;
 use vaider_bench::report::{verdict, Table};
 use vaider_core::progress::NoProgress;
 use vaider_core::secrets::{ApiKey, KeySource};
-use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider};
+use vaider_core::{AnalysisRequest, Config, Door, Vaider};
 
 struct Options {
     quota: u32,
@@ -105,7 +106,7 @@ async fn main() -> Result<()> {
                 while Instant::now() < end {
                     n += 1;
                     let mut request =
-                        AnalysisRequest::new(Tool::AnalyzeImage, Door::Cli, image.clone());
+                        AnalysisRequest::new(tools::ANALYZE_IMAGE, Door::Cli, image.clone());
                     request.prompt = Some(format!("Agent {agent}, call {n}: what is shown?"));
                     request.no_cache = true;
                     // At the end the agent gives up, leaving the queue.

@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+use vaider_core::analysis::tools;
 
 use anyhow::{bail, ensure, Context, Result};
 use fake_gemini::FakeGemini;
@@ -20,7 +21,7 @@ use vaider_core::progress::NoProgress;
 use vaider_core::sampling::{self, VideoSampling};
 use vaider_core::secrets::{ApiKey, KeySource};
 use vaider_core::tokens::{Resolution, TokenRules};
-use vaider_core::{AnalysisRequest, Config, Door, Tool, Vaider};
+use vaider_core::{AnalysisRequest, Config, Door, Vaider};
 
 /// When the synthetic recording's screen changes, in seconds.
 const CHANGES: [f64; 8] = [4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5];
@@ -88,7 +89,7 @@ async fn analyse(
     model: &str,
 ) -> Result<Measured> {
     let mut request =
-        AnalysisRequest::new(Tool::AnalyzeVideo, Door::Cli, video.display().to_string());
+        AnalysisRequest::new(tools::ANALYZE_VIDEO, Door::Cli, video.display().to_string());
     request.sampling = Some(sampling);
     request.model = Some(model.to_string());
     request.no_cache = true;

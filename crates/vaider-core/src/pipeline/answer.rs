@@ -179,6 +179,7 @@ fn read_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::tools;
 
     #[test]
     fn verdicts_follow_the_expectations_in_order() {
@@ -187,7 +188,7 @@ mod tests {
             {"expectation":"login succeeds","verdict":"met","evidence":"00:04 dashboard"},
             {"expectation":"an error shows","verdict":"not_met","evidence":"no error"}]}"#;
         let (description, verdicts, details) =
-            read_answer(Tool::AnalyzeVideo, answer, &expectations);
+            read_answer(tools::ANALYZE_VIDEO, answer, &expectations);
         assert_eq!(description, "00:01 login");
         assert_eq!(verdicts[0].verdict, Verdict::Met);
         assert_eq!(verdicts[1].verdict, Verdict::NotMet);
@@ -199,7 +200,7 @@ mod tests {
     fn a_non_json_answer_keeps_its_text_and_is_unclear() {
         let expectations = vec!["x".to_string()];
         let (description, verdicts, _) =
-            read_answer(Tool::AnalyzeVideo, "plain words", &expectations);
+            read_answer(tools::ANALYZE_VIDEO, "plain words", &expectations);
         assert_eq!(description, "plain words");
         assert_eq!(verdicts[0].verdict, Verdict::Unclear);
     }
@@ -207,7 +208,7 @@ mod tests {
     #[test]
     fn a_tools_structured_fields_become_details() {
         let answer = r#"{"description":"two differences","matches":false,"differences":[{"region":"header","description":"blue not red","severity":"high","suggested_fix":"set color"}]}"#;
-        let (description, _, details) = read_answer(Tool::UiDiffCheck, answer, &[]);
+        let (description, _, details) = read_answer(tools::UI_DIFF_CHECK, answer, &[]);
         assert_eq!(description, "two differences");
         let details = details.unwrap();
         assert_eq!(details["matches"], false);

@@ -135,24 +135,17 @@ impl Vaider {
     }
 }
 
-/// A diff's images and any close-ups are named for the model, in the order the prompt expects.
+/// What each image is, told to the model before it, as the task names them: its main images
+/// first, then any close-ups.
 fn diff_label(tool: Tool, index: usize) -> Option<String> {
+    let task = tool.task();
     let main_images = if tool.takes_two_images() { 2 } else { 1 };
-    if index >= main_images {
-        return Some(
-            "CLOSE-UPS of the changed regions (each row: its number, BEFORE, AFTER):".into(),
-        );
-    }
-    let label = match (tool, index) {
-        (Tool::UiDiffCheck, 0) => "EXPECTED (the first image):",
-        (Tool::UiDiffCheck, _) => "ACTUAL (the second image):",
-        (Tool::VisualCompare, 0) => "BEFORE (the first image):",
-        (Tool::VisualCompare, _) => {
-            "AFTER, the changed regions boxed and numbered (the second image):"
-        }
-        _ => return None,
+    let label = if index >= main_images {
+        task.more_images_label
+    } else {
+        task.image_labels.get(index).copied()
     };
-    Some(label.to_string())
+    label.map(str::to_string)
 }
 
 /// An image inline, fitted to the provider's limits; one too large to send inline goes as a

@@ -11,6 +11,7 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use vaider_core::analysis::tools;
 use vaider_core::analysis::{AnalysisResult, TaskOptions};
 use vaider_core::Tool;
 
@@ -146,7 +147,7 @@ impl VaiderMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (mut request, cwd) = request_from(
-            Tool::AnalyzeVideo,
+            tools::ANALYZE_VIDEO,
             args.video_source,
             args.prompt,
             TaskOptions::default(),
@@ -175,7 +176,7 @@ impl VaiderMcp {
         Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let call = Call::new(Tool::AnalyzeImage, args.image_source, args.prompt);
+        let call = Call::new(tools::ANALYZE_IMAGE, args.image_source, args.prompt);
         self.run(call, TaskOptions::default(), args.common, ctx, answers)
             .await
     }
@@ -192,7 +193,7 @@ impl VaiderMcp {
             output_type: non_empty(args.output_type),
             ..Default::default()
         };
-        let call = Call::new(Tool::UiToArtifact, args.image_source, args.prompt);
+        let call = Call::new(tools::UI_TO_ARTIFACT, args.image_source, args.prompt);
         self.run(call, options, args.common, ctx, answers).await
     }
 
@@ -209,7 +210,7 @@ impl VaiderMcp {
             ..Default::default()
         };
         let call = Call::new(
-            Tool::ExtractTextFromScreenshot,
+            tools::EXTRACT_TEXT_FROM_SCREENSHOT,
             args.image_source,
             args.prompt,
         );
@@ -229,7 +230,7 @@ impl VaiderMcp {
             ..Default::default()
         };
         let call = Call::new(
-            Tool::DiagnoseErrorScreenshot,
+            tools::DIAGNOSE_ERROR_SCREENSHOT,
             args.image_source,
             args.prompt,
         );
@@ -249,7 +250,7 @@ impl VaiderMcp {
             ..Default::default()
         };
         let call = Call::new(
-            Tool::UnderstandTechnicalDiagram,
+            tools::UNDERSTAND_TECHNICAL_DIAGRAM,
             args.image_source,
             args.prompt,
         );
@@ -269,7 +270,7 @@ impl VaiderMcp {
             ..Default::default()
         };
         let call = Call::new(
-            Tool::AnalyzeDataVisualization,
+            tools::ANALYZE_DATA_VISUALIZATION,
             args.image_source,
             args.prompt,
         );
@@ -285,7 +286,7 @@ impl VaiderMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (mut request, cwd) = request_from(
-            Tool::UiDiffCheck,
+            tools::UI_DIFF_CHECK,
             args.actual_image_source,
             args.prompt,
             TaskOptions::default(),

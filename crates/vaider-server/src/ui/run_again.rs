@@ -9,7 +9,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use vaider_core::progress::NoProgress;
-use vaider_core::{AnalysisRequest, Door, Tool};
+use vaider_core::{AnalysisRequest, Door};
 
 use super::{find, read_log_file};
 use crate::api_error::ApiError;
@@ -36,8 +36,8 @@ pub(super) async fn run_again(
     let body = body.map(|Json(b)| b).unwrap_or_default();
     let row = find(&state, &id).await?;
     let request_json = read_log_file(row.log_dir.as_deref(), "request.json");
-    let tool: Tool = serde_json::from_value(Value::String(row.tool.clone()))
-        .map_err(|_| ApiError::bad_request(format!("{} cannot be run again.", row.tool)))?;
+    let tool = vaider_core::task::by_name(&row.tool)
+        .ok_or_else(|| ApiError::bad_request(format!("{} cannot be run again.", row.tool)))?;
     // The file that was checked, so a relative path or a URL is not resolved a second time.
     let source = row.media_path.clone().ok_or_else(|| {
         ApiError::bad_request(
