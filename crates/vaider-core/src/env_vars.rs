@@ -96,6 +96,8 @@ pub const ALL: &[EnvVar] = &[
     var("VAIDER_CONFIG_DIR", Group::Folders, "The folder of config.toml (and a .env file)."),
     var("VAIDER_TOKEN", Group::Folders, "The bearer token HTTP clients must send, instead of the one generated into the data folder."),
     var("VAIDER_LOG", Group::Folders, "The log level or filter (tracing's syntax, e.g. debug or vaider_core=debug)."),
+    var("CODEX_HOME", Group::Folders, "Codex CLI's own folder: `vaider init --client codex --user` writes, and `vaider doctor` reads, its config.toml there instead of ~/.codex."),
+    var("GEMINI_CLI_HOME", Group::Folders, "Gemini CLI's own stand-in for the home folder: `vaider init --client gemini --user` writes, and `vaider doctor` reads, its .gemini/settings.json there instead of ~/.gemini."),
     var("GEMINI_API_KEY", Group::Credentials, "Gemini's API key (before a .env file and the keychain)."),
     var("GOOGLE_API_KEY", Group::Credentials, "The same, under Google's other name."),
     var("<PROVIDER>_API_KEY", Group::Credentials, "Another provider's key: OPENAI_API_KEY, ANTHROPIC_API_KEY, ZAI_API_KEY (or Z_AI_API_KEY), ..."),

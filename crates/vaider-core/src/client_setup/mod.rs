@@ -116,6 +116,38 @@ impl Client {
         }
     }
 
+    /// The client's own variable that moves its user-level config, as its source reads it:
+    /// Codex takes `$CODEX_HOME` for its folder (`$CODEX_HOME/config.toml`, else
+    /// `~/.codex/config.toml`); Gemini CLI takes `$GEMINI_CLI_HOME` for the home folder
+    /// (`$GEMINI_CLI_HOME/.gemini/settings.json`). An empty value counts as not set, as there.
+    pub fn home_variable(self) -> Option<&'static str> {
+        match self {
+            Client::Codex => Some("CODEX_HOME"),
+            Client::GeminiCli => Some("GEMINI_CLI_HOME"),
+            _ => None,
+        }
+    }
+
+    /// The user-level config file under `home`, or where the client's own variable (looked up
+    /// with `var`) moves it; None where the client has no such file.
+    pub fn user_config_file(
+        self,
+        home: &Path,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Option<PathBuf> {
+        let relative = self.config_path(Scope::User)?;
+        let moved = self
+            .home_variable()
+            .and_then(|name| var(name))
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from);
+        Some(match (self, moved) {
+            (Client::Codex, Some(codex_home)) => codex_home.join("config.toml"),
+            (_, Some(client_home)) => client_home.join(relative),
+            (_, None) => home.join(relative),
+        })
+    }
+
     /// The scope `init` writes when not told: the project, where the client has a file there.
     pub fn default_scope(self) -> Scope {
         match self.config_path(Scope::Project) {
@@ -152,7 +184,8 @@ pub enum TokenPlacement {
 }
 
 /// Where `init` writes: the project folder (for the rules and a project config) and the home
-/// folder (for a user config).
+/// folder (for a user config, unless the client's own variable moves it: see
+/// [`Client::user_config_file`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Place<'a> {
     pub project: &'a Path,
@@ -163,6 +196,12 @@ pub struct Place<'a> {
 impl Place<'_> {
     /// The client's config file here, or an error that says what to do instead.
     pub fn config_file(&self, client: Client) -> Result<PathBuf> {
+        if self.scope == Scope::User {
+            if let Some(file) = client.user_config_file(self.home, |name| std::env::var(name).ok())
+            {
+                return Ok(file);
+            }
+        }
         let Some(relative) = client.config_path(self.scope) else {
             return Err(VaiderError::InvalidRequest(match (client, self.scope) {
                 (Client::ClaudeCode, _) => "Claude Code keeps user-level servers in its own state: run `claude mcp add --transport http --scope user --header \"Authorization: Bearer $(vaider token)\" vaider <url>`, or leave out --user for the project's .mcp.json.".into(),

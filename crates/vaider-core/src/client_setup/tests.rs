@@ -300,3 +300,42 @@ fn an_inline_token_goes_where_each_client_takes_one() {
         .snippet_text(url, TokenIn::Variable)
         .contains("[mcp_servers.vaider]\nurl = \"http://127.0.0.1:3456/mcp\""));
 }
+
+#[test]
+fn codex_and_gemini_cli_user_configs_follow_their_own_home_variables() {
+    let home = Path::new("/home/u");
+    let none = |_: &str| None;
+    assert_eq!(
+        Client::Codex.user_config_file(home, none),
+        Some(PathBuf::from("/home/u/.codex/config.toml"))
+    );
+    assert_eq!(
+        Client::GeminiCli.user_config_file(home, none),
+        Some(PathBuf::from("/home/u/.gemini/settings.json"))
+    );
+    let moved = |name: &str| match name {
+        "CODEX_HOME" => Some("/srv/codex".to_string()),
+        "GEMINI_CLI_HOME" => Some("/srv/gemini-home".to_string()),
+        _ => None,
+    };
+    // CODEX_HOME is Codex's folder itself; GEMINI_CLI_HOME stands for the home folder.
+    assert_eq!(
+        Client::Codex.user_config_file(home, moved),
+        Some(PathBuf::from("/srv/codex/config.toml"))
+    );
+    assert_eq!(
+        Client::GeminiCli.user_config_file(home, moved),
+        Some(PathBuf::from("/srv/gemini-home/.gemini/settings.json"))
+    );
+    // Empty counts as not set; other clients have no such variable.
+    let empty = |_: &str| Some(String::new());
+    assert_eq!(
+        Client::Codex.user_config_file(home, empty),
+        Some(PathBuf::from("/home/u/.codex/config.toml"))
+    );
+    assert_eq!(
+        Client::Cursor.user_config_file(home, moved),
+        Some(PathBuf::from("/home/u/.cursor/mcp.json"))
+    );
+    assert_eq!(Client::VsCode.user_config_file(home, moved), None);
+}
