@@ -98,6 +98,8 @@ pub const ALL: &[EnvVar] = &[
     var("VAIDER_LOG", Group::Folders, "The log level or filter (tracing's syntax, e.g. debug or vaider_core=debug)."),
     var("CODEX_HOME", Group::Folders, "Codex CLI's own folder: `vaider init --client codex --user` writes, and `vaider doctor` reads, its config.toml there instead of ~/.codex."),
     var("GEMINI_CLI_HOME", Group::Folders, "Gemini CLI's own stand-in for the home folder: `vaider init --client gemini --user` writes, and `vaider doctor` reads, its .gemini/settings.json there instead of ~/.gemini."),
+    var("XDG_CONFIG_HOME", Group::Folders, "On Linux, where Zed's user settings are (`$XDG_CONFIG_HOME/zed/settings.json`, as Zed reads it) for `vaider init --client zed --user` and `vaider doctor`; else ~/.config."),
+    var("APPDATA", Group::Folders, "On Windows, where Zed's user settings are (`%APPDATA%\\Zed\\settings.json`, as Zed reads it)."),
     var("GEMINI_API_KEY", Group::Credentials, "Gemini's API key (before a .env file and the keychain)."),
     var("GOOGLE_API_KEY", Group::Credentials, "The same, under Google's other name."),
     var("<PROVIDER>_API_KEY", Group::Credentials, "Another provider's key: OPENAI_API_KEY, ANTHROPIC_API_KEY, ZAI_API_KEY (or Z_AI_API_KEY), ..."),

@@ -55,7 +55,8 @@ impl Sandbox {
             .env("HOME", self.home())
             // The agents' own folder variables would lead init and doctor out of the sandbox.
             .env_remove("CODEX_HOME")
-            .env_remove("GEMINI_CLI_HOME");
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("XDG_CONFIG_HOME");
         command
     }
 

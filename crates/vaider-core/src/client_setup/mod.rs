@@ -5,13 +5,14 @@
 //! server. The same builder backs the tray app's "Copy MCP config" menu.
 //!
 //! Each client's shape is in `entries`, reading and merging its file in `files`, keeping a
-//! file with a token out of git in `gitignore`, and finding and checking configs in
-//! `configured`.
+//! file with a token out of git in `gitignore`, where a user-level config lives in
+//! `user_file`, and finding and checking configs in `configured`.
 
 mod configured;
 mod entries;
 mod files;
 mod gitignore;
+mod user_file;
 
 use std::path::{Path, PathBuf};
 
@@ -116,36 +117,16 @@ impl Client {
         }
     }
 
-    /// The client's own variable that moves its user-level config, as its source reads it:
-    /// Codex takes `$CODEX_HOME` for its folder (`$CODEX_HOME/config.toml`, else
-    /// `~/.codex/config.toml`); Gemini CLI takes `$GEMINI_CLI_HOME` for the home folder
-    /// (`$GEMINI_CLI_HOME/.gemini/settings.json`). An empty value counts as not set, as there.
-    pub fn home_variable(self) -> Option<&'static str> {
-        match self {
-            Client::Codex => Some("CODEX_HOME"),
-            Client::GeminiCli => Some("GEMINI_CLI_HOME"),
-            _ => None,
-        }
-    }
-
-    /// The user-level config file under `home`, or where the client's own variable (looked up
-    /// with `var`) moves it; None where the client has no such file.
+    /// The user-level config file under `home`, or where the client itself looks for it when
+    /// its own variable (looked up with `var`: `CODEX_HOME`, `GEMINI_CLI_HOME`,
+    /// `XDG_CONFIG_HOME`, `APPDATA`) or the platform moves it (see `user_file`); None where the
+    /// client has no such file.
     pub fn user_config_file(
         self,
         home: &Path,
         var: impl Fn(&str) -> Option<String>,
     ) -> Option<PathBuf> {
-        let relative = self.config_path(Scope::User)?;
-        let moved = self
-            .home_variable()
-            .and_then(|name| var(name))
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from);
-        Some(match (self, moved) {
-            (Client::Codex, Some(codex_home)) => codex_home.join("config.toml"),
-            (_, Some(client_home)) => client_home.join(relative),
-            (_, None) => home.join(relative),
-        })
+        user_file::user_config_file(self, home, var, std::env::consts::OS)
     }
 
     /// The scope `init` writes when not told: the project, where the client has a file there.
