@@ -307,6 +307,62 @@ fn doctor_checks_that_each_configured_agent_reaches_the_server() {
     );
 }
 
+#[test]
+fn user_configs_go_where_each_agent_looks_codex_home_gemini_cli_home_xdg_config_home() {
+    let sandbox = Sandbox::new();
+    let codex_home = sandbox.root.path().join("codex-home");
+    let gemini_home = sandbox.root.path().join("gemini-home");
+    let xdg_config = sandbox.root.path().join("xdg-config");
+    let with_homes = |args: &[&str]| {
+        let mut command = sandbox.vaider();
+        command
+            .args(args)
+            .env("CODEX_HOME", &codex_home)
+            .env("GEMINI_CLI_HOME", &gemini_home)
+            .env("XDG_CONFIG_HOME", &xdg_config);
+        command
+    };
+    for client in ["codex", "gemini", "zed"] {
+        let output = run(with_homes(&["init", "--client", client, "--user"]));
+        assert!(output.status.success(), "{client}: {}", stderr(&output));
+    }
+    let codex = codex_home.join("config.toml");
+    let gemini = gemini_home.join(".gemini/settings.json");
+    let written = std::fs::read_to_string(&codex).unwrap();
+    assert!(
+        written.contains("[mcp_servers.vaider]")
+            && written.contains("bearer_token_env_var = \"VAIDER_TOKEN\""),
+        "{written}"
+    );
+    assert!(std::fs::read_to_string(&gemini)
+        .unwrap()
+        .contains("\"httpUrl\""));
+    // Zed on Linux reads $XDG_CONFIG_HOME/zed/settings.json (elsewhere: see user_file.rs).
+    let zed = match cfg!(target_os = "linux") {
+        true => xdg_config.join("zed/settings.json"),
+        false => sandbox.home().join(".config/zed/settings.json"),
+    };
+    assert!(std::fs::read_to_string(&zed)
+        .unwrap()
+        .contains("\"context_servers\""));
+    // Nothing went to the home folder's defaults, which these agents would not read.
+    assert!(!sandbox.home().join(".codex").exists());
+    assert!(!sandbox.home().join(".gemini").exists());
+
+    // doctor looks where the agents look.
+    let report = stdout(&run(with_homes(&["doctor"])));
+    for (agent, file) in [
+        ("Codex CLI", &codex),
+        ("Gemini CLI", &gemini),
+        ("Zed", &zed),
+    ] {
+        assert!(
+            line_of(&report, agent).contains(&file.display().to_string()),
+            "{report}"
+        );
+    }
+}
+
 /// The line of a `vaider doctor` report about `what`.
 fn line_of<'a>(report: &'a str, what: &str) -> &'a str {
     report

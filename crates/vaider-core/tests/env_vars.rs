@@ -26,7 +26,7 @@ fn variable_names(text: &str) -> BTreeSet<String> {
     let is_part = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || "_<>".contains(c);
     text.split(|c: char| !is_part(c))
         .filter(|word| {
-            ["VAIDER_", "GEMINI_", "GOOGLE_", "AWS_", "GITHUB_"]
+            ["VAIDER_", "GEMINI_", "GOOGLE_", "AWS_", "GITHUB_", "CODEX_"]
                 .iter()
                 .any(|prefix| word.starts_with(prefix) && word.len() > prefix.len())
                 || (word.ends_with("_API_KEY") && word.len() > "_API_KEY".len())
@@ -184,12 +184,24 @@ fn every_variable_the_code_reads_is_in_the_table_and_each_in_it_is_read() {
     }
     let install = read("scripts/install.sh");
     for v in env_vars::ALL.iter().filter(|v| !v.name.contains('<')) {
-        // The display variables are the session's, read by the capture under their own names.
-        let read_by_someone = match v.group {
-            Group::Install => install.contains(v.name),
-            _ if ["DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE"].contains(&v.name) => {
-                read("crates/vaider-capture/src/lib.rs").contains(&format!("\"{}\"", v.name))
-            }
+        // Variables without a prefix the scan looks for, read under their own names: the
+        // display variables (the session's) by the capture, Zed's folders by the client setup.
+        let elsewhere = [
+            ("DISPLAY", "crates/vaider-capture/src/lib.rs"),
+            ("WAYLAND_DISPLAY", "crates/vaider-capture/src/lib.rs"),
+            ("XDG_SESSION_TYPE", "crates/vaider-capture/src/lib.rs"),
+            (
+                "XDG_CONFIG_HOME",
+                "crates/vaider-core/src/client_setup/user_file.rs",
+            ),
+            (
+                "APPDATA",
+                "crates/vaider-core/src/client_setup/user_file.rs",
+            ),
+        ];
+        let read_by_someone = match (v.group, elsewhere.iter().find(|(n, _)| *n == v.name)) {
+            (Group::Install, _) => install.contains(v.name),
+            (_, Some((_, file))) => read(file).contains(&format!("\"{}\"", v.name)),
             _ => in_code.contains(v.name),
         };
         assert!(

@@ -225,6 +225,100 @@ async fn a_relative_path_asks_for_roots_then_resolves_against_them() {
         .contains("cwd"));
 }
 
+/// Whether a message is a request of the server's own (a method that is not a notification).
+fn is_server_request(message: &Value) -> bool {
+    message["method"]
+        .as_str()
+        .is_some_and(|method| !method.starts_with("notifications/"))
+}
+
+/// What the conformance suite's server-stateless checks probe with the reference server's
+/// diagnostic tools (test_streaming_elicitation, test_logging_tool, test_missing_capability),
+/// which Vaider does not have, shown with Vaider's own: a 2026-07-28 call's stream carries no
+/// request of the server's (roots are asked with `input_required` instead), log messages only
+/// when the request sets a log level, and an undeclared capability is never relied on.
+#[tokio::test]
+async fn a_stateless_call_streams_no_server_request_and_logs_only_when_asked() {
+    let server = TestServer::start().await;
+    let root = format!("file://{}", server.media.path().display());
+    let call = |id: u64, meta: Value, answers: Option<Value>| {
+        let mut call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "analyze_video",
+                       "arguments": {"video_source": "login-flow.webm", "no_cache": true},
+                       "_meta": meta}});
+        if let Some(answers) = answers {
+            call["params"]["inputResponses"] = answers;
+        }
+        call
+    };
+    let roots = json!({"roots": {"roots": [{"uri": root}]}});
+    let with_level = |level: &str| {
+        let mut meta = meta(json!({"roots": {}, "elicitation": {}}));
+        meta["progressToken"] = json!("p");
+        if !level.is_empty() {
+            meta["io.modelcontextprotocol/logLevel"] = json!(level);
+        }
+        meta
+    };
+
+    // Asking for roots is an answer on the call's own stream, not a roots/list request.
+    let (_, body) = post(&server, "/mcp", call(1, with_level(""), None), &[]).await;
+    assert_eq!(answer(&body)["result"]["resultType"], "input_required");
+    assert!(!messages(&body).iter().any(is_server_request), "{body}");
+
+    // No log level: progress, but no log message and no request of the server's.
+    let (_, body) = post(
+        &server,
+        "/mcp",
+        call(2, with_level(""), Some(roots.clone())),
+        &[],
+    )
+    .await;
+    let all = messages(&body);
+    assert_eq!(answer(&body)["result"]["resultType"], "complete", "{body}");
+    assert!(
+        all.iter().any(|m| m["method"] == "notifications/progress"),
+        "{body}"
+    );
+    assert!(
+        !all.iter().any(|m| m["method"] == "notifications/message"),
+        "{body}"
+    );
+    assert!(!all.iter().any(is_server_request), "{body}");
+
+    // The same call with a log level hears the pipeline's steps as log messages.
+    let (_, body) = post(
+        &server,
+        "/mcp",
+        call(3, with_level("info"), Some(roots.clone())),
+        &[],
+    )
+    .await;
+    let logs: Vec<Value> = messages(&body)
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    assert!(!logs.is_empty(), "{body}");
+    assert!(
+        logs.iter().all(|m| m["params"]["logger"] == "vaider"),
+        "{body}"
+    );
+    // A level above info keeps them back.
+    let (_, body) = post(
+        &server,
+        "/mcp",
+        call(4, with_level("error"), Some(roots)),
+        &[],
+    )
+    .await;
+    assert!(
+        !messages(&body)
+            .iter()
+            .any(|m| m["method"] == "notifications/message"),
+        "{body}"
+    );
+}
+
 #[tokio::test]
 async fn the_url_may_ask_for_a_smaller_tool_set() {
     let server = TestServer::start().await;

@@ -52,7 +52,11 @@ impl Sandbox {
                 "DBUS_SESSION_BUS_ADDRESS",
                 "unix:path=/nonexistent/vaider-test-bus",
             )
-            .env("HOME", self.home());
+            .env("HOME", self.home())
+            // The agents' own folder variables would lead init and doctor out of the sandbox.
+            .env_remove("CODEX_HOME")
+            .env_remove("GEMINI_CLI_HOME")
+            .env_remove("XDG_CONFIG_HOME");
         command
     }
 

@@ -58,15 +58,27 @@ impl TokenSource {
     }
 }
 
-/// Every client config in `project` and `home` that has a Vaider entry, project first.
+/// Every client config in `project` and `home` (or where a client's own variable moves its
+/// user config: `CODEX_HOME`, `GEMINI_CLI_HOME`) that has a Vaider entry, project first.
 pub fn find_configured(project: &Path, home: &Path) -> Vec<Configured> {
+    find_configured_with(project, home, |name| std::env::var(name).ok())
+}
+
+fn find_configured_with(
+    project: &Path,
+    home: &Path,
+    var: impl Fn(&str) -> Option<String>,
+) -> Vec<Configured> {
     let mut found = Vec::new();
-    for (scope, base) in [(Scope::Project, project), (Scope::User, home)] {
+    for scope in [Scope::Project, Scope::User] {
         for client in Client::ALL {
-            let Some(relative) = client.config_path(scope) else {
+            let file = match scope {
+                Scope::Project => client.config_path(scope).map(|p| project.join(p)),
+                Scope::User => client.user_config_file(home, &var),
+            };
+            let Some(file) = file else {
                 continue;
             };
-            let file = base.join(relative);
             if found.iter().any(|c: &Configured| c.file == file) {
                 continue;
             }
@@ -281,6 +293,27 @@ mod tests {
         ] {
             assert!(!is_loopback_url(no), "{no}");
         }
+    }
+
+    #[test]
+    fn a_codex_config_under_codex_home_is_found_there() {
+        let project = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let codex_home = tempfile::tempdir().unwrap();
+        let config = codex_home.path().join("config.toml");
+        std::fs::write(
+            &config,
+            "[mcp_servers.vaider]\nurl = \"http://127.0.0.1:1/mcp\"\nbearer_token_env_var = \"VAIDER_TOKEN\"\n",
+        )
+        .unwrap();
+        let var =
+            |name: &str| (name == "CODEX_HOME").then(|| codex_home.path().display().to_string());
+        let found = find_configured_with(project.path(), home.path(), var);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].client, Client::Codex);
+        assert_eq!(found[0].file, config);
+        // Without the variable, Codex's folder is ~/.codex, where there is nothing.
+        assert!(find_configured_with(project.path(), home.path(), |_| None).is_empty());
     }
 
     #[test]

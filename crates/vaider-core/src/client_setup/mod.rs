@@ -5,13 +5,14 @@
 //! server. The same builder backs the tray app's "Copy MCP config" menu.
 //!
 //! Each client's shape is in `entries`, reading and merging its file in `files`, keeping a
-//! file with a token out of git in `gitignore`, and finding and checking configs in
-//! `configured`.
+//! file with a token out of git in `gitignore`, where a user-level config lives in
+//! `user_file`, and finding and checking configs in `configured`.
 
 mod configured;
 mod entries;
 mod files;
 mod gitignore;
+mod user_file;
 
 use std::path::{Path, PathBuf};
 
@@ -116,6 +117,18 @@ impl Client {
         }
     }
 
+    /// The user-level config file under `home`, or where the client itself looks for it when
+    /// its own variable (looked up with `var`: `CODEX_HOME`, `GEMINI_CLI_HOME`,
+    /// `XDG_CONFIG_HOME`, `APPDATA`) or the platform moves it (see `user_file`); None where the
+    /// client has no such file.
+    pub fn user_config_file(
+        self,
+        home: &Path,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Option<PathBuf> {
+        user_file::user_config_file(self, home, var, std::env::consts::OS)
+    }
+
     /// The scope `init` writes when not told: the project, where the client has a file there.
     pub fn default_scope(self) -> Scope {
         match self.config_path(Scope::Project) {
@@ -152,7 +165,8 @@ pub enum TokenPlacement {
 }
 
 /// Where `init` writes: the project folder (for the rules and a project config) and the home
-/// folder (for a user config).
+/// folder (for a user config, unless the client's own variable moves it: see
+/// [`Client::user_config_file`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Place<'a> {
     pub project: &'a Path,
@@ -163,6 +177,12 @@ pub struct Place<'a> {
 impl Place<'_> {
     /// The client's config file here, or an error that says what to do instead.
     pub fn config_file(&self, client: Client) -> Result<PathBuf> {
+        if self.scope == Scope::User {
+            if let Some(file) = client.user_config_file(self.home, |name| std::env::var(name).ok())
+            {
+                return Ok(file);
+            }
+        }
         let Some(relative) = client.config_path(self.scope) else {
             return Err(VaiderError::InvalidRequest(match (client, self.scope) {
                 (Client::ClaudeCode, _) => "Claude Code keeps user-level servers in its own state: run `claude mcp add --transport http --scope user --header \"Authorization: Bearer $(vaider token)\" vaider <url>`, or leave out --user for the project's .mcp.json.".into(),
