@@ -1,7 +1,8 @@
 //! The one place in Vaider that starts and drives a browser over the Chrome DevTools Protocol.
 //! It launches the Chromium or Chrome already on the machine, headless with a throwaway
 //! profile, and takes page shots whose pixels do not depend on when they were taken. Every
-//! page it opens is held to a [`UrlPolicy`] inside the browser (see `guard`).
+//! page it opens is held to a [`UrlPolicy`] inside the browser (see `guard`), and so is every
+//! popup, cross-site frame and worker that page brings up (see `warden`).
 
 mod guard;
 mod locate;
@@ -10,6 +11,7 @@ mod settle;
 mod snapshot;
 mod tab;
 pub mod url_policy;
+mod warden;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -100,6 +102,8 @@ impl Default for Viewport {
 pub struct Browser {
     browser: chromiumoxide::Browser,
     handler: JoinHandle<()>,
+    /// Holds popups, cross-site frames and workers to their tab's policy.
+    warden: warden::Warden,
     // Kept for its Drop: the profile folder lives exactly as long as the browser.
     _profile: tempfile::TempDir,
 }
@@ -148,6 +152,7 @@ impl Browser {
             .prefix("vaider-chrome-")
             .tempdir()
             .map_err(BrowserError::Profile)?;
+        quiet_profile(profile.path()).map_err(BrowserError::Profile)?;
         let mut config = BrowserConfig::builder().chrome_executable(&program);
         config = match headless {
             true => config.new_headless_mode(),
@@ -187,9 +192,18 @@ impl Browser {
                 }
             }
         });
+        let warden = match warden::Warden::start(browser.websocket_address()).await {
+            Ok(warden) => warden,
+            Err(error) => {
+                // Without it popups and cross-site frames would run unguarded: no browser.
+                handler.abort();
+                return Err(error);
+            }
+        };
         Ok(Browser {
             browser,
             handler,
+            warden,
             _profile: profile,
         })
     }
@@ -215,8 +229,10 @@ impl Browser {
             .new_page("about:blank")
             .await
             .map_err(cdp("opening a tab"))?;
-        let shot = match guard::guard(&page, policy).await {
+        let target = page.target_id().inner().clone();
+        let shot = match guard::guard(&page, policy.clone()).await {
             Ok((guard, refused)) => {
+                let _hold = self.warden.hold(&target, policy, refused.clone());
                 let shot = shoot(&page, url, viewport, full_page).await;
                 guard.abort();
                 let navigation = refused
@@ -259,6 +275,16 @@ impl Drop for Browser {
             }
         }
     }
+}
+
+/// Turns off the profile's network prediction: Chromium would otherwise open connections to
+/// hosts a page merely points at (a frame, a link) before the URL policy judges the request,
+/// so a refused host would still see a connection from this machine.
+fn quiet_profile(dir: &std::path::Path) -> std::io::Result<()> {
+    let default = dir.join("Default");
+    std::fs::create_dir_all(&default)?;
+    let prefs = serde_json::json!({"net": {"network_prediction_options": 2}});
+    std::fs::write(default.join("Preferences"), prefs.to_string())
 }
 
 async fn shoot(

@@ -57,6 +57,8 @@ pub enum StepError {
 /// One open tab and what its page has logged.
 pub struct Tab {
     pub(crate) page: Page,
+    /// The warden holds what the tab brings up while the tab lives.
+    _hold: crate::warden::Hold,
     policy: Arc<UrlPolicy>,
     refused: Refused,
     console: Arc<Mutex<Vec<String>>>,
@@ -80,11 +82,14 @@ impl Browser {
         set_viewport(&page, viewport).await?;
         let policy = Arc::new(policy);
         let (guard, refused) = crate::guard::guard(&page, policy.clone()).await?;
+        let target = page.target_id().inner().clone();
+        let hold = self.warden.hold(&target, policy.clone(), refused.clone());
         let console = Arc::new(Mutex::new(Vec::new()));
         let mut listeners = listen_to_console(&page, &console).await?;
         listeners.push(guard);
         Ok(Tab {
             page,
+            _hold: hold,
             policy,
             refused,
             console,
