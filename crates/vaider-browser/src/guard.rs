@@ -59,36 +59,45 @@ pub(crate) async fn guard(
                 && main_frame
                     .as_ref()
                     .is_none_or(|main| *main == event.frame_id);
-            let document = event.resource_type == ResourceType::Document;
-            let verdict = verdict(&policy, &event.request.url, navigation, document);
-            let answered = match verdict {
-                Ok(()) => page
-                    .execute(ContinueRequestParams::new(event.request_id.clone()))
-                    .await
-                    .map(drop),
-                Err(refusal) => {
-                    tracing::info!(%refusal, "the browser's request was refused");
-                    keep(
-                        &kept,
-                        Blocked {
-                            refusal,
-                            navigation,
-                        },
-                    );
-                    page.execute(FailRequestParams::new(
-                        event.request_id.clone(),
-                        ErrorReason::BlockedByClient,
-                    ))
-                    .await
-                    .map(drop)
-                }
-            };
-            if let Err(error) = answered {
-                tracing::debug!(%error, "answering a paused request");
-            }
+            // Each request is answered in its own task: a name being resolved holds up no other.
+            let (page, policy, kept) = (page.clone(), policy.clone(), kept.clone());
+            tokio::spawn(async move { answer(&page, &policy, &kept, &event, navigation).await });
         }
     });
     Ok((task, refused))
+}
+
+/// Lets the paused request go on, or fails it and keeps the refusal.
+async fn answer(
+    page: &Page,
+    policy: &UrlPolicy,
+    kept: &Refused,
+    event: &EventRequestPaused,
+    navigation: bool,
+) {
+    let document = event.resource_type == ResourceType::Document;
+    let answered = match verdict(policy, &event.request.url, navigation, document).await {
+        Ok(()) => page
+            .execute(ContinueRequestParams::new(event.request_id.clone()))
+            .await
+            .map(drop),
+        Err(refusal) => {
+            tracing::info!(%refusal, "the browser's request was refused");
+            keep(
+                kept,
+                Blocked {
+                    refusal,
+                    navigation,
+                },
+            );
+            let fail =
+                FailRequestParams::new(event.request_id.clone(), ErrorReason::BlockedByClient);
+            page.execute(fail).await.map(drop)
+        }
+    };
+    if let Err(error) = answered {
+        tracing::debug!(%error, "answering a paused request");
+    }
 }
 
 /// Keeps a refusal for the step to report, up to [`MAX_KEPT`].
@@ -102,18 +111,18 @@ pub(crate) fn keep(refused: &Refused, blocked: Blocked) {
 
 /// The policy's verdict on a request: a `navigation` of the page itself, else a part of it
 /// (a `document` part is a frame); `data:` and `blob:` parts never reach the network.
-pub(crate) fn verdict(
+pub(crate) async fn verdict(
     policy: &UrlPolicy,
     url: &str,
     navigation: bool,
     document: bool,
 ) -> Result<(), Refusal> {
     if navigation {
-        return policy.check(url);
+        return policy.check_resolved(url).await;
     }
     let local = url.starts_with("data:") || url.starts_with("blob:");
     if local && !document {
         return Ok(());
     }
-    policy.check_part(url)
+    policy.check_part_resolved(url).await
 }

@@ -104,6 +104,9 @@ pub struct Browser {
     handler: JoinHandle<()>,
     /// Holds popups, cross-site frames and workers to their tab's policy.
     warden: warden::Warden,
+    /// How this browser resolves names it is told to map (`--host-resolver-rules`), so the
+    /// policy judges a name by the address the browser will use.
+    host_rules: url_policy::HostRules,
     // Kept for its Drop: the profile folder lives exactly as long as the browser.
     _profile: tempfile::TempDir,
 }
@@ -204,6 +207,7 @@ impl Browser {
             browser,
             handler,
             warden,
+            host_rules: url_policy::HostRules::from_flags(flags),
             _profile: profile,
         })
     }
@@ -223,7 +227,7 @@ impl Browser {
         full_page: bool,
     ) -> Result<Vec<u8>, BrowserError> {
         check_viewport(viewport)?;
-        let policy = std::sync::Arc::new(UrlPolicy::for_page(url)?);
+        let policy = std::sync::Arc::new(self.resolving_as_browser(UrlPolicy::for_page(url)?));
         let page = self
             .browser
             .new_page("about:blank")
@@ -251,6 +255,14 @@ impl Browser {
             tracing::debug!(%error, "closing the tab");
         }
         shot
+    }
+
+    /// `policy`, its names resolved as this browser resolves them (unless it has its own rules).
+    pub(crate) fn resolving_as_browser(&self, policy: UrlPolicy) -> UrlPolicy {
+        match policy.has_host_rules() {
+            true => policy,
+            false => policy.with_host_rules(self.host_rules.clone()),
+        }
     }
 
     /// Closes the browser and waits for it to exit (dropping it kills it without waiting).

@@ -288,41 +288,28 @@ impl State {
             .held
             .clone()
             .or_else(|| registry(&self.registry).get(&attached.target_id).cloned());
-        let url = params["request"]["url"].as_str().unwrap_or_default();
+        let url = params["request"]["url"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let document = params["resourceType"].as_str() == Some("Document");
         let popup_page = attached.top_level
             && document
             && params["frameId"].as_str() == Some(attached.target_id.as_str());
-        let answer = match &held {
-            Some(held) => verdict(&held.policy, url, popup_page, document),
-            None => Err(crate::url_policy::Refusal {
-                url: url.chars().take(200).collect(),
-                rule: "no tab of this run opened it".into(),
-            }),
-        };
-        if let (Err(refusal), Some(held)) = (&answer, &held) {
-            tracing::info!(%refusal, "a popup's or frame's request was refused");
-            keep(
-                &held.refused,
-                Blocked {
-                    refusal: refusal.clone(),
-                    navigation: false,
-                },
-            );
-        }
         let (cdp, session) = (self.cdp.clone(), session.to_string());
         let request_id = params["requestId"].clone();
         tokio::spawn(async move {
-            let answered = match answer {
-                Ok(()) => {
-                    cdp.call(
-                        Some(&session),
-                        "Fetch.continueRequest",
-                        json!({"requestId": request_id}),
-                    )
-                    .await
+            let allowed = match &held {
+                Some(held) => judge(held, &url, popup_page, document).await,
+                None => false,
+            };
+            let answered = match allowed {
+                true => {
+                    let go_on = json!({"requestId": request_id});
+                    cdp.call(Some(&session), "Fetch.continueRequest", go_on)
+                        .await
                 }
-                Err(_) => {
+                false => {
                     let fail = json!({"requestId": request_id, "errorReason": "BlockedByClient"});
                     cdp.call(Some(&session), "Fetch.failRequest", fail).await
                 }
@@ -332,6 +319,22 @@ impl State {
             }
         });
     }
+}
+
+/// Whether the held target may make the request; a refusal is kept on its tab.
+async fn judge(held: &Held, url: &str, popup_page: bool, document: bool) -> bool {
+    let Err(refusal) = verdict(&held.policy, url, popup_page, document).await else {
+        return true;
+    };
+    tracing::info!(%refusal, "a popup's or frame's request was refused");
+    keep(
+        &held.refused,
+        Blocked {
+            refusal,
+            navigation: false,
+        },
+    );
+    false
 }
 
 /// Intercepts every request of the target, holds what it brings up in turn, then lets it run.
