@@ -165,13 +165,17 @@ impl Browser {
             .user_data_dir(profile.path())
             // The viewport is set per page, explicitly, right before each shot.
             .viewport(None)
-            .arg("--hide-scrollbars")
-            .arg("--force-color-profile=srgb")
-            .arg("--font-render-hinting=none")
-            .args(flags.iter().map(String::as_str))
             // chromiumoxide cannot clear the environment: every variable outside the
             // allow-list (keys, the token, cloud credentials) reaches Chromium empty.
             .envs(vaider_core::child_env::blanked());
+        let ours = [
+            "--hide-scrollbars",
+            "--force-color-profile=srgb",
+            "--font-render-hinting=none",
+        ];
+        for flag in ours.into_iter().chain(flags.iter().map(String::as_str)) {
+            config = with_flag(config, flag);
+        }
         if running_as_root() {
             // Chromium refuses to start its sandbox as root; elsewhere the sandbox stays on.
             config = config.no_sandbox();
@@ -286,6 +290,19 @@ impl Drop for Browser {
                 tracing::debug!(%error, "killing the browser");
             }
         }
+    }
+}
+
+/// Adds a `--name[=value]` flag the way chromiumoxide wants it: it writes the `--` itself, so
+/// a flag given whole would reach Chromium as `----name` and be ignored.
+fn with_flag(
+    config: chromiumoxide::browser::BrowserConfigBuilder,
+    flag: &str,
+) -> chromiumoxide::browser::BrowserConfigBuilder {
+    let flag = flag.trim_start_matches('-');
+    match flag.split_once('=') {
+        Some((name, value)) => config.arg((name, value)),
+        None => config.arg(flag),
     }
 }
 

@@ -39,7 +39,7 @@ async fn world() -> World {
     .await;
     // The URLs carry the foreign port; every other name resolves to nothing, so not even a
     // DNS query leaves the machine.
-    let rules = "--host-resolver-rules=MAP evil.test 127.0.0.1, MAP metadata.google.internal 127.0.0.1, MAP * ~NOTFOUND".to_string();
+    let rules = "--host-resolver-rules=MAP evil.test 127.0.0.1, MAP metadata.google.internal 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1".to_string();
     let browser = Browser::launch_with_flags(None, true, &[rules])
         .await
         .expect("Chromium starts");
@@ -165,12 +165,14 @@ async fn a_page_shot_is_refused_for_files_metadata_and_redirects_away() {
             other => panic!("{url}: {:?}", other.map(|png| png.len())),
         }
     }
-    assert!(shot(w.base.clone()).await.is_ok());
     assert_eq!(
         w.foreign_hits.load(Ordering::SeqCst),
         0,
         "the foreign listener was reached"
     );
+    // The app's own page is shot; its image from another host may load (a page shot's parts
+    // come from anywhere the address rules allow: here a name on this machine, as the page is).
+    assert!(shot(w.base.clone()).await.is_ok());
     w.browser.close().await;
 }
 
@@ -296,6 +298,58 @@ async fn cross_site_frames_in_their_own_process_are_held_to_the_tabs_policy() {
         0,
         "a frame reached the refused origin"
     );
+    tab.close().await;
+    browser.close().await;
+}
+
+#[tokio::test]
+async fn an_allow_listed_name_is_judged_by_the_address_it_resolves_to() {
+    let (foreign_port, foreign_hits) = listen(|_| html(SECRET)).await;
+    let (app_port, _) = listen(move |_| {
+        html(&format!(
+            r#"<!doctype html><html><body><h1>Shop</h1>
+<img src="http://sneaky.test:{foreign_port}/pixel.png" alt=""></body></html>"#
+        ))
+    })
+    .await;
+    // Chromium reaches `sneaky.test` at the counting listener on loopback.
+    let rules =
+        "--host-resolver-rules=MAP sneaky.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+            .to_string();
+    let browser = Browser::launch_with_flags(None, true, &[rules])
+        .await
+        .unwrap();
+    let base = format!("http://127.0.0.1:{app_port}");
+    let allowed = vec![format!("sneaky.test:{foreign_port}")];
+    let outside = format!("http://sneaky.test:{foreign_port}/secret");
+
+    // The name stands for the cloud metadata address (as a hostile DNS answer would have it):
+    // allow-listed by name, refused by address, in the step and inside the page.
+    let metadata = vaider_browser::url_policy::HostRules::parse("MAP sneaky.test 169.254.169.254");
+    let policy = UrlPolicy::new(&base, &allowed, false)
+        .unwrap()
+        .with_host_rules(metadata);
+    let tab = browser.open_tab(Viewport::default(), policy).await.unwrap();
+    refused(
+        tab.open(&outside, WAIT).await,
+        "sneaky.test",
+        "169.254.169.254",
+    );
+    tab.open(&base, WAIT).await.unwrap();
+    refusals_of(&tab, &["pixel.png"]).await;
+    assert_eq!(
+        foreign_hits.load(Ordering::SeqCst),
+        0,
+        "the refused address was reached"
+    );
+    tab.close().await;
+
+    // The same name, resolved as the browser resolves it (loopback, like the base): it loads.
+    let policy = UrlPolicy::new(&base, &allowed, false).unwrap();
+    let tab = browser.open_tab(Viewport::default(), policy).await.unwrap();
+    tab.open(&outside, WAIT).await.unwrap();
+    assert!(tab.visible_text().await.unwrap().contains(SECRET));
+    assert!(foreign_hits.load(Ordering::SeqCst) >= 1);
     tab.close().await;
     browser.close().await;
 }

@@ -22,55 +22,69 @@ const CACHE_FOR: Duration = Duration::from_secs(60);
 /// The longest a lookup may take before the name counts as not resolving.
 const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Chromium's `--host-resolver-rules` `MAP` entries (`MAP name 1.2.3.4`, `MAP *.domain
-/// addr`, `MAP * ~NOTFOUND`), read so that Vaider judges a name by the address the browser
+/// Chromium's `--host-resolver-rules` (`MAP name 1.2.3.4`, `MAP *.domain addr`, `MAP *
+/// ~NOTFOUND`, `EXCLUDE name`), read so that Vaider judges a name by the address the browser
 /// will use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HostRules(Vec<(String, Option<IpAddr>)>);
+pub struct HostRules {
+    /// Pattern and address, in order (None: `~NOTFOUND`, or a name we cannot follow).
+    maps: Vec<(String, Option<IpAddr>)>,
+    /// Names no `MAP` applies to, whatever the order (as Chromium reads them).
+    excludes: Vec<String>,
+}
 
 impl HostRules {
-    /// The rules of a `--host-resolver-rules` value; entries other than `MAP` are skipped.
+    /// The rules of a `--host-resolver-rules` value.
     pub fn parse(value: &str) -> HostRules {
-        let rules = value.split(',').filter_map(|entry| {
-            let mut words = entry.split_whitespace();
-            if !words.next()?.eq_ignore_ascii_case("MAP") {
-                return None;
+        let mut rules = HostRules::default();
+        for entry in value.split(',') {
+            let words: Vec<&str> = entry.split_whitespace().collect();
+            match words.as_slice() {
+                [verb, pattern, target] if verb.eq_ignore_ascii_case("MAP") => {
+                    let address = target
+                        .trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .parse::<IpAddr>()
+                        .ok();
+                    rules.maps.push((pattern.to_ascii_lowercase(), address));
+                }
+                [verb, pattern] if verb.eq_ignore_ascii_case("EXCLUDE") => {
+                    rules.excludes.push(pattern.to_ascii_lowercase());
+                }
+                _ => {}
             }
-            let pattern = words.next()?.to_ascii_lowercase();
-            let target = words.next()?;
-            let address = target
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<IpAddr>()
-                .ok();
-            // `~NOTFOUND` (and a name we cannot follow) resolves to nothing.
-            Some((pattern, address))
-        });
-        HostRules(rules.collect())
+        }
+        rules
     }
 
     /// The rules among Chromium flags (`--host-resolver-rules=…`).
     pub fn from_flags(flags: &[String]) -> HostRules {
-        flags
-            .iter()
-            .filter_map(|f| f.strip_prefix("--host-resolver-rules="))
-            .map(HostRules::parse)
-            .fold(HostRules::default(), |mut all, more| {
-                all.0.extend(more.0);
-                all
-            })
+        let mut all = HostRules::default();
+        for flag in flags {
+            if let Some(value) = flag.strip_prefix("--host-resolver-rules=") {
+                let more = HostRules::parse(value);
+                all.maps.extend(more.maps);
+                all.excludes.extend(more.excludes);
+            }
+        }
+        all
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.maps.is_empty() && self.excludes.is_empty()
     }
 
-    /// The first rule matching `name`: `Some(None)` when it maps the name to nothing.
+    /// The first rule mapping `name`: `Some(None)` when it maps the name to nothing; None when
+    /// no rule applies (the system resolver answers).
     pub(super) fn lookup(&self, name: &str) -> Option<Option<IpAddr>> {
-        self.0
+        let (_, address) = self
+            .maps
             .iter()
-            .find(|(pattern, _)| matches(pattern, name))
-            .map(|(_, address)| *address)
+            .find(|(pattern, _)| matches(pattern, name))?;
+        if self.excludes.iter().any(|pattern| matches(pattern, name)) {
+            return None;
+        }
+        Some(*address)
     }
 }
 

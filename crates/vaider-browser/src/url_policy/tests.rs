@@ -369,6 +369,11 @@ fn host_rules_read_chromiums_map_entries() {
         Some(Some("127.0.0.1".parse().unwrap()))
     );
     assert_eq!(rules.lookup("x.b.test"), Some(Some("::1".parse().unwrap())));
-    assert_eq!(rules.lookup("c.test"), Some(None));
+    assert_eq!(
+        rules.lookup("c.test"),
+        None,
+        "excluded: the system resolver answers"
+    );
+    assert_eq!(rules.lookup("d.test"), Some(None));
     assert!(HostRules::from_flags(&flags[..1]).is_empty());
 }
