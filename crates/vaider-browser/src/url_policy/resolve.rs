@@ -95,8 +95,11 @@ fn matches(pattern: &str, name: &str) -> bool {
     }
 }
 
+/// When a name was resolved, and to what.
+type Resolved = HashMap<String, (Instant, Vec<IpAddr>)>;
+
 /// Names resolved lately, shared by every browser of the process.
-static CACHE: Mutex<Option<HashMap<String, (Instant, Vec<IpAddr>)>>> = Mutex::new(None);
+static CACHE: Mutex<Option<Resolved>> = Mutex::new(None);
 
 impl UrlPolicy {
     /// [`UrlPolicy::check`], and the address rules for what a host name resolves to.
@@ -213,6 +216,9 @@ fn remember(name: &str, addresses: &[IpAddr]) {
     let cache = cache.get_or_insert_with(HashMap::new);
     if cache.len() > 1000 {
         cache.retain(|_, (at, _)| at.elapsed() < CACHE_FOR);
+        if cache.len() > 1000 {
+            cache.clear();
+        }
     }
     cache.insert(name.to_string(), (Instant::now(), addresses.to_vec()));
 }
