@@ -14,13 +14,20 @@ const FIELDS = [
   { key: 'timeoutSec', label: 'Timeout (seconds)', type: 'number', min: 1, env: ['VAIDER_TIMEOUT_SEC'], help: 'Time limit of one analysis, upload included.' },
   { key: 'maxAttempts', label: 'Max attempts (retry limit)', type: 'number', min: 1, env: ['VAIDER_MAX_ATTEMPTS'], help: 'Tries per call for rate limits and server errors.' },
   { key: 'maxCallsPerMinute', label: 'Model calls a minute, per provider', type: 'number', min: 0, env: ['VAIDER_MAX_CALLS_PER_MINUTE'], help: 'Your own cap per provider, key and model; the rest queue. 0: none (the provider’s quota is learned from its answers).' },
+  { key: 'maxModelCalls', label: 'Model calls per request', type: 'number', min: 1, max: 1000, env: ['VAIDER_MAX_MODEL_CALLS'], help: 'At most this many model calls for one request (analysing test results: one per failed test); the answer says which were skipped.' },
   { key: 'maxConcurrent', label: 'Max concurrent analyses', type: 'number', min: 1, env: ['VAIDER_MAX_CONCURRENT'], help: 'Analyses talking to the provider at once; the rest queue.' },
   { key: 'videoSampling', label: 'Video sampling', type: 'select', options: ['auto', 'full', 'keyframes'], env: ['VAIDER_VIDEO_SAMPLING'], help: 'How a video goes to a model that takes video. auto: only the moments where the screen changes, when cheaper (about 5x fewer tokens on a mostly still recording); full: the whole video at one frame a second, for animations and video players; keyframes: still frames.' },
   { key: 'cache', label: 'Cache', type: 'checkbox', env: ['VAIDER_CACHE'], help: 'Answer a repeated request (same media, prompt and model) from the history, at no cost.' },
   { key: 'downloadLimitMb', label: 'Download limit (MB)', type: 'number', min: 1, env: ['VAIDER_DOWNLOAD_LIMIT_MB'], help: 'Largest file fetched from an http(s) URL.' },
+  { key: 'childEnvPass', label: 'Variables passed to test runs', type: 'list', env: ['VAIDER_CHILD_ENV_PASS'], help: 'Comma-separated environment variables the programs Vaider starts (Playwright, ffmpeg, Chromium) also get, beyond PATH, HOME, locale, proxy and CI settings. A key, token or password never passes.' },
   { key: 'port', label: 'Port', type: 'number', min: 1, max: 65535, env: ['VAIDER_PORT'], help: 'Applies after a restart.' },
   { key: 'dataDir', label: 'Data folder', type: 'text', env: ['VAIDER_DATA_DIR'], help: 'History and downloads. Empty: the OS data folder. Applies after a restart.' },
 ];
+
+// A list setting (childEnvPass) as the text field shows it.
+function listText(names) {
+  return Array.isArray(names) ? names.join(', ') : '';
+}
 
 export function settingsView(root) {
   let s = null;
@@ -83,11 +90,12 @@ export function settingsView(root) {
         input = h('input', { type: 'checkbox', id, name: field.key, checked: Boolean(v[field.key]) });
       } else {
         input = h('input', {
-          type: field.type, id, name: field.key, min: field.min, max: field.max,
+          type: field.type === 'list' ? 'text' : field.type, id, name: field.key, min: field.min, max: field.max,
           inputmode: field.type === 'number' ? 'numeric' : null, spellcheck: 'false', autocomplete: 'off',
           placeholder: field.key === 'dataDir' ? 'the OS data folder' : null,
         });
-        input.value = v[field.key] === null || v[field.key] === undefined ? '' : String(v[field.key]);
+        input.value = field.type === 'list' ? listText(v[field.key])
+          : v[field.key] === null || v[field.key] === undefined ? '' : String(v[field.key]);
       }
       if (field.key === 'model') {
         // Filled with the provider's own list once it arrives (loadModels); a typed name stays allowed.
@@ -151,6 +159,10 @@ export function settingsView(root) {
           fieldError(field.key, `${field.label} must be a whole number${field.min ? ` of at least ${field.min}` : ''}${field.max ? ` and at most ${field.max}` : ''}.`);
           return;
         }
+      } else if (field.type === 'list') {
+        value = input.value.split(',').map((n) => n.trim()).filter(Boolean);
+        if (value.join(',') !== listText(v[field.key]).replace(/ /g, '')) body[field.key] = value;
+        continue;
       } else value = input.value.trim();
       const old = v[field.key] === null || v[field.key] === undefined ? (field.type === 'text' ? '' : v[field.key]) : v[field.key];
       if (value !== old) body[field.key] = value;

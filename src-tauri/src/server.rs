@@ -1,7 +1,8 @@
 //! The server inside the app: started at launch through `vaider_server::embedded` (same port,
 //! token, config and data as `vaider serve`), restarted on another port when the user picks
 //! one, and stopped on Quit. Its state drives the tray's status line and which page the
-//! window shows.
+//! window shows. The token is read from the running server each time (it follows
+//! `vaider token --rotate`), never kept from the start.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -128,7 +129,7 @@ impl Server {
                 base_url: running.base_url(),
                 ui_url: running.ui_url(),
                 mcp_url: running.mcp_url(),
-                token: running.token.clone(),
+                token: running.token(),
                 engine: running.engine.clone(),
             }),
             _ => None,
@@ -179,6 +180,14 @@ pub async fn start<R: Runtime>(app: &AppHandle<R>, port: Option<u16>) -> Result<
                 vaider_core::VERSION,
                 running.base_url()
             );
+            // `vaider token --rotate` while the app runs: the open window takes the new token.
+            let mut tokens = running.token_changes();
+            let follower = app.clone();
+            tauri::async_runtime::spawn(async move {
+                while tokens.changed().await.is_ok() {
+                    window::take_new_token(&follower);
+                }
+            });
             *server.slot() = Slot::Running(running);
             Ok(())
         }

@@ -87,6 +87,24 @@ fn parse(url: &str) -> tauri::Result<Url> {
     Url::parse(url).map_err(tauri::Error::InvalidUrl)
 }
 
+/// After `vaider token --rotate`: an open window on the UI opens it again with the new token in
+/// the fragment (the rotation ended the page's session and its old token).
+pub fn take_new_token<R: Runtime>(app: &AppHandle<R>) {
+    let (Some(window), Some(ui)) = (app.get_webview_window(MAIN), app.state::<Server>().links())
+    else {
+        return;
+    };
+    let showing_ui = window
+        .url()
+        .is_ok_and(|url| url.as_str().starts_with(&ui.base_url));
+    if !showing_ui {
+        return;
+    }
+    if let Err(e) = parse(&ui.ui_url).and_then(|url| window.navigate(url)) {
+        tracing::warn!("could not give the window the new token: {e}");
+    }
+}
+
 /// After the server started, stopped or failed: an open window shows the UI or the fallback
 /// page to match.
 pub fn follow_server<R: Runtime>(app: &AppHandle<R>) {

@@ -2,7 +2,8 @@
 //! interception pauses each request (navigations, redirect hops, link clicks, scripts, images,
 //! fetches) before it leaves Chromium, and only what the policy allows goes on; the rest fails
 //! with `ERR_BLOCKED_BY_CLIENT`, so no byte of a refused address reaches the page. What was
-//! refused is kept for the step to report.
+//! refused is kept for the step to report. What the tab brings up in other targets (popups,
+//! cross-site frames in their own process, workers) is held to the same policy by `warden`.
 
 use std::sync::{Arc, Mutex};
 
@@ -58,56 +59,70 @@ pub(crate) async fn guard(
                 && main_frame
                     .as_ref()
                     .is_none_or(|main| *main == event.frame_id);
-            let verdict = verdict(
-                &policy,
-                &event.request.url,
-                navigation,
-                &event.resource_type,
-            );
-            let answered = match verdict {
-                Ok(()) => page
-                    .execute(ContinueRequestParams::new(event.request_id.clone()))
-                    .await
-                    .map(drop),
-                Err(refusal) => {
-                    tracing::info!(%refusal, "the browser's request was refused");
-                    if let Ok(mut kept) = kept.lock() {
-                        if kept.len() < MAX_KEPT {
-                            kept.push(Blocked {
-                                refusal,
-                                navigation,
-                            });
-                        }
-                    }
-                    page.execute(FailRequestParams::new(
-                        event.request_id.clone(),
-                        ErrorReason::BlockedByClient,
-                    ))
-                    .await
-                    .map(drop)
-                }
-            };
-            if let Err(error) = answered {
-                tracing::debug!(%error, "answering a paused request");
-            }
+            // Each request is answered in its own task: a name being resolved holds up no other.
+            let (page, policy, kept) = (page.clone(), policy.clone(), kept.clone());
+            tokio::spawn(async move { answer(&page, &policy, &kept, &event, navigation).await });
         }
     });
     Ok((task, refused))
 }
 
-/// The policy's verdict; `data:` and `blob:` parts of a page never reach the network.
-fn verdict(
+/// Lets the paused request go on, or fails it and keeps the refusal.
+async fn answer(
+    page: &Page,
+    policy: &UrlPolicy,
+    kept: &Refused,
+    event: &EventRequestPaused,
+    navigation: bool,
+) {
+    let document = event.resource_type == ResourceType::Document;
+    let answered = match verdict(policy, &event.request.url, navigation, document).await {
+        Ok(()) => page
+            .execute(ContinueRequestParams::new(event.request_id.clone()))
+            .await
+            .map(drop),
+        Err(refusal) => {
+            tracing::info!(%refusal, "the browser's request was refused");
+            keep(
+                kept,
+                Blocked {
+                    refusal,
+                    navigation,
+                },
+            );
+            let fail =
+                FailRequestParams::new(event.request_id.clone(), ErrorReason::BlockedByClient);
+            page.execute(fail).await.map(drop)
+        }
+    };
+    if let Err(error) = answered {
+        tracing::debug!(%error, "answering a paused request");
+    }
+}
+
+/// Keeps a refusal for the step to report, up to [`MAX_KEPT`].
+pub(crate) fn keep(refused: &Refused, blocked: Blocked) {
+    if let Ok(mut kept) = refused.lock() {
+        if kept.len() < MAX_KEPT {
+            kept.push(blocked);
+        }
+    }
+}
+
+/// The policy's verdict on a request: a `navigation` of the page itself, else a part of it
+/// (a `document` part is a frame); `data:` and `blob:` parts never reach the network.
+pub(crate) async fn verdict(
     policy: &UrlPolicy,
     url: &str,
     navigation: bool,
-    kind: &ResourceType,
+    document: bool,
 ) -> Result<(), Refusal> {
     if navigation {
-        return policy.check(url);
+        return policy.check_resolved(url).await;
     }
     let local = url.starts_with("data:") || url.starts_with("blob:");
-    if local && *kind != ResourceType::Document {
+    if local && !document {
         return Ok(());
     }
-    policy.check_part(url)
+    policy.check_part_resolved(url).await
 }

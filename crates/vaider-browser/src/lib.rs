@@ -1,7 +1,8 @@
 //! The one place in Vaider that starts and drives a browser over the Chrome DevTools Protocol.
 //! It launches the Chromium or Chrome already on the machine, headless with a throwaway
 //! profile, and takes page shots whose pixels do not depend on when they were taken. Every
-//! page it opens is held to a [`UrlPolicy`] inside the browser (see `guard`).
+//! page it opens is held to a [`UrlPolicy`] inside the browser (see `guard`), and so is every
+//! popup, cross-site frame and worker that page brings up (see `warden`).
 
 mod guard;
 mod locate;
@@ -10,6 +11,7 @@ mod settle;
 mod snapshot;
 mod tab;
 pub mod url_policy;
+mod warden;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -100,6 +102,11 @@ impl Default for Viewport {
 pub struct Browser {
     browser: chromiumoxide::Browser,
     handler: JoinHandle<()>,
+    /// Holds popups, cross-site frames and workers to their tab's policy.
+    warden: warden::Warden,
+    /// How this browser resolves names it is told to map (`--host-resolver-rules`), so the
+    /// policy judges a name by the address the browser will use.
+    host_rules: url_policy::HostRules,
     // Kept for its Drop: the profile folder lives exactly as long as the browser.
     _profile: tempfile::TempDir,
 }
@@ -148,6 +155,7 @@ impl Browser {
             .prefix("vaider-chrome-")
             .tempdir()
             .map_err(BrowserError::Profile)?;
+        quiet_profile(profile.path()).map_err(BrowserError::Profile)?;
         let mut config = BrowserConfig::builder().chrome_executable(&program);
         config = match headless {
             true => config.new_headless_mode(),
@@ -157,13 +165,17 @@ impl Browser {
             .user_data_dir(profile.path())
             // The viewport is set per page, explicitly, right before each shot.
             .viewport(None)
-            .arg("--hide-scrollbars")
-            .arg("--force-color-profile=srgb")
-            .arg("--font-render-hinting=none")
-            .args(flags.iter().map(String::as_str))
             // chromiumoxide cannot clear the environment: every variable outside the
             // allow-list (keys, the token, cloud credentials) reaches Chromium empty.
             .envs(vaider_core::child_env::blanked());
+        let ours = [
+            "--hide-scrollbars",
+            "--force-color-profile=srgb",
+            "--font-render-hinting=none",
+        ];
+        for flag in ours.into_iter().chain(flags.iter().map(String::as_str)) {
+            config = with_flag(config, flag);
+        }
         if running_as_root() {
             // Chromium refuses to start its sandbox as root; elsewhere the sandbox stays on.
             config = config.no_sandbox();
@@ -187,9 +199,19 @@ impl Browser {
                 }
             }
         });
+        let warden = match warden::Warden::start(browser.websocket_address()).await {
+            Ok(warden) => warden,
+            Err(error) => {
+                // Without it popups and cross-site frames would run unguarded: no browser.
+                handler.abort();
+                return Err(error);
+            }
+        };
         Ok(Browser {
             browser,
             handler,
+            warden,
+            host_rules: url_policy::HostRules::from_flags(flags),
             _profile: profile,
         })
     }
@@ -209,14 +231,16 @@ impl Browser {
         full_page: bool,
     ) -> Result<Vec<u8>, BrowserError> {
         check_viewport(viewport)?;
-        let policy = std::sync::Arc::new(UrlPolicy::for_page(url)?);
+        let policy = std::sync::Arc::new(self.resolving_as_browser(UrlPolicy::for_page(url)?));
         let page = self
             .browser
             .new_page("about:blank")
             .await
             .map_err(cdp("opening a tab"))?;
-        let shot = match guard::guard(&page, policy).await {
+        let target = page.target_id().inner().clone();
+        let shot = match guard::guard(&page, policy.clone()).await {
             Ok((guard, refused)) => {
+                let _hold = self.warden.hold(&target, policy, refused.clone());
                 let shot = shoot(&page, url, viewport, full_page).await;
                 guard.abort();
                 let navigation = refused
@@ -235,6 +259,14 @@ impl Browser {
             tracing::debug!(%error, "closing the tab");
         }
         shot
+    }
+
+    /// `policy`, its names resolved as this browser resolves them (unless it has its own rules).
+    pub(crate) fn resolving_as_browser(&self, policy: UrlPolicy) -> UrlPolicy {
+        match policy.has_host_rules() {
+            true => policy,
+            false => policy.with_host_rules(self.host_rules.clone()),
+        }
     }
 
     /// Closes the browser and waits for it to exit (dropping it kills it without waiting).
@@ -259,6 +291,29 @@ impl Drop for Browser {
             }
         }
     }
+}
+
+/// Adds a `--name[=value]` flag the way chromiumoxide wants it: it writes the `--` itself, so
+/// a flag given whole would reach Chromium as `----name` and be ignored.
+fn with_flag(
+    config: chromiumoxide::browser::BrowserConfigBuilder,
+    flag: &str,
+) -> chromiumoxide::browser::BrowserConfigBuilder {
+    let flag = flag.trim_start_matches('-');
+    match flag.split_once('=') {
+        Some((name, value)) => config.arg((name, value)),
+        None => config.arg(flag),
+    }
+}
+
+/// Turns off the profile's network prediction: Chromium would otherwise open connections to
+/// hosts a page merely points at (a frame, a link) before the URL policy judges the request,
+/// so a refused host would still see a connection from this machine.
+fn quiet_profile(dir: &std::path::Path) -> std::io::Result<()> {
+    let default = dir.join("Default");
+    std::fs::create_dir_all(&default)?;
+    let prefs = serde_json::json!({"net": {"network_prediction_options": 2}});
+    std::fs::write(default.join("Preferences"), prefs.to_string())
 }
 
 async fn shoot(

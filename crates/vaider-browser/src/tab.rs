@@ -57,6 +57,8 @@ pub enum StepError {
 /// One open tab and what its page has logged.
 pub struct Tab {
     pub(crate) page: Page,
+    /// The warden holds what the tab brings up while the tab lives.
+    _hold: crate::warden::Hold,
     policy: Arc<UrlPolicy>,
     refused: Refused,
     console: Arc<Mutex<Vec<String>>>,
@@ -78,13 +80,16 @@ impl Browser {
             .await
             .map_err(cdp("opening a tab"))?;
         set_viewport(&page, viewport).await?;
-        let policy = Arc::new(policy);
+        let policy = Arc::new(self.resolving_as_browser(policy));
         let (guard, refused) = crate::guard::guard(&page, policy.clone()).await?;
+        let target = page.target_id().inner().clone();
+        let hold = self.warden.hold(&target, policy.clone(), refused.clone());
         let console = Arc::new(Mutex::new(Vec::new()));
         let mut listeners = listen_to_console(&page, &console).await?;
         listeners.push(guard);
         Ok(Tab {
             page,
+            _hold: hold,
             policy,
             refused,
             console,
@@ -97,7 +102,7 @@ impl Tab {
     /// Opens `url` and waits for its load event, within `timeout`. A URL the policy refuses
     /// is not asked for; a redirect it refuses ends the navigation there.
     pub async fn open(&self, url: &str, timeout: Duration) -> Result<(), BrowserError> {
-        self.policy.check(url)?;
+        self.policy.check_resolved(url).await?;
         let before = self.refused.lock().map_or(0, |r| r.len());
         let opened = tokio::time::timeout(timeout, self.page.goto(url)).await;
         // A refusal during this navigation (a redirect hop) is the reason it ended.

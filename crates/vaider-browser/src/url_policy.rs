@@ -14,12 +14,15 @@
 //! - loopback only when the base URL is loopback, private ranges only when the base URL is
 //!   private or private networks are allowed.
 //!
-//! Host names are judged by name: names are not resolved here (a name that resolves to a
-//! refused address must first be in the allow-list, which only the user and the plan write).
+//! Host names are judged by name here ([`UrlPolicy::check`]) and then by what they resolve to
+//! ([`UrlPolicy::check_resolved`], in `resolve`): the browser's guard uses both.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use url::{Host, Url};
+
+mod resolve;
+pub use resolve::HostRules;
 
 /// Cloud metadata services reached by name.
 const METADATA_NAMES: &[&str] = &[
@@ -49,6 +52,8 @@ pub struct UrlPolicy {
     /// A page shot: the parts of the page (images, fonts, scripts) may come from any public
     /// host, while the page itself stays on its origin.
     parts_from_anywhere: bool,
+    /// How names resolve before the system resolver (the browser's `--host-resolver-rules`).
+    host_rules: HostRules,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +103,7 @@ impl UrlPolicy {
             allowed: allowed.iter().filter_map(|a| parse_allowed(a)).collect(),
             allow_private,
             parts_from_anywhere: false,
+            host_rules: HostRules::default(),
         };
         policy.check(base_url)?;
         Ok(policy)
@@ -114,19 +120,35 @@ impl UrlPolicy {
 
     /// Whether the browser may load `url` as a part of a page (an image, a script, a frame).
     pub fn check_part(&self, url: &str) -> Result<(), Refusal> {
+        self.check_part_with(url, self.base_class_by_name())
+    }
+
+    fn check_part_with(&self, url: &str, base_class: Class) -> Result<(), Refusal> {
         if !self.parts_from_anywhere {
-            return self.check(url);
+            return self.check_with(url, base_class);
         }
         let wider = UrlPolicy {
             allowed: vec![Allowed::Any],
             parts_from_anywhere: false,
             ..self.clone()
         };
-        wider.check(url)
+        wider.check_with(url, base_class)
     }
 
     /// Whether the browser may load `url` (as the page itself: any navigation).
     pub fn check(&self, url: &str) -> Result<(), Refusal> {
+        self.check_with(url, self.base_class_by_name())
+    }
+
+    /// The base URL's kind of address, judged by its name.
+    fn base_class_by_name(&self) -> Class {
+        self.base
+            .as_ref()
+            .map_or(Class::Public, |b| classify(&b.host))
+    }
+
+    /// [`UrlPolicy::check`], the base URL being of `base_class`.
+    fn check_with(&self, url: &str, base_class: Class) -> Result<(), Refusal> {
         if url == "about:blank" {
             return Ok(());
         }
@@ -155,16 +177,22 @@ impl UrlPolicy {
                 "the host is neither the base URL's origin nor in the allow-list (the plan's allowedHosts or qa.allowed_hosts)",
             ));
         }
-        let base_class = base.map_or(Class::Public, |b| classify(&b.host));
+        self.address_rule(class, base_class)
+            .map_err(|rule| refusal(url, rule))
+    }
+
+    /// The rule an address of `class` breaks, given the base URL's class.
+    fn address_rule(&self, class: Class, base_class: Class) -> Result<(), &'static str> {
         match class {
-            Class::Loopback if base_class != Class::Loopback => Err(refusal(
-                url,
-                "loopback addresses are opened only when the base URL is loopback",
-            )),
-            Class::Private if base_class != Class::Private && !self.allow_private => Err(refusal(
-                url,
+            Class::LinkLocalOrMetadata => {
+                Err("link-local and cloud metadata addresses are never opened")
+            }
+            Class::Loopback if base_class != Class::Loopback => {
+                Err("loopback addresses are opened only when the base URL is loopback")
+            }
+            Class::Private if base_class != Class::Private && !self.allow_private => Err(
                 "private-network addresses are opened only when the base URL is one or private networks are allowed (qa.allow_private_network)",
-            )),
+            ),
             _ => Ok(()),
         }
     }

@@ -47,7 +47,7 @@ async fn refused_navigations_fail_the_step_and_leak_nothing() {
         step_timeout: std::time::Duration::from_millis(3000),
         record_video: false,
         browser_flags: vec![
-            "--host-resolver-rules=MAP evil.test 127.0.0.1, MAP metadata.google.internal 127.0.0.1, MAP * ~NOTFOUND"
+            "--host-resolver-rules=MAP evil.test 127.0.0.1, MAP metadata.google.internal 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
                 .into(),
         ],
         ..RunOptions::default()

@@ -1,14 +1,21 @@
 //! Starting and stopping the whole server from inside another program: the tray app runs it
 //! in-process, and `vaider serve` / `vaider ui` use the same path, so all three bind the same
-//! port with the same token, config and data.
+//! port with the same token, config and data. The shell reads the token from here each time
+//! it needs it (and may watch it), so `vaider token --rotate` reaches it without a restart.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use vaider_core::{secrets, Config, Vaider};
 
+use crate::auth::Auth;
 use crate::ServeError;
+
+/// How often a running server looks at its token file for [`RunningServer::token_changes`]
+/// (a stat; the file is read only when it changed).
+const TOKEN_CHECK: Duration = Duration::from_secs(1);
 
 /// What only the desktop app can do, offered to the UI through `/api/desktop`.
 pub trait DesktopIntegration: Send + Sync + 'static {
@@ -42,8 +49,10 @@ pub enum StartError {
 /// A server running in this process.
 pub struct RunningServer {
     pub addr: SocketAddr,
-    pub token: String,
     pub engine: Arc<Vaider>,
+    /// The token, following its file as the server's own guard does.
+    token: Arc<Auth>,
+    tokens: tokio::sync::watch::Sender<String>,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<Result<(), ServeError>>,
 }
@@ -53,9 +62,21 @@ impl RunningServer {
         format!("http://{}", self.addr)
     }
 
-    /// The UI with the token in the fragment, which never reaches a server log.
+    /// The token clients use now: after `vaider token --rotate` the new one (read again from
+    /// the token file when it changed), so the shell never hands out a token the server refuses.
+    pub fn token(&self) -> String {
+        self.token.token().to_string()
+    }
+
+    /// The current token, and each new one after a rotation while the server runs (looked for
+    /// every [`TOKEN_CHECK`]): a shell showing the UI or a client's config follows it.
+    pub fn token_changes(&self) -> tokio::sync::watch::Receiver<String> {
+        self.tokens.subscribe()
+    }
+
+    /// The UI with the current token in the fragment, which never reaches a server log.
     pub fn ui_url(&self) -> String {
-        format!("{}/#token={}", self.base_url(), self.token)
+        format!("{}/#token={}", self.base_url(), self.token())
     }
 
     pub fn mcp_url(&self) -> String {
@@ -119,7 +140,7 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
     let app = crate::router_with(crate::Doors {
         engine: engine.clone(),
         token: &token,
-        token_file,
+        token_file: token_file.clone(),
         shutdown: shutdown.clone(),
         desktop: options.desktop,
     });
@@ -130,13 +151,43 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
             .await?;
         Ok(())
     });
+    let auth = Arc::new(match token_file {
+        Some(file) => Auth::following(&token, file),
+        None => Auth::fixed(&token),
+    });
+    let (tokens, _) = tokio::sync::watch::channel(token);
+    tokio::spawn(follow_token(auth.clone(), tokens.clone(), shutdown.clone()));
     Ok(RunningServer {
         addr,
-        token,
         engine,
+        token: auth,
+        tokens,
         shutdown,
         task,
     })
+}
+
+/// Publishes each new token until the server stops.
+async fn follow_token(
+    auth: Arc<Auth>,
+    tokens: tokio::sync::watch::Sender<String>,
+    shutdown: CancellationToken,
+) {
+    let mut ticks = tokio::time::interval(TOKEN_CHECK);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        let token = auth.token();
+        tokens.send_if_modified(|seen| {
+            let changed = **seen != *token;
+            if changed {
+                *seen = token.to_string();
+            }
+            changed
+        });
+    }
 }
 
 /// The first port after `after` that can be bound on 127.0.0.1, looking a little way up.

@@ -329,3 +329,46 @@ async fn credentialed_cors_only_for_the_own_origin_and_the_app() {
         .get("access-control-allow-credentials")
         .is_none());
 }
+
+/// The tray app asks its embedded server for the token each time it shows the UI or copies a
+/// client's config, and watches it: after `vaider token --rotate` it must hand out the new
+/// token (the old one is refused), without a restart.
+#[tokio::test]
+async fn the_embedded_server_hands_its_shell_the_rotated_token() {
+    let config = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    // This test owns its process (nextest), so the environment is its own.
+    std::env::remove_var("VAIDER_TOKEN");
+    std::env::set_var("VAIDER_CONFIG_DIR", config.path());
+    std::env::set_var("VAIDER_DATA_DIR", data.path());
+    let running = vaider_server::embedded::start(vaider_server::embedded::StartOptions {
+        port: Some(0),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let old = running.token();
+    let mut changes = running.token_changes();
+    assert_eq!(*changes.borrow_and_update(), old);
+    assert!(running.ui_url().ends_with(&format!("#token={old}")));
+
+    let new = vaider_core::secrets::rotate_token(data.path()).unwrap();
+    assert_ne!(new, old);
+    assert_eq!(running.token(), new);
+    assert!(running.ui_url().ends_with(&format!("#token={new}")));
+    tokio::time::timeout(std::time::Duration::from_secs(30), changes.changed())
+        .await
+        .expect("the rotation is announced")
+        .unwrap();
+    assert_eq!(*changes.borrow(), new);
+    // What the shell hands out is what the server accepts.
+    let http = reqwest::Client::new();
+    let settings = |token: String| {
+        http.get(format!("{}/api/settings", running.base_url()))
+            .bearer_auth(token)
+            .send()
+    };
+    assert_eq!(settings(running.token()).await.unwrap().status(), 200);
+    assert_eq!(settings(old).await.unwrap().status(), 401);
+    running.stop().await;
+}

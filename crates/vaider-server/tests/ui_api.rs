@@ -245,6 +245,13 @@ async fn history_is_searched_filtered_and_paged_newest_first() {
     assert_eq!(in_project["total"], 2);
 }
 
+/// Whether a program Vaider starts now would get the variable `name`.
+fn passes_to_children(name: &str) -> bool {
+    vaider_core::child_env::environment()
+        .iter()
+        .any(|(n, _)| n.to_str() == Some(name))
+}
+
 /// One provider's entry in the settings.
 fn provider(settings: &Value, name: &str) -> Value {
     settings["providers"]
@@ -427,11 +434,60 @@ async fn settings_are_checked_saved_to_the_config_file_and_applied_at_once() {
         "nothing saved"
     );
 
+    // The per-request model call cap and the child environment's pass-through list are
+    // checked like the rest: a bad value names its field and why, and nothing is saved.
+    for (body, field, why) in [
+        (json!({"maxModelCalls": 0}), "maxModelCalls", "1"),
+        (json!({"maxModelCalls": 5000}), "maxModelCalls", "1000"),
+        (
+            json!({"childEnvPass": ["GEMINI_API_KEY"]}),
+            "childEnvPass",
+            "secret",
+        ),
+        (
+            json!({"childEnvPass": ["VAIDER_TOKEN"]}),
+            "childEnvPass",
+            "secret",
+        ),
+        (
+            json!({"childEnvPass": ["MY VAR"]}),
+            "childEnvPass",
+            "not an environment variable name",
+        ),
+        (
+            json!({"childEnvPass": "MY_VAR"}),
+            "childEnvPass",
+            "not valid",
+        ),
+    ] {
+        let (status, refused) = send(
+            &server,
+            reqwest::Method::PUT,
+            "/api/settings",
+            Some(body.clone()),
+        )
+        .await;
+        assert_eq!(status, 400, "{body}: {refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(field) || field == "childEnvPass" && why == "not valid",
+            "{body}: {message}"
+        );
+        assert!(message.contains(why), "{body}: {message}");
+        assert!(
+            !config_dir.path().join("config.toml").exists(),
+            "nothing saved"
+        );
+    }
+
+    std::env::set_var("VAIDER_TEST_APP_MODE", "staging");
+    assert!(!passes_to_children("VAIDER_TEST_APP_MODE"));
     let (status, saved) = send(
         &server,
         reqwest::Method::PUT,
         "/api/settings",
-        Some(json!({"cache": false, "model": "gemini-3.5-flash", "port": 4567, "maxAttempts": 2})),
+        Some(json!({"cache": false, "model": "gemini-3.5-flash", "port": 4567, "maxAttempts": 2,
+                    "maxModelCalls": 7, "childEnvPass": [" VAIDER_TEST_APP_MODE", "VAIDER_TEST_APP_MODE", ""]})),
     )
     .await;
     assert_eq!(status, 200, "{saved}");
@@ -443,6 +499,18 @@ async fn settings_are_checked_saved_to_the_config_file_and_applied_at_once() {
     assert_eq!(on_disk.model, "gemini-3.5-flash");
     assert_eq!(on_disk.port, 4567);
     assert_eq!(on_disk.max_attempts, 2);
+    assert_eq!(on_disk.max_model_calls, 7);
+    assert_eq!(
+        on_disk.child_env_pass,
+        vec!["VAIDER_TEST_APP_MODE".to_string()]
+    );
+    assert_eq!(saved["values"]["maxModelCalls"], 7);
+    assert_eq!(
+        saved["values"]["childEnvPass"],
+        json!(["VAIDER_TEST_APP_MODE"])
+    );
+    // The pass-through list is in force for the next child process, without a restart.
+    assert!(passes_to_children("VAIDER_TEST_APP_MODE"));
     // Environment values are applied but not written into the file.
     assert_eq!(on_disk.data_dir, None);
 

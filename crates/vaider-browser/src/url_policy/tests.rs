@@ -263,3 +263,117 @@ proptest! {
         let _ = UrlPolicy::new(&url, std::slice::from_ref(&url), true);
     }
 }
+
+/// Names resolved by rules, as Chromium's `--host-resolver-rules` would: no lookup leaves the
+/// machine (`MAP * ~NOTFOUND` for every other name).
+fn mapped(base: &str, allowed: &[&str], allow_private: bool) -> UrlPolicy {
+    let rules = HostRules::parse(
+        "MAP app.test 203.0.113.7, MAP sneaky.test 127.0.0.1, MAP v6.test [::1], \
+         MAP meta.test 169.254.169.254, MAP lan.test 10.0.0.5, MAP local-app.test 127.0.0.1, \
+         EXCLUDE other.test, MAP * ~NOTFOUND",
+    );
+    let allowed: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
+    UrlPolicy::new(base, &allowed, allow_private)
+        .unwrap()
+        .with_host_rules(rules)
+}
+
+#[tokio::test]
+async fn allow_listed_names_are_judged_by_the_addresses_they_resolve_to() {
+    let names = [
+        "sneaky.test",
+        "v6.test",
+        "meta.test",
+        "lan.test",
+        "gone.test",
+    ];
+    let policy = mapped("http://app.test", &names, false);
+    assert!(policy.check_resolved("http://app.test/cart").await.is_ok());
+    for (host, address, rule) in [
+        ("sneaky.test", "127.0.0.1", "loopback"),
+        ("v6.test", "::1", "loopback"),
+        ("meta.test", "169.254.169.254", "link-local"),
+        ("lan.test", "10.0.0.5", "private"),
+    ] {
+        let url = format!("http://{host}/x");
+        // By name alone it passes: it is on the allow-list.
+        assert!(policy.check(&url).is_ok(), "{url}");
+        let refusal = policy.check_resolved(&url).await.unwrap_err();
+        let said = refusal.to_string();
+        assert!(
+            said.contains(host) && said.contains(address) && said.contains(rule),
+            "{said}"
+        );
+        assert!(policy.check_part_resolved(&url).await.is_err(), "{url}");
+    }
+    let gone = policy
+        .check_resolved("http://gone.test/")
+        .await
+        .unwrap_err();
+    assert!(gone.rule.contains("does not resolve"), "{gone}");
+
+    // Private networks when allowed; link-local never.
+    let private = mapped("http://app.test", &["lan.test", "meta.test"], true);
+    assert!(private.check_resolved("http://lan.test/").await.is_ok());
+    assert!(private.check_resolved("http://meta.test/").await.is_err());
+}
+
+#[tokio::test]
+async fn a_base_name_on_this_machine_lets_this_machine_in() {
+    let policy = mapped(
+        "http://local-app.test:3000",
+        &["sneaky.test", "localhost"],
+        false,
+    );
+    assert!(policy
+        .check_resolved("http://local-app.test:3000/")
+        .await
+        .is_ok());
+    assert!(policy.check_resolved("http://sneaky.test/").await.is_ok());
+    assert!(policy
+        .check_resolved("http://localhost:8080/")
+        .await
+        .is_ok());
+    assert!(policy.check_resolved("http://meta.test/").await.is_err());
+}
+
+#[tokio::test]
+async fn a_page_shots_parts_are_judged_by_their_addresses_too() {
+    let rules =
+        HostRules::parse("MAP app.test 203.0.113.7, MAP sneaky.test 127.0.0.1, MAP * ~NOTFOUND");
+    let policy = UrlPolicy::for_page("http://app.test/")
+        .unwrap()
+        .with_host_rules(rules);
+    assert!(policy
+        .check_part_resolved("http://app.test/a.png")
+        .await
+        .is_ok());
+    // `*` stands for public hosts: a public-looking name on this machine is refused.
+    let refusal = policy
+        .check_part_resolved("http://sneaky.test/a.png")
+        .await
+        .unwrap_err();
+    assert!(refusal.rule.contains("127.0.0.1"), "{refusal}");
+}
+
+#[test]
+fn host_rules_read_chromiums_map_entries() {
+    let flags = vec![
+        "--hide-scrollbars".to_string(),
+        "--host-resolver-rules=MAP a.test 127.0.0.1, MAP *.b.test [::1],EXCLUDE c.test, MAP * ~NOTFOUND"
+            .to_string(),
+    ];
+    let rules = HostRules::from_flags(&flags);
+    assert_eq!(
+        rules.lookup("a.test"),
+        Some(Some("127.0.0.1".parse().unwrap()))
+    );
+    assert_eq!(rules.lookup("x.b.test"), Some(Some("::1".parse().unwrap())));
+    assert_eq!(
+        rules.lookup("c.test"),
+        None,
+        "excluded: the system resolver answers"
+    );
+    assert_eq!(rules.lookup("d.test"), Some(None));
+    assert!(HostRules::from_flags(&flags[..1]).is_empty());
+}

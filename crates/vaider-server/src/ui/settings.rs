@@ -23,10 +23,12 @@ const FORM_FIELDS: &[(&str, &str)] = &[
     ("timeoutSec", "timeout_sec"),
     ("maxAttempts", "max_attempts"),
     ("maxCallsPerMinute", "max_calls_per_minute"),
+    ("maxModelCalls", "max_model_calls"),
     ("cache", "cache"),
     ("dataDir", "data_dir"),
     ("downloadLimitMb", "download_limit_mb"),
     ("videoSampling", "video_sampling"),
+    ("childEnvPass", "child_env_pass"),
 ];
 
 /// `GET /api/settings` (the `Settings` of docs/ui-api.md).
@@ -53,11 +55,14 @@ struct Values {
     timeout_sec: u64,
     max_attempts: u32,
     max_calls_per_minute: u32,
+    max_model_calls: u32,
     cache: bool,
     /// Empty for the default folder.
     data_dir: String,
     download_limit_mb: u64,
     video_sampling: VideoSampling,
+    /// Variables passed to the programs Vaider starts, beyond the allow-list.
+    child_env_pass: Vec<String>,
 }
 
 /// A field whose value comes from an environment variable rather than the file.
@@ -155,6 +160,7 @@ async fn current(state: &AppState) -> Settings {
             timeout_sec: config.timeout_sec,
             max_attempts: config.max_attempts,
             max_calls_per_minute: config.max_calls_per_minute,
+            max_model_calls: config.max_model_calls,
             cache: config.cache,
             data_dir: config
                 .data_dir
@@ -163,6 +169,7 @@ async fn current(state: &AppState) -> Settings {
                 .unwrap_or_default(),
             download_limit_mb: config.download_limit_mb,
             video_sampling: config.video_sampling,
+            child_env_pass: config.child_env_pass.clone(),
         },
         data_dir_in_use: state.engine.data_dir().to_path_buf(),
         env_overrides: env_overrides(),
@@ -186,10 +193,12 @@ pub(super) struct SettingsBody {
     timeout_sec: Option<u64>,
     max_attempts: Option<u32>,
     max_calls_per_minute: Option<u32>,
+    max_model_calls: Option<u32>,
     cache: Option<bool>,
     data_dir: Option<String>,
     download_limit_mb: Option<u64>,
     video_sampling: Option<String>,
+    child_env_pass: Option<Vec<String>>,
 }
 
 /// Puts the edited values into the config file's settings, refusing any that is out of range
@@ -242,6 +251,12 @@ fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
     if let Some(n) = body.max_calls_per_minute {
         config.max_calls_per_minute = n;
     }
+    if let Some(n) = body.max_model_calls {
+        config.max_model_calls = n;
+    }
+    if let Some(names) = body.child_env_pass {
+        config.child_env_pass = pass_through(names)?;
+    }
     if let Some(cache) = body.cache {
         config.cache = cache;
     }
@@ -272,6 +287,33 @@ fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
     config
         .validate()
         .map_err(|e| ApiError::bad_request(e.to_string()))
+}
+
+/// The variables to pass to child processes: variable names, each once; a secret (a key, a
+/// token, a password, anything Vaider reads a credential from) is refused, since it would
+/// never pass anyway and the user should know.
+fn pass_through(names: Vec<String>) -> Result<Vec<String>, ApiError> {
+    let mut kept: Vec<String> = Vec::new();
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let valid = name.len() <= 128
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            let shown: String = name.chars().take(60).collect();
+            return Err(ApiError::bad_request(format!(
+                "childEnvPass: {shown:?} is not an environment variable name (letters, digits and _, not starting with a digit)."
+            )));
+        }
+        if vaider_core::child_env::is_secret(name) {
+            return Err(ApiError::bad_request(format!(
+                "childEnvPass: {name} holds a secret, and secrets never reach the programs Vaider starts (see SECURITY.md). Remove it from the list."
+            )));
+        }
+        if !kept.iter().any(|k| k == name) {
+            kept.push(name.to_string());
+        }
+    }
+    Ok(kept)
 }
 
 pub(super) async fn save_settings(
