@@ -186,7 +186,8 @@ impl Tab {
         Ok(())
     }
 
-    /// Replaces the field's value by typing `text` into it, key by key.
+    /// Replaces the field's value by typing `text` into it, key by key; a newline, a tab or
+    /// Selenium IDE's `${KEY_ENTER}` ... presses that key ([`crate::snapshot::typed_parts`]).
     pub async fn type_into(
         &self,
         selector: &str,
@@ -202,7 +203,14 @@ impl Tab {
             )
             .await
             .map_err(cdp("clearing the field"))?;
-        element.type_str(text).await.map_err(cdp("typing"))?;
+        for part in crate::snapshot::typed_parts(text) {
+            match part {
+                crate::snapshot::Typed::Text(text) => {
+                    element.type_str(text).await.map_err(cdp("typing"))?;
+                }
+                crate::snapshot::Typed::Key(key) => self.press(&key).await?,
+            }
+        }
         Ok(())
     }
 

@@ -59,7 +59,9 @@ pub fn real_project_dir() -> PathBuf {
         let to = dir.join("tests").join(name);
         if std::fs::read(&to).ok().as_ref() != Some(&from) {
             // Another test may copy it at the same time: a whole file appears at once.
-            let part = dir.join("tests").join(format!(".{name}.{}", std::process::id()));
+            let part = dir
+                .join("tests")
+                .join(format!(".{name}.{}", std::process::id()));
             std::fs::write(&part, &from).unwrap();
             std::fs::rename(&part, &to).unwrap();
         }

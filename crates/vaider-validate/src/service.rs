@@ -263,12 +263,12 @@ impl PageEvents {
 fn is_launch_failure(message: &str) -> bool {
     !message.contains("ffmpeg")
         && [
-        "browserType.launch",
-        "Failed to launch",
-        "Executable doesn't exist",
-    ]
-    .iter()
-    .any(|mark| message.contains(mark))
+            "browserType.launch",
+            "Failed to launch",
+            "Executable doesn't exist",
+        ]
+        .iter()
+        .any(|mark| message.contains(mark))
 }
 
 /// From the traces when the run has any (zipped, or not yet for a run stopped at its

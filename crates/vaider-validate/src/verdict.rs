@@ -28,7 +28,12 @@ pub fn read(report: &Report, stderr: &str, project_dir: &Path, no_report: bool) 
         .errors
         .iter()
         .map(String::as_str)
-        .chain(report.tests.iter().filter_map(|t| Some(t.error.as_ref()?.message.as_str())))
+        .chain(
+            report
+                .tests
+                .iter()
+                .filter_map(|t| Some(t.error.as_ref()?.message.as_str())),
+        )
         .chain(no_report.then_some(stderr))
         .collect();
     if let Some(message) = messages.iter().find(|m| is_recorder_missing(m)) {
@@ -40,7 +45,11 @@ pub fn read(report: &Report, stderr: &str, project_dir: &Path, no_report: bool) 
             setup_failed: true,
         };
     }
-    let ran = report.tests.iter().filter(|t| t.status != "skipped").count();
+    let ran = report
+        .tests
+        .iter()
+        .filter(|t| t.status != "skipped")
+        .count();
     if ran == 0 {
         let reason = report
             .errors
@@ -66,9 +75,17 @@ pub fn read(report: &Report, stderr: &str, project_dir: &Path, no_report: bool) 
         failed.len(),
         report.tests.len()
     )];
-    causes.extend(failed.iter().take(MAX_NAMED).map(|t| failure(t, project_dir)));
+    causes.extend(
+        failed
+            .iter()
+            .take(MAX_NAMED)
+            .map(|t| failure(t, project_dir)),
+    );
     if failed.len() > MAX_NAMED {
-        causes.push(format!("... and {} more failed tests", failed.len() - MAX_NAMED));
+        causes.push(format!(
+            "... and {} more failed tests",
+            failed.len() - MAX_NAMED
+        ));
     }
     Verdict {
         causes,
@@ -152,7 +169,12 @@ fn stderr_reason(stderr: &str) -> Option<&str> {
         .match_indices('\n')
         .map(|(i, _)| i + 1)
         .chain([0])
-        .filter(|&i| text[i..].lines().next().is_some_and(|l| l.contains("Error")))
+        .filter(|&i| {
+            text[i..]
+                .lines()
+                .next()
+                .is_some_and(|l| l.contains("Error"))
+        })
         .min()
         .unwrap_or(0);
     let reason = text[at..].trim();
@@ -192,7 +214,10 @@ mod tests {
         };
         let verdict = read(&report, "", Path::new("/p"), false);
         assert!(verdict.setup_failed);
-        assert!(verdict.causes[0].contains("npx playwright install ffmpeg"), "{verdict:?}");
+        assert!(
+            verdict.causes[0].contains("npx playwright install ffmpeg"),
+            "{verdict:?}"
+        );
     }
 
     #[test]

@@ -97,14 +97,19 @@ async fn a_commonjs_typescript_project_passes_as_with_npx_playwright_test_withou
     // No recorder: Vaider asked for no video, and says so.
     assert!(videos(&result).is_empty(), "{text}");
     let warnings = result.data["rubric_validation"]["warnings"].to_string();
-    assert!(warnings.contains("No video recorded") && warnings.contains("ffmpeg"), "{text}");
+    assert!(
+        warnings.contains("No video recorded") && warnings.contains("ffmpeg"),
+        "{text}"
+    );
     assert_eq!(result.metadata["runner"]["video"], false);
     assert!(result.metadata["runner"]["config"]
         .as_str()
         .unwrap()
         .ends_with(".cjs"));
     // The trace is at hand, with the command that opens it.
-    let open = result.metadata["traces"][0]["open"].as_str().unwrap_or_default();
+    let open = result.metadata["traces"][0]["open"]
+        .as_str()
+        .unwrap_or_default();
     assert!(open.starts_with("npx playwright show-trace /"), "{text}");
     // Nothing of Vaider's among the user's tests.
     let artifacts = PathBuf::from(result.data["artifacts_dir"].as_str().unwrap());
@@ -131,10 +136,12 @@ async fn a_broken_app_fails_naming_the_test_playwrights_message_and_line() {
         error.starts_with("Playwright: 1 of 2 tests failed; Failed: TodoMVC App › Item › should allow me to mark items as complete (tests/app.spec.ts:129:"),
         "{error}"
     );
-    assert!(error.contains("toHaveClass"), "Playwright's own message: {error}");
+    assert!(
+        error.contains("toHaveClass"),
+        "Playwright's own message: {error}"
+    );
     assert!(error.contains("| page: "), "the page snapshot: {error}");
     assert!(!error.contains("Browser failed to launch"), "{error}");
-    println!("{error}");
     // The recorder is there: the run recorded its video.
     assert_eq!(videos(&result).len(), 2, "{text}");
 }
@@ -151,6 +158,9 @@ async fn a_project_recording_video_without_ffmpeg_fails_as_with_npx_playwright_t
     let text = serde_json::to_string_pretty(&result).unwrap();
     assert!(!result.success, "{text}");
     let error = result.error.clone().unwrap();
-    assert!(error.starts_with("Playwright's video recorder (ffmpeg) is not installed"), "{error}");
+    assert!(
+        error.starts_with("Playwright's video recorder (ffmpeg) is not installed"),
+        "{error}"
+    );
     assert!(!error.contains("Browser failed to launch"), "{error}");
 }
