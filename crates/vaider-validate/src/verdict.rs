@@ -119,19 +119,24 @@ fn relative(location: &str, project_dir: &Path) -> String {
     location.strip_prefix(&dir).unwrap_or(location).to_string()
 }
 
-/// The page snapshot Playwright wrote at the failure (the YAML of its "Page snapshot"
-/// section; the file's other sections repeat the error), on one line.
+/// The page snapshot Playwright wrote at the failure, on one line: the YAML of its "Page
+/// snapshot" section, else the one a matcher attached to its error (the file's other text
+/// repeats the error).
 fn page_snapshot(path: &str) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;
-    let lines: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !(l.starts_with('#') && l.contains("Page snapshot")))
-        .skip(1)
-        .take_while(|l| !l.starts_with("# "))
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("```"))
-        .collect();
-    (!lines.is_empty()).then(|| cut(&lines.join(" ")))
+    let yaml = |from: &str| -> Option<String> {
+        let lines: Vec<&str> = from
+            .lines()
+            .skip_while(|l| l.trim() != "```yaml")
+            .skip(1)
+            .take_while(|l| l.trim() != "```")
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        (!lines.is_empty()).then(|| cut(&lines.join(" ")))
+    };
+    let page = text.find("# Page snapshot").map(|at| &text[at..]);
+    page.and_then(yaml).or_else(|| yaml(&text))
 }
 
 /// The message up to Playwright's call log and code frame, its lines joined.
@@ -203,6 +208,13 @@ mod tests {
         assert_eq!(
             page_snapshot(path.to_str().unwrap()).unwrap(),
             "- textbox \"What needs to be done?\" - listitem: Unit Testing"
+        );
+        // A matcher's own snapshot of its element, when the page's is not there.
+        let text = "# Error details\n\n```\nError: x\n```\n\n```yaml\n- listitem: Unit Testing\n```\n";
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(
+            page_snapshot(path.to_str().unwrap()).unwrap(),
+            "- listitem: Unit Testing"
         );
     }
 
