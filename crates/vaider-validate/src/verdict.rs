@@ -210,7 +210,8 @@ mod tests {
             "- textbox \"What needs to be done?\" - listitem: Unit Testing"
         );
         // A matcher's own snapshot of its element, when the page's is not there.
-        let text = "# Error details\n\n```\nError: x\n```\n\n```yaml\n- listitem: Unit Testing\n```\n";
+        let text =
+            "# Error details\n\n```\nError: x\n```\n\n```yaml\n- listitem: Unit Testing\n```\n";
         std::fs::write(&path, text).unwrap();
         assert_eq!(
             page_snapshot(path.to_str().unwrap()).unwrap(),
