@@ -183,7 +183,8 @@ async fn perform(ctx: &StepContext<'_>, command: &Command) -> Result<(), Failure
                 true => Ok(()),
                 false => Err(Failure::failed(
                     format!("the text of `{target}` is {text:?}, not {value:?}"),
-                    value.to_string(),
+                    // What a person expects to read: `exact:` is the pattern's syntax.
+                    value.strip_prefix("exact:").unwrap_or(value).to_string(),
                     text,
                 )),
             }
