@@ -263,7 +263,8 @@ ensure_visual_packages() {
 }
 
 # tests/playwright-project's pinned @playwright/test (validate_test's end-to-end tests run a
-# real Playwright test with /usr/bin/chromium; no browser download), and Playwright's video
+# real Playwright test with /usr/bin/chromium; no browser download), tests/real-project's
+# pinned real app and suite, and Playwright's video
 # recorder: its own ffmpeg build cannot be downloaded here, so Debian's ffmpeg stands in at
 # $PLAYWRIGHT_BROWSERS_PATH/ffmpeg-<rev>/ffmpeg-linux (environment.md). test.sh points
 # PLAYWRIGHT_BROWSERS_PATH at .tools/ms-playwright for the Rust tests. A Node >= 20 as above.
@@ -276,6 +277,16 @@ ensure_validate_packages() {
         step "npm ci in tests/playwright-project (@playwright/test; no browser download)"
         (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
     fi
+    # tests/real-project: a real app and its own published suite (todomvc-react,
+    # todomvc-tests), pinned; the suite is copied into the project's tests/ as a user would.
+    local real="$REPO_ROOT/tests/real-project"
+    if [ ! -f "$real/node_modules/todomvc-tests/package.json" ] ||
+        [ "$real/package-lock.json" -nt "$real/node_modules/.package-lock.json" ]; then
+        step "npm ci in tests/real-project (todomvc-react and its suite todomvc-tests; no browser download)"
+        (cd "$real" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+    fi
+    mkdir -p "$real/tests"
+    cp "$real/node_modules/todomvc-tests/tests/"*.ts "$real/tests/"
     command -v ffmpeg >/dev/null 2>&1 || apt_ensure ffmpeg
     local rev
     rev="$(cd "$dir" && node -e "const p=require('path'),d=p.dirname(require.resolve('playwright-core/package.json'));console.log(JSON.parse(require('fs').readFileSync(p.join(d,'browsers.json'))).browsers.find(b=>b.name==='ffmpeg').revision)")" ||

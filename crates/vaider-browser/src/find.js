@@ -8,7 +8,9 @@
   const visible = (el) => {
     const r = el.getBoundingClientRect();
     const s = getComputedStyle(el);
-    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && Number(s.opacity) > 0;
+    // Playwright's rule: a box and not visibility:hidden. An opacity:0 control (a custom
+    // checkbox drawn by its label) is visible and takes clicks.
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none';
   };
   const norm = (t) => String(t || '').replace(/\s+/g, ' ').trim();
   const implicitRole = (el) => {

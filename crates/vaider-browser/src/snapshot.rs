@@ -182,6 +182,59 @@ fn unknown_ref(error: StepError, reference: u32) -> StepError {
 }
 
 /// The key's name as CDP's US keyboard knows it, from the ways a model may write it.
+/// One part of a `type` value: text typed as it is, or a key pressed.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Typed {
+    Text(String),
+    Key(String),
+}
+
+/// A `type` value in parts, as Playwright's `fill` then `press` would do it: a newline presses
+/// Enter, a tab character Tab, and Selenium IDE's `${KEY_ENTER}`, `${KEY_TAB}`, `${KEY_ESC}`,
+/// `${KEY_DOWN}` ... their key. An unknown `${KEY_…}` stays text.
+pub(crate) fn typed_parts(text: &str) -> Vec<Typed> {
+    let mut parts = Vec::new();
+    let mut plain = String::new();
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let key = match c {
+            '\n' | '\r' => Some(("Enter".to_string(), c.len_utf8())),
+            '\t' => Some(("Tab".to_string(), 1)),
+            '$' => selenium_key(rest),
+            _ => None,
+        };
+        match key {
+            Some((name, len)) => {
+                if !plain.is_empty() {
+                    parts.push(Typed::Text(std::mem::take(&mut plain)));
+                }
+                // "\r\n" is one Enter.
+                let len = if rest.starts_with("\r\n") { 2 } else { len };
+                parts.push(Typed::Key(name));
+                rest = &rest[len..];
+            }
+            None => {
+                plain.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    if !plain.is_empty() {
+        parts.push(Typed::Text(plain));
+    }
+    parts
+}
+
+/// `${KEY_NAME}` at the start of `text`: the key's name and the token's length.
+fn selenium_key(text: &str) -> Option<(String, usize)> {
+    let inner = text.strip_prefix("${KEY_")?;
+    let end = inner.find('}')?;
+    let name = key_name(&inner[..end]);
+    let known = name.chars().count() == 1
+        || chromiumoxide::keys::get_key_definition(&name).is_some() && name != inner[..end];
+    known.then(|| (name, "${KEY_".len() + end + 1))
+}
+
 fn key_name(key: &str) -> String {
     let trimmed = key.trim();
     if trimmed.chars().count() == 1 {
@@ -214,6 +267,25 @@ fn key_name(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typed_value_presses_enter_tab_and_seleniums_keys() {
+        let text = |t: &str| Typed::Text(t.into());
+        let key = |k: &str| Typed::Key(k.into());
+        assert_eq!(typed_parts("milk\n"), [text("milk"), key("Enter")]);
+        assert_eq!(
+            typed_parts("a\tb${KEY_ENTER}${KEY_ESC}"),
+            [
+                text("a"),
+                key("Tab"),
+                text("b"),
+                key("Enter"),
+                key("Escape")
+            ]
+        );
+        assert_eq!(typed_parts("x\r\ny"), [text("x"), key("Enter"), text("y")]);
+        assert_eq!(typed_parts("$5 ${KEY_NOPE}"), [text("$5 ${KEY_NOPE}")]);
+    }
 
     #[test]
     fn keys_are_named_as_the_keyboard_knows_them() {

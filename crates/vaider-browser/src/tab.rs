@@ -191,7 +191,8 @@ impl Tab {
         Ok(())
     }
 
-    /// Replaces the field's value by typing `text` into it, key by key.
+    /// Replaces the field's value by typing `text` into it, key by key; a newline, a tab or
+    /// Selenium IDE's `${KEY_ENTER}` ... presses that key ([`crate::snapshot::typed_parts`]).
     pub async fn type_into(
         &self,
         selector: &str,
@@ -207,7 +208,58 @@ impl Tab {
             )
             .await
             .map_err(cdp("clearing the field"))?;
-        element.type_str(text).await.map_err(cdp("typing"))?;
+        self.keys(&element, text).await
+    }
+
+    /// Selenium IDE's `sendKeys`: types `text` (and its keys) into the element as it is.
+    pub async fn send_keys(
+        &self,
+        selector: &str,
+        text: &str,
+        timeout: Duration,
+    ) -> Result<(), StepError> {
+        let element = self.focused(selector, timeout).await?;
+        self.keys(&element, text).await
+    }
+
+    /// Playwright's `locator.press`: focuses the element, then presses the key.
+    pub async fn press_on(
+        &self,
+        selector: &str,
+        key: &str,
+        timeout: Duration,
+    ) -> Result<(), StepError> {
+        let element = self.focused(selector, timeout).await?;
+        let named = crate::snapshot::typed_parts(key)
+            .iter()
+            .all(|p| matches!(p, crate::snapshot::Typed::Text(_)));
+        match named {
+            // A key by its name ("Enter", "ArrowDown", "a").
+            true => self.press(key).await,
+            // `${KEY_ENTER}` or a newline.
+            false => self.keys(&element, key).await,
+        }
+    }
+
+    /// The visible element, focused as Playwright focuses before it types.
+    async fn focused(&self, selector: &str, timeout: Duration) -> Result<Element, StepError> {
+        let element = self.wait_for(selector, true, timeout).await?;
+        element
+            .call_js_fn("function() { this.focus(); }", false)
+            .await
+            .map_err(cdp("focusing the element"))?;
+        Ok(element)
+    }
+
+    async fn keys(&self, element: &Element, text: &str) -> Result<(), StepError> {
+        for part in crate::snapshot::typed_parts(text) {
+            match part {
+                crate::snapshot::Typed::Text(text) => {
+                    element.type_str(text).await.map_err(cdp("typing"))?;
+                }
+                crate::snapshot::Typed::Key(key) => self.press(&key).await?,
+            }
+        }
         Ok(())
     }
 

@@ -28,7 +28,7 @@ fn validate(sandbox: &Sandbox, test: &str) -> (Option<i32>, Value) {
     let output = run(command);
     let body: Value = serde_json::from_str(&stdout(&output))
         .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&output), stderr(&output)));
-    // The run's folder beside the test is this test's own: removed, the fixture stays clean.
+    // The run's folder (in the sandbox's data folder) is this test's own: removed.
     if let Some(dir) = body["data"]["artifacts_dir"].as_str() {
         let dir = std::path::Path::new(dir);
         let _ = std::fs::remove_dir_all(dir);
@@ -51,7 +51,12 @@ fn the_exit_code_is_the_verdict() {
 
     let (code, body) = validate(&sandbox, "tests/failing.spec.mjs");
     assert_eq!(code, Some(2), "{body}");
-    assert_eq!(body["error"], "Test failed (test_passed=false)");
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("Playwright: 1 of 1 tests failed; Failed: ")
+            && error.ends_with("Test failed (test_passed=false)"),
+        "{error}"
+    );
 
     let (code, body) = validate(&sandbox, "tests/nope.spec.mjs");
     assert_eq!(code, Some(1), "{body}");

@@ -115,6 +115,7 @@ pub const ALL: &[EnvVar] = &[
     var("GITHUB_TOKEN", Group::Credentials, "Sent to GitHub's API when a test plan reads a repository or pull request."),
     var("VAIDER_CHROME", Group::Programs, "The Chromium or Chrome to drive, before the standard places."),
     var("VAIDER_FFMPEG", Group::Programs, "The ffmpeg for keyframes (its ffprobe beside it), else ffmpeg on PATH."),
+    var("PLAYWRIGHT_BROWSERS_PATH", Group::Programs, "Where the project's Playwright keeps its browsers and video recorder (ffmpeg), as Playwright reads it: validate_test asks for video only when the recorder is there."),
     var("DISPLAY", Group::Programs, "The X11 display desktop capture shoots."),
     var("WAYLAND_DISPLAY", Group::Programs, "The Wayland display desktop capture shoots."),
     var("XDG_SESSION_TYPE", Group::Programs, "Tells a Wayland session (where other programs' windows cannot be listed)."),

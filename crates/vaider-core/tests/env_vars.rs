@@ -26,9 +26,17 @@ fn variable_names(text: &str) -> BTreeSet<String> {
     let is_part = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || "_<>".contains(c);
     text.split(|c: char| !is_part(c))
         .filter(|word| {
-            ["VAIDER_", "GEMINI_", "GOOGLE_", "AWS_", "GITHUB_", "CODEX_"]
-                .iter()
-                .any(|prefix| word.starts_with(prefix) && word.len() > prefix.len())
+            [
+                "VAIDER_",
+                "GEMINI_",
+                "GOOGLE_",
+                "AWS_",
+                "GITHUB_",
+                "CODEX_",
+                "PLAYWRIGHT_",
+            ]
+            .iter()
+            .any(|prefix| word.starts_with(prefix) && word.len() > prefix.len())
                 || (word.ends_with("_API_KEY") && word.len() > "_API_KEY".len())
         })
         .map(str::to_string)

@@ -94,6 +94,9 @@ fn command_problem(command: &Command) -> Option<String> {
         SeleneseCommand::Type if value.is_empty() => {
             Some("type needs a value: the text to type".into())
         }
+        SeleneseCommand::Press | SeleneseCommand::SendKeys if value.is_empty() => {
+            Some("press and sendKeys need a value: the key, or the keys to type".into())
+        }
         SeleneseCommand::AssertText if value.is_empty() => {
             Some("assertText needs a value: the text expected".into())
         }

@@ -96,7 +96,10 @@ impl StepKind {
 
 /// One Selenese command: `open` a path (relative to the base URL) or a URL, `click`, `type`
 /// a value, `waitForElement`, `assertText` (Selenium IDE's pattern: a glob on the whole text,
-/// or `regexp:` / `exact:`), `assertVisible`.
+/// or `regexp:` / `exact:`), `assertVisible`; and as Playwright and Selenium IDE have them,
+/// `press` (a key on the element: `Enter`, `Tab`, `Escape`, `${KEY_ENTER}` …) and `sendKeys`
+/// (text and `${KEY_…}` keys typed into the element without clearing it). In `type` and
+/// `sendKeys` a newline presses Enter and a tab Tab.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Command {
     pub command: SeleneseCommand,
@@ -114,6 +117,8 @@ pub enum SeleneseCommand {
     WaitForElement,
     AssertText,
     AssertVisible,
+    Press,
+    SendKeys,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! The scripted steps of a plan, performed on a browser tab: Selenese commands (`open`,
-//! `click`, `type`, `waitForElement`, `assertText`, `assertVisible`) and DOM assertions
+//! `click`, `type`, `sendKeys`, `press`, `waitForElement`, `assertText`, `assertVisible`) and DOM assertions
 //! (`equals`, `contains`, `matches`, `exists`, `visible` on an element's text or a property).
 //! Each waits for its element (up to the step's timeout) and says, when it does not hold, what
 //! was expected and what the page had. A check that does not hold, or an element the page
@@ -165,6 +165,10 @@ async fn perform(ctx: &StepContext<'_>, command: &Command) -> Result<(), Failure
         SeleneseCommand::Type => Ok(tab
             .type_into(target, &ctx.secrets.fill(value), wait)
             .await?),
+        SeleneseCommand::SendKeys => Ok(tab
+            .send_keys(target, &ctx.secrets.fill(value), wait)
+            .await?),
+        SeleneseCommand::Press => Ok(tab.press_on(target, value, wait).await?),
         SeleneseCommand::WaitForElement => {
             tab.wait_for(target, true, wait).await?;
             Ok(())
@@ -179,7 +183,8 @@ async fn perform(ctx: &StepContext<'_>, command: &Command) -> Result<(), Failure
                 true => Ok(()),
                 false => Err(Failure::failed(
                     format!("the text of `{target}` is {text:?}, not {value:?}"),
-                    value.to_string(),
+                    // What a person expects to read: `exact:` is the pattern's syntax.
+                    value.strip_prefix("exact:").unwrap_or(value).to_string(),
                     text,
                 )),
             }

@@ -335,3 +335,42 @@ async fn a_run_dropped_half_way_is_kept_as_stopped_not_running() {
         .contains("stopped before it ended"));
     assert!(runs[0].completed_at.is_some());
 }
+
+/// A real app written elsewhere (TodoMVC React, tests/real-project): todos are added with
+/// Enter (a newline, Selenium IDE's `${KEY_ENTER}`, `sendKeys` then `press`), and completed through TodoMVC's custom
+/// checkbox, an `opacity: 0` input that Playwright treats as visible. No model is asked. (The
+/// app writes "2items left", without the space: a bug of its own, so the counts use a glob;
+/// it lists the newest todo first.)
+#[tokio::test]
+async fn a_plan_adds_todos_with_enter_and_ticks_an_opacity_zero_checkbox_without_the_model() {
+    let base = vaider_test_support::playwright::serve_todomvc(false).await;
+    let project = tempfile::tempdir().unwrap();
+    let store = QaStore::in_project(project.path());
+    let plan = plan(
+        &base,
+        json!([
+            {"id": "add", "name": "add two todos", "type": "selenese", "commands": [
+                {"command": "open", "target": "/"},
+                {"command": "type", "target": ".new-todo", "value": "Buy milk\n"},
+                {"command": "type", "target": ".new-todo", "value": "Walk the dog${KEY_ENTER}"},
+                {"command": "sendKeys", "target": ".new-todo", "value": "Call "},
+                {"command": "sendKeys", "target": ".new-todo", "value": "mom"},
+                {"command": "press", "target": ".new-todo", "value": "Enter"},
+                {"command": "assertText", "target": ".todo-count", "value": "3*items left"}
+            ]},
+            {"id": "tick", "name": "complete one", "type": "selenese", "commands": [
+                {"command": "click", "target": ".todo-list li:first-child .toggle"},
+                {"command": "assertText", "target": ".todo-count", "value": "2*items left"}
+            ]},
+            {"id": "state", "name": "the list", "type": "unit_assertion", "assertions": [
+                {"type": "equals", "selector": ".todo-list li:first-child .toggle", "property": "checked", "expected": true},
+                {"type": "matches", "selector": ".todo-list li:first-child", "property": "className", "expected": "completed"},
+                {"type": "equals", "selector": ".todo-list", "property": "childElementCount", "expected": 3},
+                {"type": "equals", "selector": ".todo-list li:last-child label", "expected": "Buy milk"},
+                {"type": "equals", "selector": ".todo-list li:first-child label", "expected": "Call mom"}
+            ]}
+        ]),
+    );
+    let run = run_plan(&store, &plan, &options(), None).await.unwrap();
+    assert_eq!(run.status, RunStatus::Passed, "{run:#?}");
+}

@@ -17,6 +17,7 @@ pub mod runner;
 pub mod screenshots;
 pub mod service;
 pub mod trace;
+pub mod verdict;
 pub mod video;
 
 use std::path::{Path, PathBuf};

@@ -55,17 +55,24 @@ pub struct Extra {
     pub unclear: Vec<String>,
     /// Why the video could not be checked, when expectations were given.
     pub video_problem: Option<String>,
+    /// Playwright's verdict and its reasons ([`crate::verdict`]): the first errors.
+    pub causes: Vec<String>,
+    /// Playwright could not run the tests (config, dependency, recorder): no browser was
+    /// started, so "Browser failed to launch" would point the wrong way.
+    pub setup_failed: bool,
+    /// What the run did not record and why (never failing).
+    pub notes: Vec<String>,
 }
 
 /// Judges a run.
 pub fn judge(result: &ValidationResult, limits: &Limits, extra: &Extra) -> RubricValidation {
-    let mut errors = Vec::new();
+    let mut errors = extra.causes.clone();
     if let Some(sec) = extra.timed_out_after_sec {
         errors.push(format!(
             "Test run exceeded the {sec}s timeout and was stopped"
         ));
     }
-    if !result.browser_launched {
+    if !result.browser_launched && !extra.setup_failed {
         errors.push("Browser failed to launch".to_string());
     }
     if !result.test_executed {
@@ -74,10 +81,12 @@ pub fn judge(result: &ValidationResult, limits: &Limits, extra: &Extra) -> Rubri
     if !result.test_passed {
         errors.push("Test failed (test_passed=false)".to_string());
     }
+    // A test that did not run took no screenshots: that is not one more reason.
     let shots = result.screenshots.len();
-    if shots == 0 && limits.min_screenshots >= 1 {
+    let short = result.test_executed && shots < limits.min_screenshots;
+    if short && shots == 0 {
         errors.push("Schema validation error: [] should be non-empty at screenshots".to_string());
-    } else if shots < limits.min_screenshots {
+    } else if short {
         errors.push(format!(
             "Only {shots} screenshots captured (minimum {} required)",
             limits.min_screenshots
@@ -111,6 +120,7 @@ pub fn judge(result: &ValidationResult, limits: &Limits, extra: &Extra) -> Rubri
     for expectation in &extra.unclear {
         warnings.push(format!("Video unclear on: {expectation}"));
     }
+    warnings.extend(extra.notes.iter().cloned());
     RubricValidation {
         passed: errors.is_empty(),
         errors,
@@ -175,12 +185,36 @@ mod tests {
                 "Browser failed to launch",
                 "Test did not execute",
                 "Test failed (test_passed=false)",
-                "Schema validation error: [] should be non-empty at screenshots",
                 "Execution time 50000ms exceeds 45000ms limit",
                 "Video does not show: the dashboard",
             ]
         );
         assert_eq!(rubric.error().unwrap(), rubric.errors.join("; "));
+    }
+
+    #[test]
+    fn playwrights_verdict_comes_first_and_a_setup_failure_is_no_launch_failure() {
+        let extra = Extra {
+            causes: vec!["Playwright could not run the tests: SyntaxError".into()],
+            setup_failed: true,
+            ..Extra::default()
+        };
+        let rubric = judge(&ValidationResult::default(), &Limits::default(), &extra);
+        assert_eq!(
+            rubric.errors,
+            [
+                "Playwright could not run the tests: SyntaxError",
+                "Test did not execute",
+                "Test failed (test_passed=false)",
+            ]
+        );
+        let mut ran = passing();
+        ran.screenshots.clear();
+        let rubric = judge(&ran, &Limits::default(), &Extra::default());
+        assert_eq!(
+            rubric.errors,
+            ["Schema validation error: [] should be non-empty at screenshots"]
+        );
     }
 
     #[test]

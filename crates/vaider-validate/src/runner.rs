@@ -1,8 +1,10 @@
 //! Runs the project's own Playwright on one test file: its installed version and its config,
-//! through a generated config that imports theirs and turns on video, screenshots, trace and
-//! the JSON reporter for this run only (their file is not touched). The run is bounded by a
-//! timeout that kills its whole process group (Node, the workers, the browsers), and the
-//! runner's stdout and stderr are kept in the run's folder.
+//! through a generated config that loads theirs the way Playwright itself would (`require` for
+//! a CommonJS project, `import` for an ES module one) and merges into its `use` only what the
+//! run needs: screenshots, trace, the JSON reporter, and video where Playwright can record it
+//! (their file is not touched, nor any of their settings such as `video.show`). The run is
+//! bounded by a timeout that kills its whole process group (Node, the workers, the browsers),
+//! and the runner's stdout and stderr are kept in the run's folder.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -31,6 +33,9 @@ pub struct RunPlan {
     /// The run's own folder: the generated config, the report, test-results and the logs.
     pub run_dir: PathBuf,
     pub timeout: Duration,
+    /// Whether Playwright's video recorder (its ffmpeg) is installed: Vaider asks for video
+    /// only then, so a run never fails for a recording the project did not ask for.
+    pub recorder: bool,
 }
 
 /// Where a finished (or stopped) run left its files.
@@ -44,6 +49,8 @@ pub struct RunOutput {
     pub stdout_log: PathBuf,
     pub stderr_log: PathBuf,
     pub config: PathBuf,
+    /// Whether Vaider asked for video (the project's own setting applies either way).
+    pub video: bool,
 }
 
 /// A run that could not start, with what to do about it.
@@ -139,6 +146,7 @@ pub async fn run(plan: &RunPlan) -> Result<RunOutput, RunError> {
         stdout_log: plan.run_dir.join("runner.stdout.log"),
         stderr_log: plan.run_dir.join("runner.stderr.log"),
         config: plan.run_dir.join(wrapper_name(plan.config.as_deref())),
+        video: plan.recorder,
     };
     let wrapper = wrapper_config(plan, &output);
     std::fs::write(&output.config, wrapper)
@@ -221,8 +229,13 @@ impl Drop for ProcessGroup {
     }
 }
 
-/// `.mts` for a TypeScript config, so Playwright transpiles the import of theirs.
+/// The generated config is of the same module kind as the project's, so it loads theirs the
+/// way Playwright does: `.cjs` (Playwright's require hook compiles a TypeScript config),
+/// else `.mts` for a TypeScript config (Playwright transpiles the import) or `.mjs`.
 fn wrapper_name(config: Option<&Path>) -> &'static str {
+    if !config.is_some_and(is_module) {
+        return "vaider.playwright.config.cjs";
+    }
     let typescript = config
         .and_then(|c| c.extension())
         .is_some_and(|e| e == "ts" || e == "mts" || e == "cts");
@@ -233,38 +246,120 @@ fn wrapper_name(config: Option<&Path>) -> &'static str {
     }
 }
 
-/// A config that imports the project's and overrides only what the run needs. It lives in the
+/// Playwright's own rule (its `fileIsModule`): `.mjs`/`.mts` are ES modules, `.cjs`/`.cts`
+/// CommonJS, anything else is what the nearest `package.json` says (`"type": "module"`).
+pub fn is_module(config: &Path) -> bool {
+    match config.extension().and_then(|e| e.to_str()) {
+        Some("mjs" | "mts") => return true,
+        Some("cjs" | "cts") => return false,
+        _ => {}
+    }
+    let package = config
+        .ancestors()
+        .skip(1)
+        .map(|d| d.join("package.json"))
+        .find(|p| p.is_file());
+    package
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .is_some_and(|v| v["type"] == "module")
+}
+
+/// Where the project's Playwright looks for its video recorder, by its registry's rules:
+/// `ffmpeg-<revision>` (its `browsers.json`) under `PLAYWRIGHT_BROWSERS_PATH` (`0`: inside
+/// playwright-core), else the user's cache folder's `ms-playwright`. None when the project has
+/// no playwright-core to ask.
+pub fn playwright_ffmpeg(project_dir: &Path) -> Option<PathBuf> {
+    let core = within_project(project_dir)
+        .map(|d| d.join("node_modules/playwright-core"))
+        .find(|d| d.join("browsers.json").is_file())?;
+    let text = std::fs::read(core.join("browsers.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let revision = value["browsers"]
+        .as_array()?
+        .iter()
+        .find(|b| b["name"] == "ffmpeg")?["revision"]
+        .as_str()?
+        .to_string();
+    let root = match std::env::var_os("PLAYWRIGHT_BROWSERS_PATH") {
+        Some(p) if p == "0" => core.join(".local-browsers"),
+        Some(p) if !p.is_empty() => project_dir.join(p),
+        _ => directories::BaseDirs::new()?
+            .cache_dir()
+            .join("ms-playwright"),
+    };
+    let name = if cfg!(windows) {
+        "ffmpeg-win64.exe"
+    } else if cfg!(target_os = "macos") {
+        "ffmpeg-mac"
+    } else {
+        "ffmpeg-linux"
+    };
+    Some(root.join(format!("ffmpeg-{revision}")).join(name))
+}
+
+/// A config that loads the project's and merges in only what the run needs. It lives in the
 /// run's folder, so every path theirs gives relative to its own folder is made absolute.
-/// Project-level `use` wins over the top level in Playwright, so each project is mapped too.
+/// Project-level `use` wins over the top level in Playwright, so a project's own `video`,
+/// `trace` or `screenshot` is merged there too.
 fn wrapper_config(plan: &RunPlan, output: &RunOutput) -> String {
     let js = |p: &Path| serde_json::to_string(&p.display().to_string()).unwrap_or_default();
-    let import = match &plan.config {
-        Some(config) => format!(
-            "import * as loaded from {};\nconst base = unwrap(loaded);",
-            serde_json::to_string(&file_url(config)).unwrap_or_default()
+    let module = plan.config.as_deref().is_some_and(is_module);
+    let (head, load, export) = match (&plan.config, module) {
+        (Some(config), true) => (
+            "import path from 'node:path';",
+            format!(
+                "import * as loaded from {};\nconst base = unwrap(loaded);",
+                serde_json::to_string(&file_url(config)).unwrap_or_default()
+            ),
+            "export default config;",
         ),
-        None => "const base = {};".to_string(),
+        (Some(config), false) => (
+            "const path = require('node:path');",
+            format!("const base = unwrap(require({}));", js(config)),
+            "module.exports = config;",
+        ),
+        (None, _) => (
+            "const path = require('node:path');",
+            "const base = {};".to_string(),
+            "module.exports = config;",
+        ),
     };
     format!(
-        r#"// Written by Vaider for one validation run: the project's config, with video,
-// screenshots, trace and the JSON report turned on. The project's own file is unchanged.
-import path from 'node:path';
+        r#"// Written by Vaider for one validation run: the project's config, with screenshots, trace,
+// the JSON report and (when Playwright's recorder is installed) video merged into its own
+// settings. The project's own file is unchanged.
+{head}
 function unwrap(m) {{
   let c = m && 'default' in m ? m.default : m;
   if (c && c.__esModule && 'default' in c) c = c.default;
   return c || {{}};
 }}
-{import}
+{load}
 const dir = {dir};
+const recorder = {recorder};
 const abs = (p) => (typeof p === 'string' && !path.isAbsolute(p) ? path.resolve(dir, p) : p);
-const on = (use) => ({{ ...(use || {{}}), video: 'on', screenshot: 'on', trace: 'on' }});
+// 'on', keeping the project's other options of an object setting ({{mode, show, size}} ...).
+const turnOn = (v) => (v && typeof v === 'object' ? {{ ...v, mode: 'on' }} : 'on');
+const off = (v) => v === undefined || v === 'off' || (!!v && typeof v === 'object' && (v.mode ?? 'off') === 'off');
+// Video only where it can be recorded; a project's own choice (on, retain-on-failure) stays.
+const video = (v) => (recorder && off(v) ? turnOn(v) : v);
+function on(use, own) {{
+  const u = {{ ...(use || {{}}) }};
+  for (const key of ['screenshot', 'trace']) if (!own || key in u) u[key] = turnOn(u[key]);
+  if (!own || 'video' in u) {{
+    const v = video(u.video);
+    if (v === undefined) delete u.video; else u.video = v;
+  }}
+  return u;
+}}
 const server = (s) => ({{ ...s, cwd: abs(s.cwd ?? '.') }});
 const config = {{
   ...base,
   testDir: abs(base.testDir ?? '.'),
   outputDir: {out},
   reporter: [['list'], ['json', {{ outputFile: {report} }}]],
-  use: on(base.use),
+  use: on(base.use, false),
 }};
 if (base.globalSetup) config.globalSetup = Array.isArray(base.globalSetup) ? base.globalSetup.map(abs) : abs(base.globalSetup);
 if (base.globalTeardown) config.globalTeardown = Array.isArray(base.globalTeardown) ? base.globalTeardown.map(abs) : abs(base.globalTeardown);
@@ -273,12 +368,13 @@ if (Array.isArray(base.projects)) {{
   config.projects = base.projects.map(({{ outputDir, ...p }}) => ({{
     ...p,
     ...(p.testDir ? {{ testDir: abs(p.testDir) }} : {{}}),
-    use: on(p.use),
+    use: on(p.use, true),
   }}));
 }}
-export default config;
+{export}
 "#,
         dir = js(&plan.project_dir),
+        recorder = plan.recorder,
         out = js(&output.output_dir),
         report = js(&output.report),
     )
@@ -367,6 +463,87 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let error = find_playwright(dir.path()).unwrap_err().to_string();
         assert!(error.contains("npm install -D @playwright/test"), "{error}");
+    }
+
+    /// The config Playwright would get, as JSON: the wrapper loaded by Node itself.
+    fn loaded(config: &Path, recorder: bool) -> serde_json::Value {
+        let dir = config.parent().unwrap();
+        let plan = RunPlan {
+            test_file: dir.join("a.spec.js"),
+            project_dir: dir.to_path_buf(),
+            config: Some(config.to_path_buf()),
+            grep: None,
+            run_dir: dir.join("run"),
+            timeout: Duration::from_secs(1),
+            recorder,
+        };
+        let name = wrapper_name(plan.config.as_deref());
+        let output = RunOutput {
+            exit_code: None,
+            timed_out: false,
+            duration_ms: 0,
+            report: dir.join("run/report.json"),
+            output_dir: dir.join("run/test-results"),
+            stdout_log: dir.join("o"),
+            stderr_log: dir.join("e"),
+            config: dir.join(name),
+            video: recorder,
+        };
+        std::fs::write(&output.config, wrapper_config(&plan, &output)).unwrap();
+        let out = std::process::Command::new("node")
+            .arg("-e")
+            .arg("console.log(JSON.stringify(require(process.argv[1])))")
+            .arg(&output.config)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    #[test]
+    fn a_commonjs_config_is_required_and_the_users_video_settings_are_merged_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("package.json"), "{}").unwrap();
+        let config = dir.path().join("playwright.config.js");
+        std::fs::write(
+            &config,
+            "module.exports = { use: { video: { mode: 'off', show: { actions: {} }, size: { width: 320, height: 200 } }, trace: 'on-first-retry' },\n  projects: [{ name: 'a', use: { video: 'retain-on-failure' } }, { name: 'b', use: {} }] };",
+        )
+        .unwrap();
+        assert!(!is_module(&config));
+        assert_eq!(wrapper_name(Some(&config)), "vaider.playwright.config.cjs");
+        let with = loaded(&config, true);
+        assert_eq!(
+            with["use"]["video"],
+            serde_json::json!({"mode": "on", "show": {"actions": {}}, "size": {"width": 320, "height": 200}})
+        );
+        assert_eq!(with["use"]["trace"], "on");
+        // A project's own choice stays; one without any inherits the top level's.
+        assert_eq!(with["projects"][0]["use"]["video"], "retain-on-failure");
+        assert!(with["projects"][1]["use"].get("video").is_none());
+        // No recorder: the project's own setting, untouched (as plain Playwright runs it).
+        let without = loaded(&config, false);
+        assert_eq!(without["use"]["video"]["mode"], "off");
+        let bare = dir.path().join("bare.config.cjs");
+        std::fs::write(&bare, "module.exports = {};").unwrap();
+        assert!(loaded(&bare, false)["use"].get("video").is_none());
+        assert_eq!(loaded(&bare, true)["use"]["video"], "on");
+    }
+
+    #[test]
+    fn the_module_kind_is_playwrights() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = dir.path().join("playwright.config.ts");
+        assert!(!is_module(&ts), "no package.json: CommonJS");
+        std::fs::write(dir.path().join("package.json"), r#"{"type": "module"}"#).unwrap();
+        assert!(is_module(&ts));
+        assert_eq!(wrapper_name(Some(&ts)), "vaider.playwright.config.mts");
+        assert!(!is_module(&dir.path().join("playwright.config.cts")));
+        assert!(is_module(&dir.path().join("playwright.config.mjs")));
     }
 
     #[test]

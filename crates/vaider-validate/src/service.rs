@@ -99,7 +99,7 @@ pub async fn validate_test(
         _ => runner::find_project(&test_file),
     };
     let id = vaider_core::job::new_id();
-    let run_dir = run_folder(engine, &test_file, &id);
+    let run_dir = run_folder(engine, &id);
     let job = engine
         .start_job(JobStart {
             id: id.clone(),
@@ -115,7 +115,9 @@ pub async fn validate_test(
         Ok(job) => job,
         Err(e) => return failure(e.to_string(), started, json!({})),
     };
+    let ffmpeg = runner::playwright_ffmpeg(&project_dir);
     let plan = RunPlan {
+        recorder: ffmpeg.as_deref().is_some_and(Path::is_file),
         test_file: test_file.clone(),
         project_dir: project_dir.clone(),
         config: config.clone(),
@@ -135,8 +137,12 @@ pub async fn validate_test(
             return result;
         }
     };
-    let report = Report::read(&output.report).unwrap_or_default();
+    let read = Report::read(&output.report);
+    let no_report = read.is_none() && !output.timed_out;
+    let report = read.unwrap_or_default();
     let mut validation = read_run(&plan, &output, &report, since);
+    let stderr = read_capped(&output.stderr_log);
+    let verdict = crate::verdict::read(&report, &stderr, &project_dir, no_report);
     validation.console_errors.truncate(100);
     let asker = Asker {
         door: request.door,
@@ -159,6 +165,9 @@ pub async fn validate_test(
             .map(VideoAnalysis::unclear)
             .unwrap_or_default(),
         video_problem,
+        causes: verdict.causes,
+        setup_failed: verdict.setup_failed,
+        notes: recording_notes(&report, &output, ffmpeg.as_deref()),
     };
     let rubric = rubric::judge(&validation, &request.limits, &extra);
     // The history shows the run's recording beside the validation's description.
@@ -182,7 +191,7 @@ pub async fn validate_test(
         data: serde_json::to_value(&data).unwrap_or_default(),
         execution_time_ms: started.elapsed().as_millis() as u64,
         cost_usd,
-        metadata: metadata(job.id(), &project_dir, config.as_deref(), &output),
+        metadata: metadata(job.id(), &project_dir, config.as_deref(), &output, &data),
     };
     let _ = std::fs::write(
         run_dir.join("agent-result.json"),
@@ -252,13 +261,14 @@ impl PageEvents {
 
 /// Playwright's words when the browser does not start.
 fn is_launch_failure(message: &str) -> bool {
-    [
-        "browserType.launch",
-        "Failed to launch",
-        "Executable doesn't exist",
-    ]
-    .iter()
-    .any(|mark| message.contains(mark))
+    !message.contains("ffmpeg")
+        && [
+            "browserType.launch",
+            "Failed to launch",
+            "Executable doesn't exist",
+        ]
+        .iter()
+        .any(|mark| message.contains(mark))
 }
 
 /// From the traces when the run has any (zipped, or not yet for a run stopped at its
@@ -313,19 +323,47 @@ async fn watch_video(
     }
 }
 
-/// The run's folder, beside the test like every interaction's (or in the data folder when
-/// the test's folder cannot be written).
-fn run_folder(engine: &Vaider, test_file: &Path, id: &str) -> PathBuf {
-    let name = crate::folder_name(id);
-    match vaider_core::interaction_log::InteractionLog::create(test_file, &name, engine.data_dir())
-    {
-        Ok(log) => log.dir().to_path_buf(),
-        Err(_) => engine.data_dir().join("validations").join(name),
-    }
+/// The run's folder, in the data folder: nothing of Vaider's is written among the user's
+/// tests (their test folder is theirs, and Playwright would collect from it).
+fn run_folder(engine: &Vaider, id: &str) -> PathBuf {
+    engine
+        .data_dir()
+        .join("validations")
+        .join(crate::folder_name(id))
 }
 
-fn metadata(id: &str, project: &Path, config: Option<&Path>, output: &RunOutput) -> Value {
+/// Says what the run did not record and why: no video when Playwright's recorder is missing
+/// (Vaider then asks for none; the trace still has the screencast).
+fn recording_notes(report: &Report, output: &RunOutput, ffmpeg: Option<&Path>) -> Vec<String> {
+    let recorded = report.attachments_named("video").next().is_some();
+    if output.video || recorded || report.tests.is_empty() {
+        return Vec::new();
+    }
+    let place = ffmpeg.map_or_else(
+        || "where Playwright looks for it".to_string(),
+        |p| format!("at {}", p.display()),
+    );
+    vec![format!(
+        "No video recorded: Playwright's video recorder (ffmpeg) is not installed {place}; run `npx playwright install ffmpeg` (or link a system ffmpeg there) for video. The trace (trace.zip, `npx playwright show-trace <file>`) has the run's screencast"
+    )]
+}
+
+fn metadata(
+    id: &str,
+    project: &Path,
+    config: Option<&Path>,
+    output: &RunOutput,
+    data: &ValidateData,
+) -> Value {
+    // Each trace with the command that opens it in Playwright's trace viewer.
+    let traces: Vec<Value> = data
+        .report
+        .iter()
+        .flat_map(|t| t.attachment("trace"))
+        .map(|path| json!({"path": path, "open": format!("npx playwright show-trace {}", shell_quote(path))}))
+        .collect();
     json!({
+        "traces": traces,
         "vaider_version": vaider_core::VERSION,
         "interaction_id": id,
         "project_dir": project.display().to_string(),
@@ -338,8 +376,21 @@ fn metadata(id: &str, project: &Path, config: Option<&Path>, output: &RunOutput)
             "stderr_log": output.stderr_log.display().to_string(),
             "config": output.config.display().to_string(),
             "report": output.report.display().to_string(),
+            "video": output.video,
         },
     })
+}
+
+/// A path as one shell word.
+fn shell_quote(path: &str) -> String {
+    if path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c))
+    {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    }
 }
 
 pub(crate) fn failure(error: String, started: Instant, metadata: Value) -> AgentResult {

@@ -55,8 +55,10 @@ async fn a_passing_test_passes_the_rubric_and_is_one_history_entry() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].tool, "validate_test");
     assert_eq!(rows[0].status, vaider_core::history::Status::Ok);
-    // The run's files stay beside the test, not in the project's own test-results.
+    // The run's files are in the data folder, not among the project's tests or its own
+    // test-results.
     let dir = PathBuf::from(result.data["artifacts_dir"].as_str().unwrap());
+    assert!(dir.starts_with(data.path()), "{text}");
     assert!(dir.join("runner.stdout.log").is_file());
     assert!(dir.join("report.json").is_file());
     // Only this run's folder: another test may be running the fixture beside it.
