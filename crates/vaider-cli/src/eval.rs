@@ -55,7 +55,10 @@ pub struct EvalArgs {
 
 pub async fn eval(action: Option<EvalAction>, args: EvalArgs) -> Result<ExitCode> {
     if let Some(EvalAction::Compare { a, b }) = action {
-        let (a, b) = (vaider_eval::report::read(&a)?, vaider_eval::report::read(&b)?);
+        let (a, b) = (
+            vaider_eval::report::read(&a)?,
+            vaider_eval::report::read(&b)?,
+        );
         print!("{}", vaider_eval::report::compare(&a, &b));
         return Ok(ExitCode::SUCCESS);
     }
@@ -94,8 +97,15 @@ pub async fn eval(action: Option<EvalAction>, args: EvalArgs) -> Result<ExitCode
             (None, true) => format!("flagged {}", o.predicted.join(", ")),
             (None, false) => "passed".into(),
         };
-        let truth = if o.classes.is_empty() { "control".to_string() } else { o.classes.join(", ") };
-        eprintln!("[{n}/{total}] {} ({truth}): {verdict} · {} ms", o.id, o.latency_ms);
+        let truth = if o.classes.is_empty() {
+            "control".to_string()
+        } else {
+            o.classes.join(", ")
+        };
+        eprintln!(
+            "[{n}/{total}] {} ({truth}): {verdict} · {} ms",
+            o.id, o.latency_ms
+        );
     })
     .await?;
     if args.json {

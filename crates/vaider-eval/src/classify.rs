@@ -29,20 +29,56 @@ pub fn defects_line(text: &str) -> Option<Vec<String>> {
 const KEYWORDS: &[(&str, &[&str])] = &[
     (
         "text-overflow",
-        &["overflow", "truncat", "cut off", "clipped", "spills", "does not fit"],
+        &[
+            "overflow",
+            "truncat",
+            "cut off",
+            "clipped",
+            "spills",
+            "does not fit",
+        ],
     ),
-    ("overlap", &["overlap", "covers", "covering", "on top of", "obscur"]),
-    ("flash-error-toast", &["error toast", "error message", "toast"]),
-    ("endless-spinner", &["spinner", "loading indicator", "keeps loading"]),
-    ("wrong-page", &["wrong page", "different page", "page title", "navigat"]),
-    ("layout-shift", &["shift", "moved down", "pushed down", "moved up", "banner"]),
-    ("wrong-colour-state", &["colour", "color", "red", "disabled", "badge"]),
+    (
+        "overlap",
+        &["overlap", "covers", "covering", "on top of", "obscur"],
+    ),
+    (
+        "flash-error-toast",
+        &["error toast", "error message", "toast"],
+    ),
+    (
+        "endless-spinner",
+        &["spinner", "loading indicator", "keeps loading"],
+    ),
+    (
+        "wrong-page",
+        &["wrong page", "different page", "page title", "navigat"],
+    ),
+    (
+        "layout-shift",
+        &["shift", "moved down", "pushed down", "moved up", "banner"],
+    ),
+    (
+        "wrong-colour-state",
+        &["colour", "color", "red", "disabled", "badge"],
+    ),
     (
         "missing-extra-element",
-        &["missing", "removed", "no longer", "disappear", "extra", "added button", "new button"],
+        &[
+            "missing",
+            "removed",
+            "no longer",
+            "disappear",
+            "extra",
+            "added button",
+            "new button",
+        ],
     ),
     ("unmentioned-change", &["header", "title", "renamed"]),
-    ("wrong-text", &["text", "label", "typo", "spelling", "wording", "message"]),
+    (
+        "wrong-text",
+        &["text", "label", "typo", "spelling", "wording", "message"],
+    ),
 ];
 
 /// The first class whose keywords a change's description holds.
@@ -94,26 +130,39 @@ mod tests {
 
     #[test]
     fn the_defects_line_names_classes_or_none() {
-        let answer = "00:00 The cart.\n00:02 A panel appears.\nDEFECTS: overlap [00:02], wrong-text [00:03]";
+        let answer =
+            "00:00 The cart.\n00:02 A panel appears.\nDEFECTS: overlap [00:02], wrong-text [00:03]";
         assert_eq!(
             defects_line(answer).unwrap(),
             vec!["overlap".to_string(), "wrong-text".to_string()]
         );
-        assert_eq!(defects_line("**DEFECTS:** none").unwrap(), Vec::<String>::new());
+        assert_eq!(
+            defects_line("**DEFECTS:** none").unwrap(),
+            Vec::<String>::new()
+        );
         assert!(defects_line("no such line").is_none());
     }
 
     #[test]
     fn keywords_give_a_class() {
         assert_eq!(by_keywords("The label is truncated"), Some("text-overflow"));
-        assert_eq!(by_keywords("A yellow panel covers the button"), Some("overlap"));
-        assert_eq!(by_keywords("The header now reads Corner Store"), Some("unmentioned-change"));
+        assert_eq!(
+            by_keywords("A yellow panel covers the button"),
+            Some("overlap")
+        );
+        assert_eq!(
+            by_keywords("The header now reads Corner Store"),
+            Some("unmentioned-change")
+        );
         assert_eq!(by_keywords("Something"), None);
     }
 
     #[test]
     fn timestamps_and_region_numbers_are_read() {
-        assert_eq!(timestamps("at 00:02 and 1:05.5, then 12:00."), vec![2.0, 65.5, 720.0]);
+        assert_eq!(
+            timestamps("at 00:02 and 1:05.5, then 12:00."),
+            vec![2.0, 65.5, 720.0]
+        );
         assert!(timestamps("ratio 3 to 4").is_empty());
         assert_eq!(region_numbers("Regions 1 and 3"), vec![1, 3]);
     }

@@ -148,7 +148,10 @@ pub fn select(items: Vec<Item>, only: Option<&str>, limit: Option<usize>) -> Res
         None => items,
         Some(class) => {
             if !CLASSES.contains(&class) {
-                bail!("--only {class:?}: not a class; use one of {}", CLASSES.join(", "));
+                bail!(
+                    "--only {class:?}: not a class; use one of {}",
+                    CLASSES.join(", ")
+                );
             }
             let with: Vec<Item> = items
                 .iter()

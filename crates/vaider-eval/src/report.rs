@@ -14,18 +14,22 @@ pub fn write(report: &RunReport, out: &Path) -> Result<()> {
     std::fs::write(&json, serde_json::to_vec_pretty(report)?)
         .with_context(|| format!("cannot write {}", json.display()))?;
     let md = out.join("report.md");
-    std::fs::write(&md, markdown(report)).with_context(|| format!("cannot write {}", md.display()))?;
+    std::fs::write(&md, markdown(report))
+        .with_context(|| format!("cannot write {}", md.display()))?;
     Ok(())
 }
 
 pub fn read(path: &Path) -> Result<RunReport> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_slice(&bytes).with_context(|| format!("{} is not an eval report", path.display()))
+    serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not an eval report", path.display()))
 }
 
 /// A share as a percentage with one decimal, or a dash when it is undefined.
 pub fn pct(value: Option<f64>) -> String {
-    value.map(|v| format!("{:.1} %", v * 100.0)).unwrap_or_else(|| "–".into())
+    value
+        .map(|v| format!("{:.1} %", v * 100.0))
+        .unwrap_or_else(|| "–".into())
 }
 
 pub fn markdown(report: &RunReport) -> String {
@@ -40,8 +44,15 @@ pub fn markdown(report: &RunReport) -> String {
         s.items,
         s.errors,
         report.set,
-        report.only.as_deref().map(|c| format!(" · only {c}")).unwrap_or_default(),
-        report.limit.map(|n| format!(" · limit {n}")).unwrap_or_default(),
+        report
+            .only
+            .as_deref()
+            .map(|c| format!(" · only {c}"))
+            .unwrap_or_default(),
+        report
+            .limit
+            .map(|n| format!(" · limit {n}"))
+            .unwrap_or_default(),
     );
     md.push_str(&summary_table(&[s], &["this run"]));
     md.push_str("\n## Per class\n\n| class | support | TP | FP | FN | precision | recall | F1 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -49,22 +60,45 @@ pub fn markdown(report: &RunReport) -> String {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            c.class, c.support, c.tp, c.fp, c.fn_, pct(c.precision), pct(c.recall), pct(c.f1)
+            c.class,
+            c.support,
+            c.tp,
+            c.fp,
+            c.fn_,
+            pct(c.precision),
+            pct(c.recall),
+            pct(c.f1)
         );
     }
     md.push_str("\n## Items\n\n| item | labelled | flagged | named | verdicts right | localised | tokens in/out | cost | ms |\n|---|---|---|---|---:|---|---:|---:|---:|\n");
     for o in &report.items {
-        let right = o.verdicts.iter().filter(|v| v.answer == Some(v.truth)).count();
+        let right = o
+            .verdicts
+            .iter()
+            .filter(|v| v.answer == Some(v.truth))
+            .count();
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {}/{} | {} | {}/{} | ${:.5} | {} |",
             o.id,
-            if o.classes.is_empty() { "control".into() } else { o.classes.join(", ") },
-            if o.error.is_some() { "error" } else if o.flagged { "yes" } else { "no" },
+            if o.classes.is_empty() {
+                "control".into()
+            } else {
+                o.classes.join(", ")
+            },
+            if o.error.is_some() {
+                "error"
+            } else if o.flagged {
+                "yes"
+            } else {
+                "no"
+            },
             o.predicted.join(", "),
             right,
             o.verdicts.len(),
-            o.localised.map(|l| if l { "hit" } else { "miss" }).unwrap_or("–"),
+            o.localised
+                .map(|l| if l { "hit" } else { "miss" })
+                .unwrap_or("–"),
             o.input_tokens,
             o.output_tokens,
             o.cost_usd,
@@ -75,24 +109,58 @@ pub fn markdown(report: &RunReport) -> String {
 }
 
 fn summary_table(runs: &[&Scores], names: &[&str]) -> String {
-    let mut md = format!("| score | {} |\n|---|{}\n", names.join(" | "), "---:|".repeat(names.len()));
+    let mut md = format!(
+        "| score | {} |\n|---|{}\n",
+        names.join(" | "),
+        "---:|".repeat(names.len())
+    );
     let row = |label: &str, f: &dyn Fn(&Scores) -> String| {
-        format!("| {label} | {} |\n", runs.iter().map(|s| f(s)).collect::<Vec<_>>().join(" | "))
+        format!(
+            "| {label} | {} |\n",
+            runs.iter().map(|s| f(s)).collect::<Vec<_>>().join(" | ")
+        )
     };
-    md += &row("balanced accuracy (defect or not)", &|s| pct(s.detection.balanced_accuracy));
+    md += &row("balanced accuracy (defect or not)", &|s| {
+        pct(s.detection.balanced_accuracy)
+    });
     md += &row("recall on defects", &|s| pct(s.detection.recall));
     md += &row("specificity on controls", &|s| pct(s.detection.specificity));
     md += &row("verdict accuracy (expectations)", &|s| {
-        format!("{} ({}/{})", pct(s.verdicts.rate), s.verdicts.hits, s.verdicts.total)
+        format!(
+            "{} ({}/{})",
+            pct(s.verdicts.rate),
+            s.verdicts.hits,
+            s.verdicts.total
+        )
     });
     md += &row("localisation (time or region hit)", &|s| {
-        format!("{} ({}/{})", pct(s.localisation.rate), s.localisation.hits, s.localisation.total)
+        format!(
+            "{} ({}/{})",
+            pct(s.localisation.rate),
+            s.localisation.hits,
+            s.localisation.total
+        )
     });
     md += &row("macro F1 over classes", &|s| pct(macro_f1(s)));
-    md += &row("input tokens per item", &|s| s.spend.mean_input_tokens.map(|v| format!("{v:.0}")).unwrap_or("–".into()));
-    md += &row("cost per item", &|s| s.spend.mean_cost_usd.map(|v| format!("${v:.5}")).unwrap_or("–".into()));
+    md += &row("input tokens per item", &|s| {
+        s.spend
+            .mean_input_tokens
+            .map(|v| format!("{v:.0}"))
+            .unwrap_or("–".into())
+    });
+    md += &row("cost per item", &|s| {
+        s.spend
+            .mean_cost_usd
+            .map(|v| format!("${v:.5}"))
+            .unwrap_or("–".into())
+    });
     md += &row("total cost", &|s| format!("${:.4}", s.spend.cost_usd));
-    md += &row("latency per item", &|s| s.spend.mean_latency_ms.map(|v| format!("{v:.0} ms")).unwrap_or("–".into()));
+    md += &row("latency per item", &|s| {
+        s.spend
+            .mean_latency_ms
+            .map(|v| format!("{v:.0} ms"))
+            .unwrap_or("–".into())
+    });
     md
 }
 
@@ -106,7 +174,10 @@ pub fn macro_f1(scores: &Scores) -> Option<f64> {
 pub fn compare(a: &RunReport, b: &RunReport) -> String {
     let name = |r: &RunReport| format!("{} {} ({})", r.provider, r.model, r.sampling);
     let (na, nb) = (format!("A: {}", name(a)), format!("B: {}", name(b)));
-    let mut md = format!("# Vaider eval: A against B\n\nA: {} · {} items\nB: {} · {} items\n\n", a.finished_at, a.scores.items, b.finished_at, b.scores.items);
+    let mut md = format!(
+        "# Vaider eval: A against B\n\nA: {} · {} items\nB: {} · {} items\n\n",
+        a.finished_at, a.scores.items, b.finished_at, b.scores.items
+    );
     md += &summary_table(&[&a.scores, &b.scores], &[&na, &nb]);
     md += "\n| class | recall A | recall B | Δ recall | F1 A | F1 B | Δ F1 |\n|---|---:|---:|---:|---:|---:|---:|\n";
     for (ca, cb) in a.scores.classes.iter().zip(&b.scores.classes) {
@@ -128,8 +199,21 @@ pub fn compare(a: &RunReport, b: &RunReport) -> String {
         .filter_map(|x| {
             let y = b.items.iter().find(|y| y.id == x.id)?;
             (x.flagged != y.flagged).then(|| {
-                let right = |flagged: bool| if flagged != x.classes.is_empty() { "right" } else { "wrong" };
-                format!("- {}: A {} ({}), B {} ({})", x.id, flag(x.flagged), right(x.flagged), flag(y.flagged), right(y.flagged))
+                let right = |flagged: bool| {
+                    if flagged != x.classes.is_empty() {
+                        "right"
+                    } else {
+                        "wrong"
+                    }
+                };
+                format!(
+                    "- {}: A {} ({}), B {} ({})",
+                    x.id,
+                    flag(x.flagged),
+                    right(x.flagged),
+                    flag(y.flagged),
+                    right(y.flagged)
+                )
             })
         })
         .collect();

@@ -67,13 +67,22 @@ pub async fn run(
     options: &Options,
     mut on_item: impl FnMut(usize, usize, &Outcome),
 ) -> Result<RunReport> {
-    let items = labels::select(labels::load(&options.set)?, options.only.as_deref(), options.limit)?;
+    let items = labels::select(
+        labels::load(&options.set)?,
+        options.only.as_deref(),
+        options.limit,
+    )?;
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("cannot create {}", options.out.display()))?;
     let journal = options.out.join("items.jsonl");
-    let mut done = if options.resume { read_journal(&journal) } else { Vec::new() };
+    let mut done = if options.resume {
+        read_journal(&journal)
+    } else {
+        Vec::new()
+    };
     if !options.resume {
-        std::fs::write(&journal, b"").with_context(|| format!("cannot write {}", journal.display()))?;
+        std::fs::write(&journal, b"")
+            .with_context(|| format!("cannot write {}", journal.display()))?;
     }
     done.retain(|o| items.iter().any(|i| i.id == o.id));
     let started_at = chrono::Utc::now().to_rfc3339();
@@ -102,7 +111,10 @@ pub async fn run(
         version: 1,
         started_at,
         finished_at: chrono::Utc::now().to_rfc3339(),
-        provider: non_empty(provider, options.provider.clone().unwrap_or(config.provider.clone())),
+        provider: non_empty(
+            provider,
+            options.provider.clone().unwrap_or(config.provider.clone()),
+        ),
         model: non_empty(model, options.model.clone().unwrap_or(config.model.clone())),
         sampling: options
             .sampling
@@ -147,7 +159,12 @@ fn append(path: &Path, outcome: &Outcome) -> Result<()> {
 
 type Who = Option<(String, String)>;
 
-async fn run_item(engine: &Arc<Vaider>, options: &Options, item: &Item, work: &Path) -> (Outcome, Who) {
+async fn run_item(
+    engine: &Arc<Vaider>,
+    options: &Options,
+    item: &Item,
+    work: &Path,
+) -> (Outcome, Who) {
     let mut outcome = Outcome {
         id: item.id.clone(),
         kind: Some(item.kind),
@@ -163,7 +180,12 @@ async fn run_item(engine: &Arc<Vaider>, options: &Options, item: &Item, work: &P
     (outcome, who)
 }
 
-async fn recording(engine: &Arc<Vaider>, options: &Options, item: &Item, outcome: &mut Outcome) -> Who {
+async fn recording(
+    engine: &Arc<Vaider>,
+    options: &Options,
+    item: &Item,
+    outcome: &mut Outcome,
+) -> Who {
     let path = match item.path(&item.media) {
         Ok(path) => path,
         Err(e) => {
@@ -171,7 +193,8 @@ async fn recording(engine: &Arc<Vaider>, options: &Options, item: &Item, outcome
             return None;
         }
     };
-    let mut request = AnalysisRequest::new(Tool::AnalyzeVideo, Door::Cli, path.display().to_string());
+    let mut request =
+        AnalysisRequest::new(Tool::AnalyzeVideo, Door::Cli, path.display().to_string());
     request.prompt = Some(RECORDING_PROMPT.into());
     request.expectations = item.expectations.iter().map(|e| e.text.clone()).collect();
     request.provider = options.provider.clone();
@@ -193,6 +216,7 @@ async fn recording(engine: &Arc<Vaider>, options: &Options, item: &Item, outcome
 /// Scores' inputs from a recording's analysis: the `DEFECTS:` line, the verdicts, and the
 /// moments named on that line or in the evidence of an expectation judged not met.
 pub fn read_recording(item: &Item, result: &AnalysisResult, outcome: &mut Outcome) {
+    labelled(item, outcome);
     let named = classify::defects_line(&result.description).unwrap_or_default();
     outcome.verdicts = item
         .expectations
@@ -229,10 +253,18 @@ pub fn read_recording(item: &Item, result: &AnalysisResult, outcome: &mut Outcom
         .chain(not_met)
         .flat_map(classify::timestamps)
         .collect();
-    outcome.localised = item.place.as_ref().and_then(|p| p.time).filter(|_| !item.is_control()).map(|t| {
-        // A second either side: answers give whole seconds, and a flash lasts under one.
-        outcome.flagged && moments.iter().any(|m| *m >= t.start_s - 1.0 && *m <= t.end_s + 1.0)
-    });
+    outcome.localised = item
+        .place
+        .as_ref()
+        .and_then(|p| p.time)
+        .filter(|_| !item.is_control())
+        .map(|t| {
+            // A second either side: answers give whole seconds, and a flash lasts under one.
+            outcome.flagged
+                && moments
+                    .iter()
+                    .any(|m| *m >= t.start_s - 1.0 && *m <= t.end_s + 1.0)
+        });
     outcome.input_tokens = result.usage.input_tokens;
     outcome.output_tokens = result.usage.output_tokens;
     outcome.cost_usd = result.cost_usd;
@@ -240,7 +272,13 @@ pub fn read_recording(item: &Item, result: &AnalysisResult, outcome: &mut Outcom
     outcome.answer = shorten(&result.description);
 }
 
-async fn pair(engine: &Arc<Vaider>, options: &Options, item: &Item, work: &Path, outcome: &mut Outcome) -> Who {
+async fn pair(
+    engine: &Arc<Vaider>,
+    options: &Options,
+    item: &Item,
+    work: &Path,
+    outcome: &mut Outcome,
+) -> Who {
     let (before, after) = match (item.path(&item.before), item.path(&item.after)) {
         (Ok(b), Ok(a)) => (b, a),
         (Err(e), _) | (_, Err(e)) => {
@@ -261,7 +299,10 @@ async fn pair(engine: &Arc<Vaider>, options: &Options, item: &Item, work: &Path,
     match service::compare_screenshots(engine, request, &NoProgress).await {
         Ok(data) => {
             read_pair(item, &data, outcome);
-            let entry = data.interaction_id.as_deref().and_then(|id| engine.history().get(id).ok().flatten());
+            let entry = data
+                .interaction_id
+                .as_deref()
+                .and_then(|id| engine.history().get(id).ok().flatten());
             entry.map(|e| {
                 outcome.input_tokens = e.input_tokens;
                 outcome.output_tokens = e.output_tokens;
@@ -279,6 +320,7 @@ async fn pair(engine: &Arc<Vaider>, options: &Options, item: &Item, work: &Path,
 /// Scores' inputs from a visual compare: its unexpected changes (classed by keywords), the
 /// expected changes it matched or missed, and the diff regions its unexpected changes name.
 pub fn read_pair(item: &Item, data: &CompareData, outcome: &mut Outcome) {
+    labelled(item, outcome);
     let v = &data.validation;
     outcome.verdicts = item
         .expectations
@@ -311,20 +353,45 @@ pub fn read_pair(item: &Item, data: &CompareData, outcome: &mut Outcome) {
         predicted.push("unknown".into());
     }
     outcome.predicted = predicted;
-    let named: Vec<u32> = unexpected.iter().flat_map(|c| classify::region_numbers(&c.region)).collect();
-    outcome.localised = item.place.as_ref().and_then(|p| p.region).filter(|_| !item.is_control()).map(|label| {
-        data.regions.iter().filter(|r| named.contains(&r.number)).any(|r| {
-            label.intersects(&Box2 {
-                x: r.x as i64,
-                y: r.y as i64,
-                width: r.width as i64,
-                height: r.height as i64,
-            })
-        })
-    });
+    let named: Vec<u32> = unexpected
+        .iter()
+        .flat_map(|c| classify::region_numbers(&c.region))
+        .collect();
+    outcome.localised = item
+        .place
+        .as_ref()
+        .and_then(|p| p.region)
+        .filter(|_| !item.is_control())
+        .map(|label| {
+            data.regions
+                .iter()
+                .filter(|r| named.contains(&r.number))
+                .any(|r| {
+                    label.intersects(&Box2 {
+                        x: r.x as i64,
+                        y: r.y as i64,
+                        width: r.width as i64,
+                        height: r.height as i64,
+                    })
+                })
+        });
     outcome.cost_usd = data.cost_usd;
-    let changes: Vec<String> = unexpected.iter().map(|c| format!("UNEXPECTED {}: {}", c.region, c.change)).collect();
-    outcome.answer = shorten(&format!("{} {}", data.agentic_analysis.summary, changes.join(" ")));
+    let changes: Vec<String> = unexpected
+        .iter()
+        .map(|c| format!("UNEXPECTED {}: {}", c.region, c.change))
+        .collect();
+    outcome.answer = shorten(&format!(
+        "{} {}",
+        data.agentic_analysis.summary,
+        changes.join(" ")
+    ));
+}
+
+/// The item's own side of the outcome: its id, kind and labelled classes.
+fn labelled(item: &Item, outcome: &mut Outcome) {
+    outcome.id = item.id.clone();
+    outcome.kind = Some(item.kind);
+    outcome.classes = item.classes.clone();
 }
 
 fn shorten(text: &str) -> String {

@@ -104,10 +104,10 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
-/// F1 from precision and recall; none when either is undefined, 0 when both are 0.
-fn f1(precision: Option<f64>, recall: Option<f64>) -> Option<f64> {
-    let (p, r) = (precision?, recall?);
-    Some(if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) })
+/// F1 as 2TP / (2TP + FP + FN): the harmonic mean of precision and recall, and 0 (not
+/// undefined) for a class that was missed every time and never guessed.
+fn f1(tp: u64, fp: u64, fn_: u64) -> Option<f64> {
+    ratio(2 * tp, 2 * tp + fp + fn_)
 }
 
 pub fn detection(tp: u64, fp: u64, tn: u64, fn_: u64) -> Detection {
@@ -139,7 +139,7 @@ pub fn class_score(class: &str, tp: u64, fp: u64, fn_: u64) -> ClassScore {
         fn_,
         precision,
         recall,
-        f1: f1(precision, recall),
+        f1: f1(tp, fp, fn_),
     }
 }
 
@@ -159,7 +159,8 @@ pub fn score(outcomes: &[Outcome]) -> Scores {
         .iter()
         .map(|class| {
             let has = |list: &Vec<String>| list.iter().any(|c| c == class);
-            let count = |f: &dyn Fn(&Outcome) -> bool| scored.iter().filter(|o| f(o)).count() as u64;
+            let count =
+                |f: &dyn Fn(&Outcome) -> bool| scored.iter().filter(|o| f(o)).count() as u64;
             class_score(
                 class,
                 count(&|o| has(&o.classes) && has(&o.predicted)),
@@ -169,7 +170,10 @@ pub fn score(outcomes: &[Outcome]) -> Scores {
         })
         .collect();
     let verdicts: Vec<&VerdictOutcome> = scored.iter().flat_map(|o| &o.verdicts).collect();
-    let right = verdicts.iter().filter(|v| v.answer == Some(v.truth)).count() as u64;
+    let right = verdicts
+        .iter()
+        .filter(|v| v.answer == Some(v.truth))
+        .count() as u64;
     let placed: Vec<bool> = scored.iter().filter_map(|o| o.localised).collect();
     let hits = placed.iter().filter(|hit| **hit).count() as u64;
     Scores {
