@@ -19,6 +19,20 @@ pub fn write(report: &RunReport, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A copy in the data folder's `evals/`, where the history UI's eval page lists the runs.
+pub fn keep_for_history(report: &RunReport, data_dir: &Path) -> Result<()> {
+    let dir = data_dir.join("evals");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let stamp: String = report
+        .finished_at
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let path = dir.join(format!("{stamp}.json"));
+    std::fs::write(&path, serde_json::to_vec(report)?)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
 pub fn read(path: &Path) -> Result<RunReport> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     serde_json::from_slice(&bytes)

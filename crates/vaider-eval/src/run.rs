@@ -127,6 +127,7 @@ pub async fn run(
         items: outcomes,
     };
     crate::report::write(&report, &options.out)?;
+    crate::report::keep_for_history(&report, engine.data_dir())?;
     Ok(report)
 }
 
