@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use vaider_core::{Config, Vaider};
 use vaider_eval::report::pct;
@@ -33,6 +33,10 @@ pub struct EvalArgs {
     /// How videos go to the model: auto, full or keyframes (default: the config's).
     #[arg(long, value_parser = crate::parse_sampling)]
     sampling: Option<vaider_core::sampling::VideoSampling>,
+    /// A prompt variant for the recordings, read from this file (it must still ask for the
+    /// closing `DEFECTS:` line; docs/eval.md). Default: the built-in prompt.
+    #[arg(long)]
+    prompt_file: Option<PathBuf>,
     /// Only the items of this class (and as many controls).
     #[arg(long)]
     only: Option<String>,
@@ -90,6 +94,16 @@ pub async fn eval(action: Option<EvalAction>, args: EvalArgs) -> Result<ExitCode
         only: args.only.clone(),
         limit: args.limit,
         resume: args.resume,
+        prompt: match &args.prompt_file {
+            Some(path) => Some((
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "custom".into()),
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("--prompt-file {}", path.display()))?,
+            )),
+            None => None,
+        },
     };
     let report = vaider_eval::run(&engine, &options, |n, total, o| {
         let verdict = match (&o.error, o.flagged) {

@@ -132,7 +132,7 @@ fn compare_shows_two_runs_side_by_side() {
     let report = |ba: f64| {
         serde_json::json!({
             "version": 1, "started_at": "", "finished_at": "2026-11-27", "provider": "gemini",
-            "model": "m", "sampling": "full", "set": "eval/set", "only": null, "limit": null,
+            "model": "m", "sampling": "full", "prompt": "default", "set": "eval/set", "only": null, "limit": null,
             "items": [],
             "scores": {"items": 10, "errors": 0, "classes": [],
                 "detection": {"tp": 5, "fp": 0, "tn": 5, "fn": 0, "recall": ba, "specificity": ba,
@@ -154,5 +154,30 @@ fn compare_shows_two_runs_side_by_side() {
     assert!(
         md.contains("| balanced accuracy (defect or not) | 50.0 % | 75.0 % |"),
         "{md}"
+    );
+}
+
+#[tokio::test]
+async fn a_prompt_variant_goes_to_the_model_and_is_named_in_the_report() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let variant = sandbox.work().join("terse.txt");
+    std::fs::write(
+        &variant,
+        "List GUI defects only. End with DEFECTS: <names> or DEFECTS: none.",
+    )
+    .unwrap();
+    let file = variant.display().to_string();
+    let report = run_eval(eval(
+        &sandbox,
+        &fake,
+        &["--limit", "1", "--prompt-file", &file],
+    ))
+    .await;
+    assert_eq!(report["prompt"], "terse", "{report}");
+    let sent = serde_json::to_string(&fake.generate_requests()).unwrap();
+    assert!(
+        sent.contains("List GUI defects only."),
+        "the variant was not sent"
     );
 }

@@ -52,9 +52,10 @@ pub fn markdown(report: &RunReport) -> String {
     let _ = writeln!(md, "# Vaider eval: {} {}\n", report.provider, report.model);
     let _ = writeln!(
         md,
-        "{} · sampling {} · {} items scored, {} failed · set {}{}{}\n",
+        "{} · sampling {} · prompt {} · {} items scored, {} failed · set {}{}{}\n",
         report.finished_at,
         report.sampling,
+        report.prompt,
         s.items,
         s.errors,
         report.set,
@@ -186,7 +187,12 @@ pub fn macro_f1(scores: &Scores) -> Option<f64> {
 
 /// Two runs side by side: the summary, then each class's recall and F1 with the change.
 pub fn compare(a: &RunReport, b: &RunReport) -> String {
-    let name = |r: &RunReport| format!("{} {} ({})", r.provider, r.model, r.sampling);
+    let name = |r: &RunReport| {
+        format!(
+            "{} {} ({}, prompt {})",
+            r.provider, r.model, r.sampling, r.prompt
+        )
+    };
     let (na, nb) = (format!("A: {}", name(a)), format!("B: {}", name(b)));
     let mut md = format!(
         "# Vaider eval: A against B\n\nA: {} · {} items\nB: {} · {} items\n\n",

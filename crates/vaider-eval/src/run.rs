@@ -37,6 +37,9 @@ pub struct Options {
     pub limit: Option<usize>,
     /// Keep the items already in out/items.jsonl and run only the others.
     pub resume: bool,
+    /// A prompt variant for the recordings, in place of [`RECORDING_PROMPT`]: its name (for
+    /// the report) and its text, which must still ask for the `DEFECTS:` line.
+    pub prompt: Option<(String, String)>,
 }
 
 /// A whole run: what was asked, every item's outcome and the scores.
@@ -48,6 +51,9 @@ pub struct RunReport {
     pub provider: String,
     pub model: String,
     pub sampling: String,
+    /// The recordings' prompt: `default` or the variant's name.
+    #[serde(default)]
+    pub prompt: String,
     pub set: String,
     pub only: Option<String>,
     pub limit: Option<usize>,
@@ -120,6 +126,11 @@ pub async fn run(
             .sampling
             .map(|s| format!("{s:?}").to_lowercase())
             .unwrap_or_else(|| "config".into()),
+        prompt: options
+            .prompt
+            .as_ref()
+            .map(|(name, _)| name.clone())
+            .unwrap_or_else(|| "default".into()),
         set: options.set.display().to_string(),
         only: options.only.clone(),
         limit: options.limit,
@@ -196,7 +207,10 @@ async fn recording(
     };
     let mut request =
         AnalysisRequest::new(Tool::AnalyzeVideo, Door::Cli, path.display().to_string());
-    request.prompt = Some(RECORDING_PROMPT.into());
+    request.prompt = Some(match &options.prompt {
+        Some((_, text)) => text.clone(),
+        None => RECORDING_PROMPT.into(),
+    });
     request.expectations = item.expectations.iter().map(|e| e.text.clone()).collect();
     request.provider = options.provider.clone();
     request.model = options.model.clone();
