@@ -143,8 +143,10 @@ fn compare_shows_two_runs_side_by_side() {
                     "mean_input_tokens": null, "mean_cost_usd": null, "mean_latency_ms": null}}
         })
     };
-    for (name, ba) in [("a.json", 0.5), ("b.json", 0.75)] {
-        std::fs::write(sandbox.work().join(name), report(ba).to_string()).unwrap();
+    for (name, ba, sampling) in [("a.json", 0.5, "full"), ("b.json", 0.75, "auto")] {
+        let mut body = report(ba);
+        body["sampling"] = sampling.into();
+        std::fs::write(sandbox.work().join(name), body.to_string()).unwrap();
     }
     let mut command = sandbox.vaider();
     command.args(["eval", "compare", "a.json", "b.json"]);
@@ -153,6 +155,11 @@ fn compare_shows_two_runs_side_by_side() {
     let md = stdout(&output);
     assert!(
         md.contains("| balanced accuracy (defect or not) | 50.0 % | 75.0 % |"),
+        "{md}"
+    );
+    // Recall 50 % under full, 75 % under auto: the change-aware goal holds.
+    assert!(
+        md.contains("recall +25.0 points; the goal (within 2 points) is kept"),
         "{md}"
     );
 }

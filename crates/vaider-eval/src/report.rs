@@ -199,6 +199,9 @@ pub fn compare(a: &RunReport, b: &RunReport) -> String {
         a.finished_at, a.scores.items, b.finished_at, b.scores.items
     );
     md += &summary_table(&[&a.scores, &b.scores], &[&na, &nb]);
+    if let Some(line) = sampling_goal(a, b) {
+        md += &line;
+    }
     md += "\n| class | recall A | recall B | Δ recall | F1 A | F1 B | Δ F1 |\n|---|---:|---:|---:|---:|---:|---:|\n";
     for (ca, cb) in a.scores.classes.iter().zip(&b.scores.classes) {
         let _ = writeln!(
@@ -245,6 +248,20 @@ pub fn compare(a: &RunReport, b: &RunReport) -> String {
     md
 }
 
+/// Full sampling against change-aware (`auto`): the goal is recall within 2 points.
+fn sampling_goal(a: &RunReport, b: &RunReport) -> Option<String> {
+    let (full, auto) = match (a.sampling.as_str(), b.sampling.as_str()) {
+        ("full", "auto") => (a, b),
+        ("auto", "full") => (b, a),
+        _ => return None,
+    };
+    let points = (auto.scores.detection.recall? - full.scores.detection.recall?) * 100.0;
+    let verdict = if points >= -2.0 { "kept" } else { "NOT kept" };
+    Some(format!(
+        "\nChange-aware sampling (auto) against full: recall {points:+.1} points; the goal (within 2 points) is {verdict}.\n"
+    ))
+}
+
 fn flag(flagged: bool) -> &'static str {
     if flagged {
         "flagged"
@@ -257,5 +274,35 @@ fn delta(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
         (Some(a), Some(b)) => format!("{:+.1}", (b - a) * 100.0),
         _ => "–".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(sampling: &str, recall: f64) -> RunReport {
+        let mut report = RunReport {
+            sampling: sampling.into(),
+            ..Default::default()
+        };
+        report.scores.detection.recall = Some(recall);
+        report
+    }
+
+    #[test]
+    fn the_sampling_goal_is_judged_in_either_order_and_only_for_full_against_auto() {
+        let lost = sampling_goal(&run("full", 0.80), &run("auto", 0.775)).unwrap();
+        assert!(
+            lost.contains("-2.5 points") && lost.contains("NOT kept"),
+            "{lost}"
+        );
+        let kept = sampling_goal(&run("auto", 0.79), &run("full", 0.80)).unwrap();
+        assert!(
+            kept.contains("-1.0 points") && kept.contains("is kept"),
+            "{kept}"
+        );
+        assert!(sampling_goal(&run("full", 0.8), &run("full", 0.5)).is_none());
+        assert!(compare(&run("full", 0.80), &run("auto", 0.5)).contains("NOT kept"));
     }
 }
