@@ -11,5 +11,5 @@ pub mod run;
 pub mod score;
 
 pub use labels::{Item, Kind, Truth};
-pub use run::{run, Options, Outcome, Prediction, RunReport};
+pub use run::{run, Options, Outcome, RunReport};
 pub use score::Scores;

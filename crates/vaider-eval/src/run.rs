@@ -19,7 +19,7 @@ use vaider_visual::service::{self, CompareData, CompareRequest};
 use vaider_visual::CompareOptions;
 
 use crate::classify;
-use crate::labels::{self, Box2, Item, Kind, Truth, CLASSES};
+use crate::labels::{self, Box2, Item, Kind, Truth};
 pub use crate::score::Outcome;
 use crate::score::{self, Scores, VerdictOutcome};
 
@@ -60,9 +60,6 @@ pub struct RunReport {
     pub scores: Scores,
     pub items: Vec<Outcome>,
 }
-
-/// What the tool said about one item, before it is scored (kept for tests of the scorer).
-pub type Prediction = Outcome;
 
 /// The prompt of every recording: describe, then name the defects on one line.
 pub const RECORDING_PROMPT: &str = "You are checking a short recording of a web app for visible GUI defects. Describe what happens step by step, with timestamps (mm:ss). Then end with one line that starts with `DEFECTS:` and lists the defects you saw, comma-separated, each with the moment it shows in brackets, using only these names: text-overflow (text cut off or spilling out of its box), overlap (one element covers another), wrong-text (a wrong or misspelt text), missing-extra-element (an element missing or one too many), wrong-colour-state (a wrong colour or state), layout-shift (content jumps after loading), flash-error-toast (an error shown briefly), endless-spinner (loading never ends), wrong-page (the app lands on the wrong page), unmentioned-change (a change the expectations do not mention). Example: `DEFECTS: overlap [00:02]`. Write `DEFECTS: none` when nothing is wrong.";
@@ -436,9 +433,4 @@ pub fn estimate(engine: &Vaider, items: &[Item], model: &str) -> (u64, f64) {
     };
     let cost = vaider_core::cost::cost_usd(&engine.config(), model, usage);
     (input + output, cost)
-}
-
-/// The classes a report may name: the set's and `unknown` (flagged without a class).
-pub fn known_class(name: &str) -> bool {
-    name == "unknown" || CLASSES.contains(&name)
 }
