@@ -1,5 +1,5 @@
 // The address after # picks the view: #/ the history (with ?q=&status=&tool=&project=),
-// #/i/ID an analysis, #/plans the QA test plans, #/settings the settings. route() tears the old view down and builds the new.
+// #/i/ID an analysis, #/plans the QA test plans, #/evals the runs of `vaider eval`, #/settings the settings. route() tears the old view down and builds the new.
 
 import { h, $ } from './dom.js';
 import { app } from './state.js';
@@ -7,6 +7,7 @@ import { historyView } from './history.js';
 import { detailView } from './detail.js';
 import { settingsView } from './settings.js';
 import { plansView } from './plans.js';
+import { evalsView } from './evals.js';
 
 export function parseRoute() {
   const hash = location.hash || '#/';
@@ -23,6 +24,7 @@ export function parseRoute() {
   }
   if (path === '/settings') return { name: 'settings', params };
   if (path === '/plans') return { name: 'plans', params };
+  if (path === '/evals') return { name: 'evals', params };
   return { name: 'notfound', params };
 }
 
@@ -31,6 +33,7 @@ const views = {
   detail: detailView,
   settings: settingsView,
   plans: plansView,
+  evals: evalsView,
   notfound: (root) => {
     root.append(h('section', { class: 'state-card' },
       h('h1', null, 'Nothing here'),

@@ -137,6 +137,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
         }),
         Command::Models { provider, json } => crate::models::models(provider, json).await,
         Command::Doctor => crate::setup::doctor().await,
+        Command::Eval { action, run } => crate::eval::eval(action, run).await,
     }
 }
 

@@ -2,6 +2,7 @@
 //! is in `vaider-core` (the pipeline) and `vaider-server` (HTTP and MCP).
 
 mod commands;
+mod eval;
 mod models;
 mod plan;
 mod setup;
@@ -221,6 +222,16 @@ enum Command {
     },
     /// Report what is set, what is missing and how to fix it.
     Doctor,
+    /// Measure what Vaider sees: run its tools on the labelled set of GUI defects (eval/set,
+    /// made by scripts/eval-set.sh) and score them (docs/eval.md). `vaider eval compare A B`
+    /// shows two runs side by side.
+    #[command(args_conflicts_with_subcommands = true)]
+    Eval {
+        #[command(subcommand)]
+        action: Option<eval::EvalAction>,
+        #[command(flatten)]
+        run: eval::EvalArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -266,7 +277,7 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn parse_sampling(text: &str) -> Result<vaider_core::sampling::VideoSampling, String> {
+pub(crate) fn parse_sampling(text: &str) -> Result<vaider_core::sampling::VideoSampling, String> {
     vaider_core::sampling::VideoSampling::parse(text).ok_or_else(|| {
         format!(
             "{text:?} is not a sampling: use {}",

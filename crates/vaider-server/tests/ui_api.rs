@@ -775,3 +775,31 @@ async fn a_diffs_expected_image_is_served_from_the_history_not_from_request_json
     assert_eq!(row.expected_path.as_deref(), expected.to_str());
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn eval_runs_are_listed_for_the_eval_page_and_need_the_token() {
+    let server = TestServer::start().await;
+    let (status, body) = get(&server, "/api/evals").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["runs"], json!([]));
+    let evals = server.engine.data_dir().join("evals");
+    std::fs::create_dir_all(&evals).unwrap();
+    let report = json!({"finished_at": "2026-11-27T10:00:00Z", "provider": "gemini",
+        "model": "gemini-3.5-flash-lite", "sampling": "full",
+        "scores": {"items": 93, "errors": 0,
+            "detection": {"balanced_accuracy": 0.5, "recall": 1.0, "specificity": 0.0},
+            "verdicts": {"rate": 0.25}, "localisation": {"rate": null},
+            "spend": {"cost_usd": 0.18, "mean_latency_ms": 900.0}, "classes": []}});
+    std::fs::write(evals.join("20261127T100000Z.json"), report.to_string()).unwrap();
+    let (status, body) = get(&server, "/api/evals").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["runs"][0]["balancedAccuracy"], 0.5, "{body}");
+    assert_eq!(body["runs"][0]["model"], "gemini-3.5-flash-lite");
+    let anonymous = server
+        .http()
+        .get(format!("{}/api/evals", server.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+}

@@ -28,6 +28,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../../../ui/compare.js"),
     ),
     (
+        "evals.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/evals.js"),
+    ),
+    (
         "plans.js",
         "text/javascript; charset=utf-8",
         include_str!("../../../../ui/plans.js"),

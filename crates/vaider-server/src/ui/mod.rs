@@ -5,6 +5,7 @@
 mod assets;
 mod comparison;
 mod control;
+mod evals;
 mod events;
 mod history;
 mod job;
@@ -52,6 +53,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/qa/plans", get(qa::plans))
         .route("/api/qa/runs", post(qa::run))
         .route("/api/models", get(models::models))
+        .route("/api/evals", get(evals::evals))
         .route(
             "/api/settings",
             get(settings::settings).put(settings::save_settings),

@@ -1,0 +1,153 @@
+//! `vaider eval`: runs the eval set through the library (`vaider-eval`) with a line per item,
+//! asks before a run whose estimated cost is above `--max-cost`, and prints where the reports
+//! are; `vaider eval compare A.json B.json` prints two runs side by side.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use vaider_core::{Config, Vaider};
+use vaider_eval::report::pct;
+
+#[derive(Subcommand)]
+pub enum EvalAction {
+    /// Two runs side by side (their report.json files), as Markdown.
+    Compare { a: PathBuf, b: PathBuf },
+}
+
+#[derive(Args)]
+pub struct EvalArgs {
+    /// The set's folder (default: eval/set in the current folder).
+    #[arg(long, default_value = "eval/set")]
+    set: PathBuf,
+    /// Where items.jsonl, report.json and report.md go (default: eval/runs/<time>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The provider to ask (default: the config's).
+    #[arg(long)]
+    provider: Option<String>,
+    #[arg(long)]
+    model: Option<String>,
+    /// How videos go to the model: auto, full or keyframes (default: the config's).
+    #[arg(long, value_parser = crate::parse_sampling)]
+    sampling: Option<vaider_core::sampling::VideoSampling>,
+    /// A prompt variant for the recordings, read from this file (it must still ask for the
+    /// closing `DEFECTS:` line; docs/eval.md). Default: the built-in prompt.
+    #[arg(long)]
+    prompt_file: Option<PathBuf>,
+    /// Only the items of this class (and as many controls).
+    #[arg(long)]
+    only: Option<String>,
+    /// At most this many items (recordings and pairs in turn).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Continue the run in --out: keep the items it finished, run the others.
+    #[arg(long)]
+    resume: bool,
+    /// Ask before a run whose estimated cost is above this (USD).
+    #[arg(long, default_value_t = 0.50)]
+    max_cost: f64,
+    /// Do not ask, whatever the estimate.
+    #[arg(long)]
+    yes: bool,
+    /// Print report.json on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn eval(action: Option<EvalAction>, args: EvalArgs) -> Result<ExitCode> {
+    if let Some(EvalAction::Compare { a, b }) = action {
+        let (a, b) = (
+            vaider_eval::report::read(&a)?,
+            vaider_eval::report::read(&b)?,
+        );
+        print!("{}", vaider_eval::report::compare(&a, &b));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let engine = Vaider::open(Config::load()?)?;
+    let items = vaider_eval::labels::select(
+        vaider_eval::labels::load(&args.set)?,
+        args.only.as_deref(),
+        args.limit,
+    )?;
+    let config = engine.config();
+    let model = args.model.clone().unwrap_or_else(|| config.model.clone());
+    let (tokens, cost) = vaider_eval::run::estimate(&engine, &items, &model);
+    eprintln!(
+        "{} items · about {tokens} tokens · about ${cost:.4} on {model} (cached answers are free)",
+        items.len()
+    );
+    if cost > args.max_cost && !args.yes && !confirm(cost, args.max_cost)? {
+        bail!("stopped before the run: raise --max-cost or pass --yes");
+    }
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("eval/runs").join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string())
+    });
+    let options = vaider_eval::Options {
+        set: args.set.clone(),
+        out: out.clone(),
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        sampling: args.sampling,
+        only: args.only.clone(),
+        limit: args.limit,
+        resume: args.resume,
+        prompt: match &args.prompt_file {
+            Some(path) => Some((
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "custom".into()),
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("--prompt-file {}", path.display()))?,
+            )),
+            None => None,
+        },
+    };
+    let report = vaider_eval::run(&engine, &options, |n, total, o| {
+        let verdict = match (&o.error, o.flagged) {
+            (Some(e), _) => format!("error: {e}"),
+            (None, true) => format!("flagged {}", o.predicted.join(", ")),
+            (None, false) => "passed".into(),
+        };
+        let truth = if o.classes.is_empty() {
+            "control".to_string()
+        } else {
+            o.classes.join(", ")
+        };
+        eprintln!(
+            "[{n}/{total}] {} ({truth}): {verdict} · {} ms",
+            o.id, o.latency_ms
+        );
+    })
+    .await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        let s = &report.scores;
+        println!(
+            "balanced accuracy {} · recall {} · specificity {} · verdicts {} · localisation {} · ${:.4}",
+            pct(s.detection.balanced_accuracy),
+            pct(s.detection.recall),
+            pct(s.detection.specificity),
+            pct(s.verdicts.rate),
+            pct(s.localisation.rate),
+            s.spend.cost_usd
+        );
+        println!("reports: {0}/report.md and {0}/report.json", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks on the terminal; with no terminal to ask on, the answer is no.
+fn confirm(cost: f64, max: f64) -> Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        return Ok(false);
+    }
+    eprint!("The estimate (${cost:.4}) is above --max-cost ${max:.2}. Run anyway? [y/N] ");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+}

@@ -1,0 +1,190 @@
+//! `vaider eval` end to end against the fake Gemini, on a few items of the shipped set. The
+//! fake answers from what it receives and never sees the labels, so these tests check the run
+//! and the scorer, not a model: the fake's own answers go through the whole pipeline, and an
+//! answer scripted to call every item a defect must score a balanced accuracy of exactly 0.5.
+
+mod common;
+
+use common::*;
+use fake_gemini::FakeGemini;
+use serde_json::Value;
+
+fn set() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../eval/set").to_string()
+}
+
+fn eval(sandbox: &Sandbox, fake: &FakeGemini, extra: &[&str]) -> std::process::Command {
+    let mut command = sandbox.vaider();
+    let out = sandbox.work().join("run");
+    command
+        .args([
+            "eval",
+            "--provider",
+            "gemini",
+            "--yes",
+            "--json",
+            "--set",
+            &set(),
+        ])
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .env("GEMINI_API_KEY", FakeGemini::API_KEY)
+        .env("VAIDER_GEMINI_BASE_URL", fake.base_url());
+    command
+}
+
+async fn run_eval(command: std::process::Command) -> Value {
+    let output = tokio::task::spawn_blocking(move || run(command))
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+#[tokio::test]
+async fn a_few_items_run_through_the_pipeline_and_a_resumed_run_asks_nothing_again() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let report = run_eval(eval(&sandbox, &fake, &["--limit", "4"])).await;
+    let items = report["items"].as_array().unwrap();
+    assert_eq!(items.len(), 4, "{report}");
+    assert_eq!(report["scores"]["errors"], 0, "{report}");
+    assert_eq!(report["provider"], "gemini");
+    // Recordings and pairs in turn, each answered by the model with its tokens counted.
+    let kinds: Vec<&str> = items.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["recording", "pair", "recording", "pair"]);
+    for item in items {
+        assert!(item["input_tokens"].as_u64().unwrap() > 0, "{item}");
+        assert!(
+            item["answer"].as_str().unwrap().contains("sha256"),
+            "{item}"
+        );
+    }
+    let asked = fake.generate_requests().len();
+    assert_eq!(asked, 4);
+    for name in ["report.json", "report.md", "items.jsonl"] {
+        assert!(sandbox.work().join("run").join(name).is_file(), "{name}");
+    }
+    let md = std::fs::read_to_string(sandbox.work().join("run/report.md")).unwrap();
+    assert!(md.contains("balanced accuracy"), "{md}");
+
+    let again = run_eval(eval(&sandbox, &fake, &["--limit", "4", "--resume"])).await;
+    assert_eq!(again["items"], report["items"]);
+    assert_eq!(
+        fake.generate_requests().len(),
+        asked,
+        "a resumed run asked again"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_always_says_defect_scores_a_balanced_accuracy_of_one_half() {
+    let fake = FakeGemini::start().await;
+    // One answer for every request: every expectation not met, an overlap at 00:02, and an
+    // unexpected change in region 1 for the compare.
+    let always = serde_json::json!({
+        "description": "00:02 A panel covers the buttons.\nDEFECTS: overlap [00:02]",
+        "expectations": (0..8).map(|_| serde_json::json!({
+            "expectation": "", "verdict": "not_met", "evidence": "00:02 a panel"})).collect::<Vec<_>>(),
+        "summary": "A panel covers the buttons.",
+        "found_changes": [],
+        "unexpected_changes": [{"region": "Region 1", "change": "A panel overlaps the buttons", "severity": "error"}],
+        "expected_matched": [],
+    });
+    fake.set_reply_text(Some(always.to_string()));
+    let sandbox = Sandbox::new();
+    let report = run_eval(eval(&sandbox, &fake, &["--only", "overlap"])).await;
+    let scores = &report["scores"];
+    assert_eq!(scores["errors"], 0, "{report}");
+    let detection = &scores["detection"];
+    // --only overlap: its 7 items and 7 controls, all called defects.
+    assert_eq!(
+        (
+            &detection["tp"],
+            &detection["fp"],
+            &detection["tn"],
+            &detection["fn"]
+        ),
+        (
+            &Value::from(7),
+            &Value::from(7),
+            &Value::from(0),
+            &Value::from(0)
+        ),
+        "{detection}"
+    );
+    assert_eq!(detection["balanced_accuracy"], 0.5);
+    assert_eq!(detection["recall"], 1.0);
+    let overlap = scores["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == "overlap")
+        .unwrap();
+    assert_eq!(overlap["precision"], 0.5);
+    assert_eq!(overlap["recall"], 1.0);
+}
+
+#[test]
+fn compare_shows_two_runs_side_by_side() {
+    let sandbox = Sandbox::new();
+    let report = |ba: f64| {
+        serde_json::json!({
+            "version": 1, "started_at": "", "finished_at": "2026-11-27", "provider": "gemini",
+            "model": "m", "sampling": "full", "prompt": "default", "set": "eval/set", "only": null, "limit": null,
+            "items": [],
+            "scores": {"items": 10, "errors": 0, "classes": [],
+                "detection": {"tp": 5, "fp": 0, "tn": 5, "fn": 0, "recall": ba, "specificity": ba,
+                    "balanced_accuracy": ba, "accuracy": ba},
+                "verdicts": {"hits": 0, "total": 0, "rate": null},
+                "localisation": {"hits": 0, "total": 0, "rate": null},
+                "spend": {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, "cached": 0,
+                    "mean_input_tokens": null, "mean_cost_usd": null, "mean_latency_ms": null}}
+        })
+    };
+    for (name, ba, sampling) in [("a.json", 0.5, "full"), ("b.json", 0.75, "auto")] {
+        let mut body = report(ba);
+        body["sampling"] = sampling.into();
+        std::fs::write(sandbox.work().join(name), body.to_string()).unwrap();
+    }
+    let mut command = sandbox.vaider();
+    command.args(["eval", "compare", "a.json", "b.json"]);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let md = stdout(&output);
+    assert!(
+        md.contains("| balanced accuracy (defect or not) | 50.0 % | 75.0 % |"),
+        "{md}"
+    );
+    // Recall 50 % under full, 75 % under auto: the change-aware goal holds.
+    assert!(
+        md.contains("recall +25.0 points; the goal (within 2 points) is kept"),
+        "{md}"
+    );
+}
+
+#[tokio::test]
+async fn a_prompt_variant_goes_to_the_model_and_is_named_in_the_report() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let variant = sandbox.work().join("terse.txt");
+    std::fs::write(
+        &variant,
+        "List GUI defects only. End with DEFECTS: <names> or DEFECTS: none.",
+    )
+    .unwrap();
+    let file = variant.display().to_string();
+    let report = run_eval(eval(
+        &sandbox,
+        &fake,
+        &["--limit", "1", "--prompt-file", &file],
+    ))
+    .await;
+    assert_eq!(report["prompt"], "terse", "{report}");
+    let sent = serde_json::to_string(&fake.generate_requests()).unwrap();
+    assert!(
+        sent.contains("List GUI defects only."),
+        "the variant was not sent"
+    );
+}
