@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use vaider_core::analysis::{AnalysisResult, Verdict};
+use vaider_core::analysis::{tools, AnalysisResult, Verdict};
 use vaider_core::progress::NoProgress;
 use vaider_core::sampling::VideoSampling;
-use vaider_core::{AnalysisRequest, Door, Tool, Vaider};
+use vaider_core::{AnalysisRequest, Door, Vaider};
 use vaider_visual::service::{self, CompareData, CompareRequest};
 use vaider_visual::CompareOptions;
 
@@ -203,7 +203,7 @@ async fn recording(
         }
     };
     let mut request =
-        AnalysisRequest::new(Tool::AnalyzeVideo, Door::Cli, path.display().to_string());
+        AnalysisRequest::new(tools::ANALYZE_VIDEO, Door::Cli, path.display().to_string());
     request.prompt = Some(match &options.prompt {
         Some((_, text)) => text.clone(),
         None => RECORDING_PROMPT.into(),
