@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use image::{ImageReader, RgbImage, RgbaImage};
 
-pub use diff::{diff_images, AlphaBackground, DiffOptions, PixelDiff, SizeChange};
+pub use diff::{diff_images, AlphaBackground, DiffOptions, IgnoreRegion, PixelDiff, SizeChange};
 pub use error::{Result, VisualError};
 pub use mask::ChangedMask;
 pub use regions::{find_regions, Region, RegionOptions};
