@@ -23,10 +23,12 @@ pub mod mask;
 mod output;
 pub mod regions;
 pub mod service;
+pub mod settings;
 pub mod store;
 pub mod zoom;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use image::{ImageReader, RgbImage, RgbaImage};
 
@@ -34,6 +36,7 @@ pub use diff::{diff_images, AlphaBackground, DiffOptions, IgnoreRegion, PixelDif
 pub use error::{Result, VisualError};
 pub use mask::ChangedMask;
 pub use regions::{find_regions, Region, RegionOptions};
+pub use settings::CompareSettings;
 pub use store::{Dimensions, NewScreenshot, Removal, Screenshot, Store};
 
 use output::Picture;
@@ -86,7 +89,8 @@ pub struct Comparison {
     pub regions: Vec<Region>,
     /// The zoom pass's sheet; none when nothing changed.
     pub close_ups: Option<zoom::CloseUps>,
-    after: RgbaImage,
+    /// Shared, not copied, with the pictures drawn later (a full page is 120 MB).
+    after: Arc<RgbaImage>,
 }
 
 /// Where `Comparison::write_images` put the pictures.
@@ -139,7 +143,7 @@ pub fn compare_images(
         pixel_diff,
         regions,
         close_ups,
-        after,
+        after: Arc::new(after),
     }
 }
 
@@ -196,24 +200,7 @@ impl Comparison {
     /// Writes `<stem>-diff.png`, `<stem>-annotation.png`, `<stem>-heatmap.png` and, when a
     /// region changed, `<stem>-zoom.png` into `dir`, each through a temporary file renamed into place; on any failure none is left.
     pub fn write_images(&self, dir: &Path, stem: &str) -> Result<ComparisonImages> {
-        if stem.is_empty() || stem.contains(['/', '\\']) || stem == "." || stem == ".." {
-            return Err(VisualError::InvalidStem {
-                stem: stem.to_string(),
-            });
-        }
-        let images = ComparisonImages {
-            diff: self
-                .pixel_diff
-                .diff_image
-                .as_ref()
-                .map(|_| dir.join(format!("{stem}-diff.png"))),
-            annotation: dir.join(format!("{stem}-annotation.png")),
-            heat_map: dir.join(format!("{stem}-heatmap.png")),
-            close_ups: self
-                .close_ups
-                .as_ref()
-                .map(|_| dir.join(format!("{stem}-zoom.png"))),
-        };
+        let images = self.image_paths(dir, stem)?;
         let draw_annotation = || self.annotation_image();
         let draw_heat_map = || self.heat_map_image();
         let mut pictures = Vec::new();
@@ -227,6 +214,117 @@ impl Comparison {
         }
         output::write_all_or_none(&pictures)?;
         Ok(images)
+    }
+
+    /// Writes now only what is read now: the close-ups and, with `annotation_now`, the
+    /// annotated image (the model is shown them); returns the rest (the diff image, which it
+    /// takes out of the comparison, and the heat map) to be written off the answer's path.
+    /// The paths are those `write_images` would use.
+    pub fn write_images_split(
+        &mut self,
+        dir: &Path,
+        stem: &str,
+        annotation_now: bool,
+    ) -> Result<(ComparisonImages, LaterPictures)> {
+        let images = self.image_paths(dir, stem)?;
+        let mut later = Vec::new();
+        if let (Some(path), Some(image)) = (&images.diff, self.pixel_diff.diff_image.take()) {
+            later.push((path.clone(), Later::Drawn(image)));
+        }
+        let canvas = (self.pixel_diff.mask.width(), self.pixel_diff.mask.height());
+        let annotation = Later::Annotation {
+            after: Arc::clone(&self.after),
+            canvas,
+            regions: self.regions.clone(),
+        };
+        let mut now = Vec::new();
+        let draw_annotation = || annotation.draw();
+        match annotation_now {
+            true => now.push((images.annotation.clone(), Picture::Later(&draw_annotation))),
+            false => later.push((images.annotation.clone(), annotation.clone())),
+        }
+        if let (Some(path), Some(close_ups)) = (&images.close_ups, &self.close_ups) {
+            now.push((path.clone(), Picture::Drawn(&close_ups.image)));
+        }
+        output::write_all_or_none(&now)?;
+        later.push((
+            images.heat_map.clone(),
+            Later::HeatMap {
+                after: Arc::clone(&self.after),
+                mask: self.pixel_diff.mask.clone(),
+            },
+        ));
+        Ok((images, LaterPictures { pictures: later }))
+    }
+
+    fn image_paths(&self, dir: &Path, stem: &str) -> Result<ComparisonImages> {
+        if stem.is_empty() || stem.contains(['/', '\\']) || stem == "." || stem == ".." {
+            return Err(VisualError::InvalidStem {
+                stem: stem.to_string(),
+            });
+        }
+        Ok(ComparisonImages {
+            diff: self
+                .pixel_diff
+                .diff_image
+                .as_ref()
+                .map(|_| dir.join(format!("{stem}-diff.png"))),
+            annotation: dir.join(format!("{stem}-annotation.png")),
+            heat_map: dir.join(format!("{stem}-heatmap.png")),
+            close_ups: self
+                .close_ups
+                .as_ref()
+                .map(|_| dir.join(format!("{stem}-zoom.png"))),
+        })
+    }
+}
+
+/// The pictures of a comparison that no answer waits for, to be written by `write`, on another
+/// thread: each is drawn only when its turn comes and dropped once written, so they add one
+/// full-size picture at a time to memory.
+pub struct LaterPictures {
+    pictures: Vec<(PathBuf, Later)>,
+}
+
+#[derive(Clone)]
+enum Later {
+    Drawn(RgbImage),
+    Annotation {
+        after: Arc<RgbaImage>,
+        canvas: (u32, u32),
+        regions: Vec<Region>,
+    },
+    HeatMap {
+        after: Arc<RgbaImage>,
+        mask: ChangedMask,
+    },
+}
+
+impl Later {
+    fn draw(&self) -> RgbImage {
+        match self {
+            Later::Drawn(image) => image.clone(),
+            Later::Annotation {
+                after,
+                canvas,
+                regions,
+            } => annotate::annotation_image(after, *canvas, regions),
+            Later::HeatMap { after, mask } => annotate::heat_map_image(after, mask),
+        }
+    }
+}
+
+impl LaterPictures {
+    /// Writes each picture whole (through a temporary file renamed into place), in turn; stops
+    /// at the first failure, which it returns.
+    pub fn write(self) -> Result<()> {
+        for (path, picture) in self.pictures {
+            match picture {
+                Later::Drawn(image) => output::write_png_atomically(&path, &image)?,
+                other => output::write_png_atomically(&path, &other.draw())?,
+            }
+        }
+        Ok(())
     }
 }
 

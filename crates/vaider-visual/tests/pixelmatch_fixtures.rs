@@ -42,10 +42,7 @@ fn option_sets() -> Vec<(Value, DiffOptions)> {
     vec![
         (json!({}), DiffOptions::default()),
         // pixelmatch's own test's options.
-        (
-            json!({"threshold": 0.05}),
-            ours(&|o| o.threshold = 0.05),
-        ),
+        (json!({"threshold": 0.05}), ours(&|o| o.threshold = 0.05)),
         (
             json!({"threshold": 0, "includeAA": true}),
             ours(&|o| {
@@ -86,7 +83,9 @@ fn run_pixelmatch(jobs: &Value, dir: &Path) -> Vec<u64> {
         .arg(&jobs_path)
         .output()
         .unwrap_or_else(|error| {
-            panic!("cannot run node ({error}): install Node.js, then `npm ci --prefix tests/visual`")
+            panic!(
+                "cannot run node ({error}): install Node.js, then `npm ci --prefix tests/visual`"
+            )
         });
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -151,7 +150,10 @@ fn counts_and_diff_images_equal_pixelmatch_on_its_own_fixtures_for_every_option(
                 diff.changed_pixels
             );
             let their_image = read(&dir.path().join(format!("{pair}-{index}.png")));
-            let drawn = diff.diff_image.as_ref().expect("the diff image was asked for");
+            let drawn = diff
+                .diff_image
+                .as_ref()
+                .expect("the diff image was asked for");
             let (mismatches, first) = image_mismatches(drawn, &their_image);
             assert_eq!(
                 mismatches, 0,
@@ -262,7 +264,10 @@ fn ignore_regions_mean_what_they_mean_in_odiff() {
         };
         let ours = diff_images(&before, &after, &options).changed_pixels;
         let theirs = odiff_count(&before_path, &after_path, ignore, dir.path());
-        assert_eq!(ours, theirs, "ignoring {ignore:?}: we count {ours}, odiff {theirs}");
+        assert_eq!(
+            ours, theirs,
+            "ignoring {ignore:?}: we count {ours}, odiff {theirs}"
+        );
         counts.push(ours);
     }
     assert_eq!(counts[0], 400 + 900 + 625);
