@@ -148,6 +148,9 @@ pub fn compare_images(
 }
 
 fn read_image(which: &'static str, path: &Path) -> Result<RgbaImage> {
+    if let Some(image) = read_png_as_rgba(path) {
+        return Ok(image);
+    }
     let read_error = |source| VisualError::Read {
         which,
         path: path.to_path_buf(),
@@ -160,6 +163,35 @@ fn read_image(which: &'static str, path: &Path) -> Result<RgbaImage> {
         .decode()
         .map_err(read_error)?;
     Ok(image.into_rgba8())
+}
+
+/// The largest decoded image taken, as the image crate's default limit: 512 MiB (a 11,585 px
+/// square page in RGBA).
+const MAX_DECODED_BYTES: usize = 512 * 1024 * 1024;
+
+/// An 8-bit RGB or RGBA PNG (what browsers and screenshot tools write) decoded straight into
+/// RGBA: no RGB copy beside the RGBA one (90 MB on a full page). `None` for anything else, or
+/// any error, which the general reader then reports.
+fn read_png_as_rgba(path: &Path) -> Option<RgbaImage> {
+    let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let limits = png::Limits {
+        bytes: MAX_DECODED_BYTES,
+    };
+    let mut decoder = png::Decoder::new_with_limits(file, limits);
+    // 16-bit PNGs are left to the general reader, whose rounding to 8 bits they keep.
+    decoder.set_transformations(png::Transformations::ALPHA);
+    let mut reader = decoder.read_info().ok()?;
+    if reader.output_color_type() != (png::ColorType::Rgba, png::BitDepth::Eight) {
+        return None;
+    }
+    let size = reader.output_buffer_size()?;
+    if size > MAX_DECODED_BYTES {
+        return None;
+    }
+    let mut pixels = vec![0; size];
+    let frame = reader.next_frame(&mut pixels).ok()?;
+    pixels.truncate(frame.buffer_size());
+    RgbaImage::from_raw(frame.width, frame.height, pixels)
 }
 
 impl Comparison {
