@@ -106,6 +106,12 @@ pub struct ComparisonImages {
 
 /// Reads both screenshots (in parallel) and compares them.
 pub fn compare(before: &Path, after: &Path, options: &CompareOptions) -> Result<Comparison> {
+    let (before_image, after_image) = read_pair(before, after)?;
+    Ok(compare_images(&before_image, after_image, options))
+}
+
+/// Decodes both screenshots at once, one on another thread, as RGBA.
+pub fn read_pair(before: &Path, after: &Path) -> Result<(RgbaImage, RgbaImage)> {
     let (before_image, after_image) = std::thread::scope(|scope| {
         let before_thread = std::thread::Builder::new()
             .spawn_scoped(scope, || read_image("before", before))
@@ -119,7 +125,13 @@ pub fn compare(before: &Path, after: &Path, options: &CompareOptions) -> Result<
         };
         (before_image, after_image)
     });
-    Ok(compare_images(&before_image?, after_image?, options))
+    Ok((before_image?, after_image?))
+}
+
+/// Writes a picture as the comparison's pictures are written: whole or not at all, with the
+/// fast PNG settings.
+pub fn write_png(path: &Path, image: &RgbImage) -> Result<()> {
+    output::write_png_atomically(path, image)
 }
 
 /// Compares two decoded images; never fails, whatever their sizes.
