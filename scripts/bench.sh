@@ -13,6 +13,9 @@
 #                  [--quota N] [--minutes M] [--agents A] (about M minutes)
 #   --validate     only validate_test's overhead over `npx playwright test` alone [--runs N]
 #                  (needs tests/playwright-project's npm packages: scripts/test.sh installs them)
+#   --visual       only the screenshot comparison against odiff and pixelmatch (tests/visual's
+#                  npm packages) on large page-like pairs [--sizes 3000x10000,3840x2160]
+#                  [--runs N] [--no-pixelmatch] [--tmp DIR]: time, peak memory, counts
 #   --qa           only a 10-step test plan against the same steps as a Playwright test, the
 #                  browser's start and Vaider's memory during a run [--runs N] (same needs)
 # Takes about a minute on 2 cores once built; the first release build takes longer.
@@ -27,6 +30,10 @@ fi
 if [ "${1:-}" = "--quota" ]; then
     shift
     exec "$TARGET_DIR/release/vaider-quota-bench" "$@"
+fi
+if [ "${1:-}" = "--visual" ]; then
+    shift
+    exec "$TARGET_DIR/release/vaider-visual-bench" "$@"
 fi
 if [ "${1:-}" = "--qa" ]; then
     shift

@@ -250,14 +250,15 @@ ensure_node20() {
     fi
 }
 
-# tests/visual's pinned npm packages (pixelmatch and pngjs): the reference the pixel diff's
-# parity tests (cargo nextest) run with node. A Node >= 20 as for the UI tests.
+# tests/visual's pinned npm packages (pixelmatch and pngjs, pixelmatch's own fixtures as the
+# alias pixelmatch-fixtures, odiff-bin): the references the pixel diff's parity tests (cargo
+# nextest) run, and the visual benchmark's rivals. A Node >= 20 as for the UI tests.
 ensure_visual_packages() {
     local dir="$REPO_ROOT/tests/visual"
     ensure_node20
     if [ ! -f "$dir/node_modules/pixelmatch/package.json" ] ||
         [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-        step "npm ci in tests/visual (pixelmatch, the pixel diff's reference)"
+        step "npm ci in tests/visual (pixelmatch and odiff, the pixel diff's references)"
         (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
     fi
 }

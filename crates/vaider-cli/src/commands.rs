@@ -86,10 +86,30 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             expected,
             min_region_pixels,
             blur,
+            threshold,
+            include_anti_aliasing,
+            alpha,
+            diff_color,
+            diff_color_alt,
+            aa_color,
+            ignore,
             json,
         } => {
-            let noise = (min_region_pixels, blur);
-            crate::visual::compare(&before, &after, expected, noise, json).await
+            let settings = vaider_visual::CompareSettings {
+                min_region_pixels,
+                blur,
+                threshold,
+                include_anti_aliasing: include_anti_aliasing.then_some(true),
+                alpha,
+                diff_color,
+                diff_color_alt,
+                aa_color,
+                ignore_regions: ignore
+                    .iter()
+                    .map(|region| vaider_visual::settings::parse_odiff_region(region))
+                    .collect::<Result<_, _>>()?,
+            };
+            crate::visual::compare(&before, &after, expected, &settings, json).await
         }
         Command::Validate {
             test_file,

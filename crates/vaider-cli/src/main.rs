@@ -131,6 +131,28 @@ enum Command {
         /// Blur both screenshots by this many pixels (0-3) before the diff, for noisy captures.
         #[arg(long)]
         blur: Option<f32>,
+        /// pixelmatch's and odiff's threshold, 0 to 1: smaller is more sensitive (default 0.1).
+        #[arg(long)]
+        threshold: Option<f64>,
+        /// Count anti-aliased pixels as changes too (pixelmatch's includeAA).
+        #[arg(long)]
+        include_anti_aliasing: bool,
+        /// Opacity of the faded before-image in the diff image, 0 to 1 (pixelmatch's alpha, 0.1).
+        #[arg(long)]
+        alpha: Option<f64>,
+        /// Changed pixels in the diff image, #rrggbb (pixelmatch's diffColor, default #ff0000).
+        #[arg(long)]
+        diff_color: Option<String>,
+        /// Changed pixels that got darker, #rrggbb (pixelmatch's diffColorAlt).
+        #[arg(long)]
+        diff_color_alt: Option<String>,
+        /// Anti-aliased pixels in the diff image, #rrggbb (pixelmatch's aaColor, #ffff00).
+        #[arg(long)]
+        aa_color: Option<String>,
+        /// A region never counted, as odiff's x1:y1-x2:y2 (corners included); repeat or
+        /// separate with commas for several.
+        #[arg(long = "ignore", value_delimiter = ',')]
+        ignore: Vec<String>,
         #[arg(long)]
         json: bool,
     },

@@ -11,7 +11,7 @@ use vaider_core::analysis::Door;
 use vaider_core::progress::NoProgress;
 use vaider_core::{Config, Vaider};
 use vaider_visual::service::{self, CompareRequest};
-use vaider_visual::CompareOptions;
+use vaider_visual::{CompareOptions, CompareSettings};
 
 /// What `vaider capture` was asked.
 pub struct CaptureArgs {
@@ -61,10 +61,10 @@ pub async fn compare(
     before: &Path,
     after: &Path,
     expected: Vec<String>,
-    (min_region_pixels, blur): (Option<u64>, Option<f32>),
+    settings: &CompareSettings,
     json: bool,
 ) -> Result<ExitCode> {
-    let options = CompareOptions::with_noise_tolerance(min_region_pixels, blur)?;
+    let options = CompareOptions::from_settings(settings)?;
     let engine = Vaider::open(Config::load()?)?;
     let project: PathBuf = std::env::current_dir()?;
     let request = CompareRequest {
@@ -77,7 +77,19 @@ pub async fn compare(
         door: Door::Cli,
         options,
     };
-    match service::compare_screenshots(&engine, request, &NoProgress).await {
+    let outcome = service::compare_screenshots(&engine, request, &NoProgress).await;
+    let exit = print_comparison(outcome, json);
+    // The answer is out; the diff image and heat map may still be being written, and a
+    // process that exits now would leave them out.
+    service::pictures_settled().await;
+    exit
+}
+
+fn print_comparison(
+    outcome: Result<service::CompareData, service::CompareError>,
+    json: bool,
+) -> Result<ExitCode> {
+    match outcome {
         Ok(data) if json => print_json(&serde_json::json!({"success": true, "data": data})),
         Ok(data) => {
             let diff = &data.pixel_diff;

@@ -29,6 +29,58 @@ fn compare_of_identical_screenshots_needs_no_model_and_keeps_the_pictures() {
             .to_string()
     ));
     assert!(std::path::Path::new(annotated).is_file());
+    // The pictures written beside the answer are there before the command exits.
+    let comparisons = sandbox.work().join(".screenshots/comparisons");
+    assert!(comparisons.join("login-vs-login-diff.png").is_file());
+    assert!(comparisons.join("login-vs-login-heatmap.png").is_file());
+}
+
+#[test]
+fn compare_takes_pixelmatch_and_odiff_options_and_checks_them() {
+    let sandbox = Sandbox::new();
+    sandbox.media("login.png");
+    sandbox.media("login-error.png");
+    // odiff's ignore region over the whole 800x500 picture: no change, so no model either.
+    let mut command = sandbox.vaider();
+    command.current_dir(sandbox.work()).args([
+        "compare",
+        "login.png",
+        "login-error.png",
+        "--ignore",
+        "0:0-799:499",
+        "--threshold",
+        "0.05",
+        "--json",
+    ]);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let body: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(body["data"]["pixel_diff"]["changed_pixels"], 0, "{body}");
+    for (flag, value, says) in [
+        ("--threshold", "2", "threshold must be from 0 to 1"),
+        (
+            "--diff-color",
+            "crimson",
+            "diff_color must be a colour as #rrggbb",
+        ),
+        ("--ignore", "10:10-5:5", "an ignore region is x1:y1-x2:y2"),
+    ] {
+        let mut command = sandbox.vaider();
+        command.current_dir(sandbox.work()).args([
+            "compare",
+            "login.png",
+            "login-error.png",
+            flag,
+            value,
+        ]);
+        let output = run(command);
+        assert!(!output.status.success(), "{flag} {value} was taken");
+        assert!(
+            stderr(&output).contains(says),
+            "{flag}: {}",
+            stderr(&output)
+        );
+    }
 }
 
 #[test]

@@ -97,6 +97,7 @@ pub fn router_with(doors: Doors<'_>) -> Router {
     Router::new()
         .route("/v1/analyse", post(rest::analyse))
         .route("/v1/validate", post(rest::validate))
+        .route("/v1/compare", post(rest::compare))
         .route("/v1/health", get(rest::health))
         .route("/v1/openapi.json", get(rest::openapi))
         .nest_service("/mcp", mcp)

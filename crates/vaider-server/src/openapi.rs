@@ -155,6 +155,7 @@ pub fn document() -> Value {
                     "422": error("INVALID_REQUEST: the body is malformed", json!({}), &[])
                 }
             }},
+            "/v1/compare": compare_route(&error),
             "/v1/health": {"get": {
                 "summary": "Is Vaider running?",
                 "responses": {"200": {"description": "Running", "content": {"application/json": {"schema": {
@@ -166,4 +167,39 @@ pub fn document() -> Value {
             "/v1/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3.1"}}}}
         }
     })
+}
+
+/// `POST /v1/compare` (its own function: one `json!` for the whole document is too deep).
+fn compare_route(error: &dyn Fn(&str, Value, &[&str]) -> Value) -> Value {
+    json!({"post": {
+        "summary": "Compare two screenshots (the MCP tool visual_compare): pixelmatch's count, the changed regions, the model's explanation when pixels changed",
+        "security": [{"bearer": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "type": "object",
+            "required": ["before", "after", "cwd"],
+            "properties": {
+                "before": {"type": "string", "description": "The screenshot before the change (absolute, or relative to cwd)."},
+                "after": {"type": "string"},
+                "cwd": {"type": "string", "description": "The project's absolute path; the pictures go to its .screenshots/comparisons."},
+                "expected_changes": {"type": "array", "items": {"type": "string"}},
+                "threshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1, "description": "pixelmatch's and odiff's threshold."},
+                "include_anti_aliasing": {"type": "boolean", "default": false, "description": "pixelmatch's includeAA."},
+                "alpha": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.1, "description": "pixelmatch's alpha."},
+                "diff_color": {"type": "string", "default": "#ff0000", "description": "pixelmatch's diffColor, odiff's --diff-color."},
+                "diff_color_alt": {"type": "string", "description": "pixelmatch's diffColorAlt."},
+                "aa_color": {"type": "string", "default": "#ffff00", "description": "pixelmatch's aaColor."},
+                "ignore_regions": {"type": "array", "items": {"type": "object", "required": ["x", "y", "width", "height"], "properties": {"x": {"type": "integer", "minimum": 0}, "y": {"type": "integer", "minimum": 0}, "width": {"type": "integer", "minimum": 1}, "height": {"type": "integer", "minimum": 1}}}, "description": "odiff's ignore regions."},
+                "min_region_pixels": {"type": "integer", "minimum": 1, "maximum": 1000000, "default": 3},
+                "blur": {"type": "number", "minimum": 0, "maximum": 3, "default": 0},
+                "provider": {"type": "string"},
+                "model": {"type": "string"}
+            }
+        }}}},
+        "responses": {
+            "200": {"description": "{success: true, data: visual_compare's data} or {success: false, error: what to do}", "content": {"application/json": {"schema": {"type": "object", "required": ["success"], "properties": {"success": {"type": "boolean"}, "data": {"type": "object"}, "error": {"type": "string"}}}}}},
+            "401": error("UNAUTHORIZED: missing or wrong token", json!({}), &[]),
+            "403": error("FORBIDDEN_ORIGIN / FORBIDDEN_HOST: not a local client", json!({}), &[]),
+            "422": error("INVALID_REQUEST: the body is malformed, or an option is out of its range (the message says which)", json!({}), &[])
+        }
+    }})
 }

@@ -1,5 +1,5 @@
-//! The `/v1` REST contract: `POST /v1/analyse`, `POST /v1/validate`, `GET /v1/health`,
-//! `GET /v1/openapi.json`.
+//! The `/v1` REST contract: `POST /v1/analyse`, `POST /v1/validate`, `POST /v1/compare`,
+//! `GET /v1/health`, `GET /v1/openapi.json`.
 //! Handlers only translate JSON to an [`AnalysisRequest`] and back; everything else is the
 //! pipeline's. Errors become the contract's JSON in one place, [`ApiError`].
 
@@ -102,6 +102,46 @@ pub async fn validate(State(state): State<AppState>, body: Bytes) -> Result<Resp
     let request = crate::mcp::validate::validate_request(args, Door::Rest, cwd);
     let result = vaider_validate::validate_test(&state.engine, request, &NoProgress).await;
     Ok(Json(result).into_response())
+}
+
+/// `POST /v1/compare`: the MCP tool `visual_compare` with the same fields and options, checked
+/// by the same rule; `cwd` is the project whose `.screenshots` store keeps the pictures.
+/// Answers `{"success": true, "data": ...}`, or `{"success": false, "error": ...}` when the
+/// screenshots could not be compared; an option out of range is a 422.
+pub async fn compare(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
+    let args: crate::mcp::visual::VisualCompareArgs = serde_json::from_slice(&body).map_err(|e| {
+        malformed(format!(
+            "The body is not valid: {e}. Expected {{\"before\": string, \"after\": string, \"cwd\": string, \"expected_changes\"?: [string], \"threshold\"?: number, \"include_anti_aliasing\"?: boolean, \"alpha\"?: number, \"diff_color\"?: \"#rrggbb\", \"diff_color_alt\"?: \"#rrggbb\", \"aa_color\"?: \"#rrggbb\", \"ignore_regions\"?: [{{\"x\", \"y\", \"width\", \"height\"}}], \"min_region_pixels\"?: integer, \"blur\"?: number}}."
+        ))
+    })?;
+    let project = PathBuf::from(args.cwd.trim());
+    if !project.is_absolute() {
+        return Err(malformed(
+            "cwd must be the project's absolute path: the comparison's pictures are kept in its .screenshots folder.",
+        ));
+    }
+    let options = args.compare_options().map_err(malformed)?;
+    let request = vaider_visual::service::CompareRequest {
+        project: &project,
+        before: args.before.as_ref(),
+        after: args.after.as_ref(),
+        expected_changes: args.expected_changes,
+        provider: Some(args.provider).filter(|p| !p.trim().is_empty()),
+        model: Some(args.model).filter(|m| !m.trim().is_empty()),
+        door: Door::Rest,
+        options,
+    };
+    let answer = match vaider_visual::service::compare_screenshots(
+        &state.engine,
+        request,
+        &NoProgress,
+    )
+    .await
+    {
+        Ok(data) => json!({"success": true, "data": data}),
+        Err(e) => json!({"success": false, "error": e.to_string()}),
+    };
+    Ok(Json(answer).into_response())
 }
 
 /// `GET /v1/health`, open to any local client.

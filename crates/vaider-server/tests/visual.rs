@@ -45,6 +45,8 @@ async fn identical_screenshots_make_no_model_call() {
     let data = &body["data"];
     assert_eq!(data["pixel_diff"]["total_changes"], 0);
     assert_eq!(data["pixel_diff"]["changed_pixels"], 0);
+    // With no model call nothing waits for the pictures: they follow the answer.
+    vaider_visual::service::pictures_settled().await;
     assert!(Path::new(data["annotated_screenshot"].as_str().unwrap()).is_file());
     assert!(server.fake.generate_requests().is_empty(), "no model call");
     assert!(server.engine.history().list(10, 0).unwrap().is_empty());
@@ -171,6 +173,8 @@ async fn a_change_is_explained_and_matched_against_the_expected_changes() {
     // The pictures and the result are in the workspace's store, and the model call's files
     // beside the picture it was shown, as for every analysis.
     let comparisons = server.media.path().join(".screenshots/comparisons");
+    // The diff image and heat map, which no answer reads, are written beside the answer.
+    vaider_visual::service::pictures_settled().await;
     assert_eq!(
         files_under(&comparisons),
         [
@@ -421,4 +425,106 @@ async fn two_comparisons_of_same_named_files_keep_two_pictures() {
     let comparisons = root.join(".screenshots/comparisons");
     assert!(comparisons.join("home-vs-home-diff.json").is_file());
     assert!(comparisons.join("home-vs-home-2-diff.json").is_file());
+}
+
+#[tokio::test]
+async fn pixelmatch_and_odiff_options_reach_the_diff_on_mcp_and_rest() {
+    let server = TestServer::start().await;
+    let client = server.mcp().await;
+    let root = server.media.path();
+    let (before, after) = (
+        server.media_path("login.png"),
+        server.media_path("login-error.png"),
+    );
+    let compare = |extra: Value| {
+        let mut args = json!({"before": before, "after": after, "cwd": root});
+        for (key, value) in extra.as_object().unwrap() {
+            args[key] = value.clone();
+        }
+        args
+    };
+    let changed = |body: &Value| {
+        body["data"]["pixel_diff"]["changed_pixels"]
+            .as_u64()
+            .unwrap()
+    };
+    let plain = structured(&call(&client, "visual_compare", compare(json!({}))).await);
+    assert_eq!(plain["success"], true, "{plain}");
+    let all = changed(&plain);
+    assert!(all > 0);
+    // More sensitive: more pixels; anti-aliasing counted: at least as many.
+    let sensitive = structured(
+        &call(
+            &client,
+            "visual_compare",
+            compare(json!({"threshold": 0.01})),
+        )
+        .await,
+    );
+    assert!(changed(&sensitive) > all, "{sensitive}");
+    let with_aa = structured(
+        &call(
+            &client,
+            "visual_compare",
+            compare(json!({"include_anti_aliasing": true})),
+        )
+        .await,
+    );
+    assert!(changed(&with_aa) >= all, "{with_aa}");
+    // Ignoring the whole picture: nothing changed, and no model call is made for it.
+    let asked = server.fake.generate_requests().len();
+    let (width, height) = image::image_dimensions(&before).unwrap();
+    let ignored = structured(
+        &call(
+            &client,
+            "visual_compare",
+            compare(
+                json!({"ignore_regions": [{"x": 0, "y": 0, "width": width, "height": height}]}),
+            ),
+        )
+        .await,
+    );
+    assert_eq!(changed(&ignored), 0, "{ignored}");
+    assert_eq!(server.fake.generate_requests().len(), asked);
+    // A bad option is refused, naming it and its range, before anything is compared.
+    let refused = structured(
+        &call(
+            &client,
+            "visual_compare",
+            compare(json!({"diff_color": "crimson"})),
+        )
+        .await,
+    );
+    assert_eq!(refused["success"], false);
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("diff_color must be a colour as #rrggbb"),
+        "{refused}"
+    );
+
+    // REST: the same tool, the same options and the same refusals.
+    let http = reqwest::Client::new();
+    let post = |body: Value| {
+        http.post(format!("{}/v1/compare", server.url))
+            .bearer_auth(common::TOKEN)
+            .json(&body)
+            .send()
+    };
+    let response = post(compare(json!({"threshold": 0.01}))).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["success"], true, "{body}");
+    assert_eq!(changed(&body), changed(&sensitive));
+    let response = post(compare(json!({"threshold": 2}))).await.unwrap();
+    assert_eq!(response.status(), 422);
+    let body: Value = response.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("threshold must be from 0 to 1"),
+        "{body}"
+    );
 }

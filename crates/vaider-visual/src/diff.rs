@@ -1,9 +1,11 @@
 //! The pixel diff: a port of pixelmatch 7.2 (mapbox/pixelmatch, `index.js`) whose counts are
 //! equal to the npm package's: the YIQ colour delta, the anti-aliasing detector, the same
 //! blending of transparent pixels, the same diff image. What is added around it: identical
-//! rows and pixels skip all the maths, bands of rows run on every core (each pixel's verdict
-//! reads only its neighbours in the two inputs, so bands are independent and the result is the
-//! same as one thread's), and images of different sizes are compared instead of refused.
+//! rows and runs of identical pixels (compared four pixels at a time as raw words) skip all the
+//! colour maths, the faded background of the diff image is computed once per run of one colour,
+//! bands of rows run on every core (each pixel's verdict reads only its neighbours in the two
+//! inputs, so bands are independent and the result is the same as one thread's), images of
+//! different sizes are compared instead of refused, and odiff's ignore regions are honoured.
 
 use std::sync::Mutex;
 
@@ -21,8 +23,28 @@ const MAX_YIQ_DELTA: f64 = 35215.0;
 /// places), large enough that taking work costs nothing next to diffing it.
 const BAND_ROWS: usize = 32;
 
-const DIFF_RED: [u8; 3] = [255, 0, 0];
-const ANTI_ALIAS_YELLOW: [u8; 3] = [255, 255, 0];
+/// pixelmatch's `diffColor` default.
+pub const DIFF_RED: [u8; 3] = [255, 0, 0];
+/// pixelmatch's `aaColor` default.
+pub const ANTI_ALIAS_YELLOW: [u8; 3] = [255, 255, 0];
+
+/// A rectangle of the canvas whose pixels never count as changed (odiff's ignore regions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IgnoreRegion {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl IgnoreRegion {
+    /// The columns `[start, end)` of row `y` the region covers, if any.
+    fn span_in_row(&self, y: usize) -> Option<(usize, usize)> {
+        let (top, bottom) = (self.y as usize, self.y as usize + self.height as usize);
+        let (left, right) = (self.x as usize, self.x as usize + self.width as usize);
+        (y >= top && y < bottom && left < right).then_some((left, right))
+    }
+}
 
 /// What semi-transparent pixels are blended onto before their colours are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -47,6 +69,14 @@ pub struct DiffOptions {
     pub faded_opacity: f64,
     /// Draw the diff image; without it the diff only counts and marks.
     pub draw_diff_image: bool,
+    /// Changed pixels in the diff image (pixelmatch's `diffColor`).
+    pub diff_colour: [u8; 3],
+    /// Changed pixels that got darker, when set (pixelmatch's `diffColorAlt`).
+    pub diff_colour_alt: Option<[u8; 3]>,
+    /// Anti-aliased pixels in the diff image (pixelmatch's `aaColor`).
+    pub anti_alias_colour: [u8; 3],
+    /// Rectangles never counted (odiff's `--ignore`); drawn as unchanged.
+    pub ignore: Vec<IgnoreRegion>,
 }
 
 impl Default for DiffOptions {
@@ -57,6 +87,10 @@ impl Default for DiffOptions {
             background: AlphaBackground::default(),
             faded_opacity: 0.1,
             draw_diff_image: true,
+            diff_colour: DIFF_RED,
+            diff_colour_alt: None,
+            anti_alias_colour: ANTI_ALIAS_YELLOW,
+            ignore: Vec::new(),
         }
     }
 }
@@ -118,6 +152,10 @@ pub fn diff_images(before: &RgbaImage, after: &RgbaImage, options: &DiffOptions)
         background: options.background,
         faded_opacity: options.faded_opacity,
         words_per_row: mask.words_per_row(),
+        diff_colour: options.diff_colour,
+        diff_colour_alt: options.diff_colour_alt.unwrap_or(options.diff_colour),
+        anti_alias_colour: options.anti_alias_colour,
+        ignore: &options.ignore,
     };
     let changed_pixels = comparer.run(&mut mask, diff_image.as_mut());
     PixelDiff {
@@ -214,6 +252,10 @@ struct Comparer<'a> {
     background: AlphaBackground,
     faded_opacity: f64,
     words_per_row: usize,
+    diff_colour: [u8; 3],
+    diff_colour_alt: [u8; 3],
+    anti_alias_colour: [u8; 3],
+    ignore: &'a [IgnoreRegion],
 }
 
 impl Comparer<'_> {
@@ -284,16 +326,17 @@ impl Comparer<'_> {
         } else {
             0
         };
+        let ignored = self.ignored_spans(y);
         let mut changed = 0;
         if overlap_end > 0 {
-            changed += self.diff_overlap_row(y, mask_row, diff_row.as_deref_mut());
+            changed += self.diff_overlap_row(y, mask_row, diff_row.as_deref_mut(), &ignored);
         }
         for x in overlap_end..self.layout.canvas_width {
             let in_before = self.layout.in_before(x, y);
-            let colour = if in_before != self.layout.in_after(x, y) {
+            let colour = if in_before != self.layout.in_after(x, y) && !is_ignored(&ignored, x) {
                 set_in_row(mask_row, x);
                 changed += 1;
-                DIFF_RED
+                self.diff_colour
             } else {
                 [255; 3]
             };
@@ -302,37 +345,100 @@ impl Comparer<'_> {
         changed
     }
 
-    /// pixelmatch's main loop over one row of the overlap.
-    fn diff_overlap_row(&self, y: usize, mask_row: &mut [u64], mut diff: Option<&mut [u8]>) -> u64 {
+    /// The ignore regions' column spans in row `y`.
+    fn ignored_spans(&self, y: usize) -> Vec<(usize, usize)> {
+        self.ignore
+            .iter()
+            .filter_map(|region| region.span_in_row(y))
+            .collect()
+    }
+
+    /// pixelmatch's main loop over one row of the overlap: runs of identical pixels are found
+    /// four pixels (16 bytes) at a time and only faded; a differing pixel gets the colour maths.
+    fn diff_overlap_row(
+        &self,
+        y: usize,
+        mask_row: &mut [u64],
+        mut diff: Option<&mut [u8]>,
+        ignored: &[(usize, usize)],
+    ) -> u64 {
         let width = self.layout.width;
-        if self.before.row(y, width) == self.after.row(y, width) {
-            for x in 0..width {
-                self.draw_faded(diff.as_deref_mut(), x, y);
-            }
+        let (before_row, after_row) = (self.before.row(y, width), self.after.row(y, width));
+        if before_row == after_row {
+            self.fade_run(diff, before_row, 0, width);
             return 0;
         }
         let mut changed = 0;
-        for x in 0..width {
-            let (a, b) = (self.before.word(x, y), self.after.word(x, y));
-            if a == b {
-                self.draw_faded(diff.as_deref_mut(), x, y);
-                continue;
+        let mut x = 0;
+        while x < width {
+            let run_start = x;
+            x = equal_run_end(before_row, after_row, x, width);
+            self.fade_run(diff.as_deref_mut(), before_row, run_start, x);
+            if x >= width {
+                break;
             }
-            let k = (y * width + x) * 4;
-            let delta = colour_delta(a.to_ne_bytes(), b.to_ne_bytes(), k, self.background);
-            if delta.abs() <= self.max_delta {
-                self.draw_faded(diff.as_deref_mut(), x, y);
-            } else if !self.include_anti_aliasing
-                && (self.anti_aliased(self.before, x, y) || self.anti_aliased(self.after, x, y))
-            {
-                draw(diff.as_deref_mut(), x, ANTI_ALIAS_YELLOW);
-            } else {
-                draw(diff.as_deref_mut(), x, DIFF_RED);
-                set_in_row(mask_row, x);
-                changed += 1;
-            }
+            changed += self.diff_pixel(x, y, mask_row, diff.as_deref_mut(), ignored);
+            x += 1;
         }
         changed
+    }
+
+    /// One pixel that differs in its raw bytes: counted, anti-aliasing, or under the threshold.
+    fn diff_pixel(
+        &self,
+        x: usize,
+        y: usize,
+        mask_row: &mut [u64],
+        diff: Option<&mut [u8]>,
+        ignored: &[(usize, usize)],
+    ) -> u64 {
+        let (a, b) = (self.before.rgba(x, y), self.after.rgba(x, y));
+        let k = (y * self.layout.width + x) * 4;
+        let delta = colour_delta(a, b, k, self.background);
+        if delta.abs() <= self.max_delta || is_ignored(ignored, x) {
+            self.draw_faded(diff, x, y);
+            0
+        } else if !self.include_anti_aliasing
+            && (self.anti_aliased(self.before, x, y) || self.anti_aliased(self.after, x, y))
+        {
+            draw(diff, x, self.anti_alias_colour);
+            0
+        } else {
+            // pixelmatch: a negative delta is a pixel that got darker.
+            let colour = if delta < 0.0 {
+                self.diff_colour_alt
+            } else {
+                self.diff_colour
+            };
+            draw(diff, x, colour);
+            set_in_row(mask_row, x);
+            1
+        }
+    }
+
+    /// Draws the faded before-image for pixels `[from, to)` of a row; a run of one colour (most
+    /// of a page) costs one computation.
+    fn fade_run(&self, diff: Option<&mut [u8]>, before_row: &[u8], from: usize, to: usize) {
+        let Some(diff) = diff else { return };
+        let (Some(out), Some(pixels)) = (
+            diff.get_mut(from * 3..to * 3),
+            before_row.get(from * 4..to * 4),
+        ) else {
+            return;
+        };
+        let mut last: Option<([u8; 4], u8)> = None;
+        for (out, pixel) in out.chunks_exact_mut(3).zip(pixels.chunks_exact(4)) {
+            let rgba = [pixel[0], pixel[1], pixel[2], pixel[3]];
+            let value = match last {
+                Some((seen, value)) if seen == rgba => value,
+                _ => {
+                    let value = self.faded(rgba);
+                    last = Some((rgba, value));
+                    value
+                }
+            };
+            out.copy_from_slice(&[value; 3]);
+        }
     }
 
     /// pixelmatch's `antialiased`: after V. Vysniauskas's "Anti-aliased Pixel and Intensity
@@ -399,17 +505,50 @@ impl Comparer<'_> {
         false
     }
 
-    /// pixelmatch's `drawGrayPixel`: the before-pixel's brightness, faded towards white.
+    /// pixelmatch's `drawGrayPixel` for one pixel.
     fn draw_faded(&self, diff: Option<&mut [u8]>, x: usize, y: usize) {
-        let Some(diff) = diff else { return };
-        let [r, g, b, a] = self.before.rgba(x, y);
+        if diff.is_some() {
+            let value = self.faded(self.before.rgba(x, y));
+            draw(diff, x, [value; 3]);
+        }
+    }
+
+    /// pixelmatch's `drawGrayPixel` value: the before-pixel's brightness, faded towards white.
+    #[inline]
+    fn faded(&self, [r, g, b, a]: [u8; 4]) -> u8 {
         let brightness =
             f64::from(r) * 0.29889531 + f64::from(g) * 0.58662247 + f64::from(b) * 0.11448223;
         let value = 255.0 + (brightness - 255.0) * self.faded_opacity * f64::from(a) / 255.0;
         // JavaScript's Uint8Array store truncates; `as` does too (and saturates, never wraps).
-        let value = value as u8;
-        draw(Some(diff), x, [value; 3]);
+        value as u8
     }
+}
+
+/// The first column at or after `x` where the two rows differ (or `width`), comparing 16 bytes
+/// at a time: the raw-word test that lets identical pixels skip the colour maths.
+#[inline]
+fn equal_run_end(before: &[u8], after: &[u8], mut x: usize, width: usize) -> usize {
+    // The rows hold `width` pixels by construction; never read past them all the same.
+    let width = width.min(before.len() / 4).min(after.len() / 4);
+    while x + 4 <= width {
+        let (a, b) = (&before[x * 4..x * 4 + 16], &after[x * 4..x * 4 + 16]);
+        let a = u128::from_ne_bytes(a.try_into().unwrap_or([0; 16]));
+        let b = u128::from_ne_bytes(b.try_into().unwrap_or([0; 16]));
+        if a != b {
+            break;
+        }
+        x += 4;
+    }
+    while x < width && before[x * 4..x * 4 + 4] == after[x * 4..x * 4 + 4] {
+        x += 1;
+    }
+    x
+}
+
+/// Whether column `x` is in one of the row's ignored spans.
+#[inline]
+fn is_ignored(spans: &[(usize, usize)], x: usize) -> bool {
+    spans.iter().any(|&(start, end)| x >= start && x < end)
 }
 
 fn draw(diff_row: Option<&mut [u8]>, x: usize, colour: [u8; 3]) {

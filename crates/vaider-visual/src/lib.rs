@@ -23,18 +23,21 @@ pub mod mask;
 mod output;
 pub mod regions;
 pub mod service;
+pub mod settings;
 pub mod store;
 pub mod task;
 pub mod zoom;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use image::{ImageReader, RgbImage, RgbaImage};
 
-pub use diff::{diff_images, AlphaBackground, DiffOptions, PixelDiff, SizeChange};
+pub use diff::{diff_images, AlphaBackground, DiffOptions, IgnoreRegion, PixelDiff, SizeChange};
 pub use error::{Result, VisualError};
 pub use mask::ChangedMask;
 pub use regions::{find_regions, Region, RegionOptions};
+pub use settings::CompareSettings;
 pub use store::{Dimensions, NewScreenshot, Removal, Screenshot, Store};
 
 use output::Picture;
@@ -87,7 +90,8 @@ pub struct Comparison {
     pub regions: Vec<Region>,
     /// The zoom pass's sheet; none when nothing changed.
     pub close_ups: Option<zoom::CloseUps>,
-    after: RgbaImage,
+    /// Shared, not copied, with the pictures drawn later (a full page is 120 MB).
+    after: Arc<RgbaImage>,
 }
 
 /// Where `Comparison::write_images` put the pictures.
@@ -103,6 +107,12 @@ pub struct ComparisonImages {
 
 /// Reads both screenshots (in parallel) and compares them.
 pub fn compare(before: &Path, after: &Path, options: &CompareOptions) -> Result<Comparison> {
+    let (before_image, after_image) = read_pair(before, after)?;
+    Ok(compare_images(&before_image, after_image, options))
+}
+
+/// Decodes both screenshots at once, one on another thread, as RGBA.
+pub fn read_pair(before: &Path, after: &Path) -> Result<(RgbaImage, RgbaImage)> {
     let (before_image, after_image) = std::thread::scope(|scope| {
         let before_thread = std::thread::Builder::new()
             .spawn_scoped(scope, || read_image("before", before))
@@ -116,7 +126,13 @@ pub fn compare(before: &Path, after: &Path, options: &CompareOptions) -> Result<
         };
         (before_image, after_image)
     });
-    Ok(compare_images(&before_image?, after_image?, options))
+    Ok((before_image?, after_image?))
+}
+
+/// Writes a picture as the comparison's pictures are written: whole or not at all, with the
+/// fast PNG settings.
+pub fn write_png(path: &Path, image: &RgbImage) -> Result<()> {
+    output::write_png_atomically(path, image)
 }
 
 /// Compares two decoded images; never fails, whatever their sizes.
@@ -140,11 +156,14 @@ pub fn compare_images(
         pixel_diff,
         regions,
         close_ups,
-        after,
+        after: Arc::new(after),
     }
 }
 
 fn read_image(which: &'static str, path: &Path) -> Result<RgbaImage> {
+    if let Some(image) = read_png_as_rgba(path) {
+        return Ok(image);
+    }
     let read_error = |source| VisualError::Read {
         which,
         path: path.to_path_buf(),
@@ -157,6 +176,35 @@ fn read_image(which: &'static str, path: &Path) -> Result<RgbaImage> {
         .decode()
         .map_err(read_error)?;
     Ok(image.into_rgba8())
+}
+
+/// The largest decoded image taken, as the image crate's default limit: 512 MiB (a 11,585 px
+/// square page in RGBA).
+const MAX_DECODED_BYTES: usize = 512 * 1024 * 1024;
+
+/// An 8-bit RGB or RGBA PNG (what browsers and screenshot tools write) decoded straight into
+/// RGBA: no RGB copy beside the RGBA one (90 MB on a full page). `None` for anything else, or
+/// any error, which the general reader then reports.
+fn read_png_as_rgba(path: &Path) -> Option<RgbaImage> {
+    let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let limits = png::Limits {
+        bytes: MAX_DECODED_BYTES,
+    };
+    let mut decoder = png::Decoder::new_with_limits(file, limits);
+    // 16-bit PNGs are left to the general reader, whose rounding to 8 bits they keep.
+    decoder.set_transformations(png::Transformations::ALPHA);
+    let mut reader = decoder.read_info().ok()?;
+    if reader.output_color_type() != (png::ColorType::Rgba, png::BitDepth::Eight) {
+        return None;
+    }
+    let size = reader.output_buffer_size()?;
+    if size > MAX_DECODED_BYTES {
+        return None;
+    }
+    let mut pixels = vec![0; size];
+    let frame = reader.next_frame(&mut pixels).ok()?;
+    pixels.truncate(frame.buffer_size());
+    RgbaImage::from_raw(frame.width, frame.height, pixels)
 }
 
 impl Comparison {
@@ -197,24 +245,7 @@ impl Comparison {
     /// Writes `<stem>-diff.png`, `<stem>-annotation.png`, `<stem>-heatmap.png` and, when a
     /// region changed, `<stem>-zoom.png` into `dir`, each through a temporary file renamed into place; on any failure none is left.
     pub fn write_images(&self, dir: &Path, stem: &str) -> Result<ComparisonImages> {
-        if stem.is_empty() || stem.contains(['/', '\\']) || stem == "." || stem == ".." {
-            return Err(VisualError::InvalidStem {
-                stem: stem.to_string(),
-            });
-        }
-        let images = ComparisonImages {
-            diff: self
-                .pixel_diff
-                .diff_image
-                .as_ref()
-                .map(|_| dir.join(format!("{stem}-diff.png"))),
-            annotation: dir.join(format!("{stem}-annotation.png")),
-            heat_map: dir.join(format!("{stem}-heatmap.png")),
-            close_ups: self
-                .close_ups
-                .as_ref()
-                .map(|_| dir.join(format!("{stem}-zoom.png"))),
-        };
+        let images = self.image_paths(dir, stem)?;
         let draw_annotation = || self.annotation_image();
         let draw_heat_map = || self.heat_map_image();
         let mut pictures = Vec::new();
@@ -228,6 +259,117 @@ impl Comparison {
         }
         output::write_all_or_none(&pictures)?;
         Ok(images)
+    }
+
+    /// Writes now only what is read now: the close-ups and, with `annotation_now`, the
+    /// annotated image (the model is shown them); returns the rest (the diff image, which it
+    /// takes out of the comparison, and the heat map) to be written off the answer's path.
+    /// The paths are those `write_images` would use.
+    pub fn write_images_split(
+        &mut self,
+        dir: &Path,
+        stem: &str,
+        annotation_now: bool,
+    ) -> Result<(ComparisonImages, LaterPictures)> {
+        let images = self.image_paths(dir, stem)?;
+        let mut later = Vec::new();
+        if let (Some(path), Some(image)) = (&images.diff, self.pixel_diff.diff_image.take()) {
+            later.push((path.clone(), Later::Drawn(image)));
+        }
+        let canvas = (self.pixel_diff.mask.width(), self.pixel_diff.mask.height());
+        let annotation = Later::Annotation {
+            after: Arc::clone(&self.after),
+            canvas,
+            regions: self.regions.clone(),
+        };
+        let mut now = Vec::new();
+        let draw_annotation = || annotation.draw();
+        match annotation_now {
+            true => now.push((images.annotation.clone(), Picture::Later(&draw_annotation))),
+            false => later.push((images.annotation.clone(), annotation.clone())),
+        }
+        if let (Some(path), Some(close_ups)) = (&images.close_ups, &self.close_ups) {
+            now.push((path.clone(), Picture::Drawn(&close_ups.image)));
+        }
+        output::write_all_or_none(&now)?;
+        later.push((
+            images.heat_map.clone(),
+            Later::HeatMap {
+                after: Arc::clone(&self.after),
+                mask: self.pixel_diff.mask.clone(),
+            },
+        ));
+        Ok((images, LaterPictures { pictures: later }))
+    }
+
+    fn image_paths(&self, dir: &Path, stem: &str) -> Result<ComparisonImages> {
+        if stem.is_empty() || stem.contains(['/', '\\']) || stem == "." || stem == ".." {
+            return Err(VisualError::InvalidStem {
+                stem: stem.to_string(),
+            });
+        }
+        Ok(ComparisonImages {
+            diff: self
+                .pixel_diff
+                .diff_image
+                .as_ref()
+                .map(|_| dir.join(format!("{stem}-diff.png"))),
+            annotation: dir.join(format!("{stem}-annotation.png")),
+            heat_map: dir.join(format!("{stem}-heatmap.png")),
+            close_ups: self
+                .close_ups
+                .as_ref()
+                .map(|_| dir.join(format!("{stem}-zoom.png"))),
+        })
+    }
+}
+
+/// The pictures of a comparison that no answer waits for, to be written by `write`, on another
+/// thread: each is drawn only when its turn comes and dropped once written, so they add one
+/// full-size picture at a time to memory.
+pub struct LaterPictures {
+    pictures: Vec<(PathBuf, Later)>,
+}
+
+#[derive(Clone)]
+enum Later {
+    Drawn(RgbImage),
+    Annotation {
+        after: Arc<RgbaImage>,
+        canvas: (u32, u32),
+        regions: Vec<Region>,
+    },
+    HeatMap {
+        after: Arc<RgbaImage>,
+        mask: ChangedMask,
+    },
+}
+
+impl Later {
+    fn draw(&self) -> RgbImage {
+        match self {
+            Later::Drawn(image) => image.clone(),
+            Later::Annotation {
+                after,
+                canvas,
+                regions,
+            } => annotate::annotation_image(after, *canvas, regions),
+            Later::HeatMap { after, mask } => annotate::heat_map_image(after, mask),
+        }
+    }
+}
+
+impl LaterPictures {
+    /// Writes each picture whole (through a temporary file renamed into place), in turn; stops
+    /// at the first failure, which it returns.
+    pub fn write(self) -> Result<()> {
+        for (path, picture) in self.pictures {
+            match picture {
+                Later::Drawn(image) => output::write_png_atomically(&path, &image)?,
+                other => output::write_png_atomically(&path, &other.draw())?,
+            }
+        }
+        Ok(())
     }
 }
 

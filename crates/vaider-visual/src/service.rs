@@ -3,9 +3,12 @@
 //! the free pixel diff first; the pictures kept in the store's `comparisons/`; and only when
 //! pixels really changed, the vision model's explanation through Vaider's one pipeline (so it
 //! is in the history, cached and costed), matched against the changes the agent expected.
-//! Results have the shapes of contracts.md §1.
+//! Results have the shapes of contracts.md §1. The pictures nobody reads before the answer
+//! (the diff image, the heat map; the annotation too when no model is asked) are written on
+//! another thread while the answer goes out; `pictures_settled` waits for them.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 use vaider_core::analysis::{AnalysisRequest, Door};
@@ -13,7 +16,7 @@ use vaider_core::progress::ProgressSink;
 use vaider_core::Vaider;
 
 use crate::store::{write_atomic, Store};
-use crate::{compare, CompareOptions, Comparison, Region};
+use crate::{compare, CompareOptions, Comparison, LaterPictures, Region};
 
 /// `visual_compare`'s `data`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,13 +141,19 @@ pub async fn compare_screenshots(
     })?;
     let mut reserved = Reserved::take(&dir, &comparison_stem(&store, &before, &after))?;
     let stem = reserved.stem.clone();
-    let pictures = {
-        let (comparison, dir, stem) = (comparison.clone(), dir.clone(), stem.clone());
-        tokio::task::spawn_blocking(move || comparison.write_images(&dir, &stem))
-            .await
-            .map_err(|e| CompareError(format!("drawing the pictures stopped: {e}")))?
-            .map_err(|e| CompareError(e.to_string()))?
+    // Only a model call reads the annotation before the answer.
+    let annotation_now = comparison.total_changes() > 0;
+    let (comparison, pictures, later) = {
+        let (mut comparison, dir, stem) = (comparison, dir.clone(), stem.clone());
+        tokio::task::spawn_blocking(move || {
+            let (images, later) = comparison.write_images_split(&dir, &stem, annotation_now)?;
+            Ok::<_, crate::VisualError>((comparison, images, later))
+        })
+        .await
+        .map_err(|e| CompareError(format!("drawing the pictures stopped: {e}")))?
+        .map_err(|e| CompareError(e.to_string()))?
     };
+    write_later(later);
     let mut data = CompareData {
         annotated_screenshot: pictures.annotation.display().to_string(),
         pixel_diff: PixelDiffData {
@@ -197,6 +206,36 @@ pub async fn compare_screenshots(
         let _ = std::fs::remove_file(declared_path(&store));
     }
     Ok(data)
+}
+
+/// Pictures being written off the answer's path, in this process.
+static PICTURES_PENDING: AtomicUsize = AtomicUsize::new(0);
+static PICTURES_SETTLED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Writes the pictures on a blocking thread, not awaited. A failure (a full disk) leaves that
+/// picture missing, never half written; the answer has already gone.
+fn write_later(later: LaterPictures) {
+    PICTURES_PENDING.fetch_add(1, Ordering::SeqCst);
+    tokio::task::spawn_blocking(move || {
+        let _ = later.write();
+        PICTURES_PENDING.fetch_sub(1, Ordering::SeqCst);
+        PICTURES_SETTLED.notify_waiters();
+    });
+}
+
+/// Waits until every picture that comparisons in this process left to be written is written
+/// (or failed): the CLI calls it before it exits, tests before they look at the files.
+pub async fn pictures_settled() {
+    loop {
+        let settled = PICTURES_SETTLED.notified();
+        tokio::pin!(settled);
+        // Registered before the check, so a notification in between is not lost.
+        settled.as_mut().enable();
+        if PICTURES_PENDING.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        settled.await;
+    }
 }
 
 fn no_change_summary(comparison: &Comparison) -> String {

@@ -288,3 +288,47 @@ fn the_noise_tolerance_is_a_parameter_checked_before_anything_is_compared() {
         assert!(error.to_string().contains(says), "{error}");
     }
 }
+
+#[test]
+fn every_png_colour_type_reads_as_the_same_pixels() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    // Grey pixels, so grey, RGB, RGBA and 16-bit encodings all hold exactly the same picture.
+    let grey =
+        image::GrayImage::from_fn(97, 61, |x, y| image::Luma([((x * 7 + y * 13) % 256) as u8]));
+    let rgba = image::DynamicImage::ImageLuma8(grey.clone()).into_rgba8();
+    let reference = save(dir.path(), "rgba.png", &rgba);
+    let encodings = [
+        ("grey.png", image::DynamicImage::ImageLuma8(grey.clone())),
+        (
+            "rgb.png",
+            image::DynamicImage::ImageLuma8(grey.clone())
+                .into_rgb8()
+                .into(),
+        ),
+        (
+            "rgb16.png",
+            image::DynamicImage::ImageLuma8(grey.clone())
+                .into_rgb16()
+                .into(),
+        ),
+        (
+            "grey.jpg",
+            image::DynamicImage::ImageLuma8(grey).into_rgb8().into(),
+        ),
+    ];
+    for (name, image) in encodings {
+        let path = dir.path().join(name);
+        image.save(&path).expect("write the encoding");
+        let comparison = compare(&reference, &path, &CompareOptions::default()).expect("compare");
+        if name.ends_with(".png") {
+            assert_eq!(comparison.changed_pixels(), 0, "{name} read differently");
+        }
+        assert_eq!(comparison.size_changed(), None, "{name}");
+    }
+    // A semi-transparent RGBA PNG keeps its alpha.
+    let mut faint = rgba.clone();
+    faint.put_pixel(3, 4, Rgba([10, 20, 30, 40]));
+    let faint_path = save(dir.path(), "faint.png", &faint);
+    let comparison = compare(&reference, &faint_path, &CompareOptions::default()).expect("compare");
+    assert_eq!(comparison.changed_pixels(), 1);
+}

@@ -19,7 +19,7 @@ pub mod sse;
 mod status;
 pub mod tool_set;
 pub mod validate;
-mod visual;
+pub mod visual;
 mod workspace;
 
 use std::sync::{Arc, Mutex, OnceLock};

@@ -76,6 +76,34 @@ pub struct VisualCompareArgs {
     /// real changes.
     #[serde(default)]
     pub blur: Option<f32>,
+    /// pixelmatch's and odiff's `threshold`, from 0 to 1: the smallest colour difference
+    /// (YIQ) that counts; smaller is more sensitive. Default 0.1.
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    /// pixelmatch's `includeAA`: count anti-aliased pixels (smoothed edges) as changes too.
+    /// Default false: they are detected, drawn yellow and not counted.
+    #[serde(default)]
+    pub include_anti_aliasing: Option<bool>,
+    /// pixelmatch's `alpha`: the opacity of the faded before-image in the diff image, 0 to 1.
+    /// Default 0.1.
+    #[serde(default)]
+    pub alpha: Option<f64>,
+    /// pixelmatch's `diffColor` (odiff's `--diff-color`): changed pixels in the diff image,
+    /// as "#rrggbb". Default "#ff0000".
+    #[serde(default)]
+    pub diff_color: Option<String>,
+    /// pixelmatch's `diffColorAlt`: changed pixels that got darker, as "#rrggbb". Default:
+    /// `diff_color`.
+    #[serde(default)]
+    pub diff_color_alt: Option<String>,
+    /// pixelmatch's `aaColor`: anti-aliased pixels in the diff image. Default "#ffff00".
+    #[serde(default)]
+    pub aa_color: Option<String>,
+    /// odiff's ignore regions: rectangles (x, y, width, height in pixels) whose pixels never
+    /// count as changed, e.g. a clock or an ad. odiff's `x1:y1-x2:y2` is x1, y1, x2 - x1 + 1,
+    /// y2 - y1 + 1.
+    #[serde(default)]
+    pub ignore_regions: Vec<IgnoreRegionArg>,
     /// The provider to explain the change with, instead of the configured one.
     #[serde(default)]
     pub provider: String,
@@ -84,6 +112,42 @@ pub struct VisualCompareArgs {
     /// The workspace folder, when the client has no workspace roots.
     #[serde(default)]
     pub cwd: String,
+}
+
+/// A rectangle of the screenshots to leave out of the comparison.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+pub struct IgnoreRegionArg {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl VisualCompareArgs {
+    /// The comparison options, checked by the one rule every door uses.
+    pub fn compare_options(&self) -> Result<vaider_visual::CompareOptions, String> {
+        let settings = vaider_visual::CompareSettings {
+            min_region_pixels: self.min_region_pixels,
+            blur: self.blur,
+            threshold: self.threshold,
+            include_anti_aliasing: self.include_anti_aliasing,
+            alpha: self.alpha,
+            diff_color: self.diff_color.clone(),
+            diff_color_alt: self.diff_color_alt.clone(),
+            aa_color: self.aa_color.clone(),
+            ignore_regions: self
+                .ignore_regions
+                .iter()
+                .map(|r| vaider_visual::IgnoreRegion {
+                    x: r.x,
+                    y: r.y,
+                    width: r.width,
+                    height: r.height,
+                })
+                .collect(),
+        };
+        vaider_visual::CompareOptions::from_settings(&settings).map_err(|e| e.to_string())
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -160,12 +224,9 @@ impl VaiderMcp {
             Ok(project) => project,
             Err(early) => return Ok(early),
         };
-        let options = match vaider_visual::CompareOptions::with_noise_tolerance(
-            args.min_region_pixels,
-            args.blur,
-        ) {
+        let options = match args.compare_options() {
             Ok(options) => options,
-            Err(e) => return Ok(envelope(Err(e.to_string()), String::new()).into()),
+            Err(e) => return Ok(envelope(Err(e), String::new()).into()),
         };
         let progress = self.progress(&ctx);
         let request = CompareRequest {
@@ -182,6 +243,10 @@ impl VaiderMcp {
         drop(progress);
         Ok(match outcome {
             Ok(data) => {
+                if args.include_image {
+                    // Without changes the annotation follows the answer: wait for it here.
+                    service::pictures_settled().await;
+                }
                 let thumbnail = args
                     .include_image
                     .then(|| vaider_visual::thumbnail(data.annotated_screenshot.as_ref(), 512).ok())
