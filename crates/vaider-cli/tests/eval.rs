@@ -78,6 +78,45 @@ async fn a_few_items_run_through_the_pipeline_and_a_resumed_run_asks_nothing_aga
     );
 }
 
+/// The "done when": `vaider eval --provider gemini` runs the whole shipped set end to
+/// end against the fake, every item answered through the pipeline and scored.
+#[tokio::test]
+async fn the_whole_set_runs_end_to_end_against_the_fake() {
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{}/manifest.json", set())).unwrap())
+            .unwrap();
+    let shipped = manifest["items"].as_array().unwrap().len();
+    assert!(shipped >= 80, "the set has {shipped} items");
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let report = run_eval(eval(&sandbox, &fake, &[])).await;
+    let items = report["items"].as_array().unwrap();
+    assert_eq!(items.len(), shipped, "every item is run");
+    assert_eq!(report["scores"]["errors"], 0, "{}", report["scores"]);
+    // Every item is answered by a model call of its own, except identical pairs (no change, so
+    // nothing to ask) and items whose media and prompt were asked before (the cache).
+    let identical = items
+        .iter()
+        .filter(|i| i["input_tokens"].as_u64() == Some(0))
+        .inspect(|i| assert!(i["answer"].as_str().unwrap().contains("identical"), "{i}"))
+        .count();
+    let cached = items.iter().filter(|i| i["cached"] == true).count();
+    assert_eq!(
+        fake.generate_requests().len() + identical + cached,
+        shipped,
+        "{identical} identical, {cached} cached"
+    );
+    let detection = &report["scores"]["detection"];
+    let judged = ["tp", "fp", "tn", "fn"]
+        .iter()
+        .map(|k| detection[k].as_u64().unwrap())
+        .sum::<u64>();
+    assert_eq!(
+        judged as usize, shipped,
+        "every item is scored: {detection}"
+    );
+}
+
 #[tokio::test]
 async fn an_answer_that_always_says_defect_scores_a_balanced_accuracy_of_one_half() {
     let fake = FakeGemini::start().await;
