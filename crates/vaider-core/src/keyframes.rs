@@ -21,8 +21,11 @@ use tokio::task::JoinSet;
 
 use crate::error::{Result, VaiderError};
 
+mod blinks;
 mod change;
 
+pub use blinks::Ongoing;
+use blinks::{Change, Runs};
 use change::Prober;
 
 /// How keyframes are chosen.
@@ -30,10 +33,10 @@ use change::Prober;
 pub struct KeyframeOptions {
     /// Frames a second looked at for changes; a change shorter than 1/fps may be missed.
     pub sample_fps: f64,
-    /// Share of the screen (0..1) whose pixels must differ sharply (over pixelmatch's default
-    /// threshold) from the last kept frame to count as a change; a pale change over a large
-    /// area counts whatever this is.
-    pub min_changed_share: f64,
+    /// Probe pixels (each the average of a box of the frame, 160x90 of them at most) that must
+    /// differ sharply (over pixelmatch's default threshold) from the last kept frame to count
+    /// as a change; a pale change over a large area counts whatever this is.
+    pub min_changed_pixels: usize,
     /// Never more than this many frames (the biggest changes are kept, with first and last).
     pub max_frames: usize,
     /// Width of the frames sent to the model (never upscaled).
@@ -44,8 +47,10 @@ impl Default for KeyframeOptions {
     fn default() -> Self {
         KeyframeOptions {
             sample_fps: 4.0,
-            // About 14 probe pixels: a changed word, not a blinking text caret.
-            min_changed_share: 0.001,
+            // A count, not a share of the screen: a changed character of 12 px type moves one
+            // probe pixel clearly, a 12 px spinner a few. A blinking caret is a change too,
+            // told apart by its repeating (`blinks`).
+            min_changed_pixels: 1,
             max_frames: 30,
             max_width: 1280,
         }
@@ -178,8 +183,15 @@ async fn decode(
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
     /// Sample times (seconds) where the screen differs from the last change; the first frame
-    /// (0 s) always counts.
+    /// (0 s) always counts. The repeats of a small spot that keeps changing are left out
+    /// (see `ongoing`).
     pub changes: Vec<f64>,
+    /// For each change, whether what changed has fine detail (text) that a frame must be
+    /// sharp to show; for the first frame, whether the screen has any.
+    pub detail: Vec<bool>,
+    /// Small spots that kept changing (a blinking caret, a spinner): each is a change where
+    /// it starts (unless it blinks) and where it stops, not at every repeat.
+    pub ongoing: Vec<Ongoing>,
     /// Seconds between two samples: a change is seen at most this late.
     pub interval: f64,
     /// Samples decoded.
@@ -201,7 +213,9 @@ pub struct Timeline {
 pub async fn timeline(video: &Path, options: &KeyframeOptions) -> Result<Timeline> {
     let found = decode(video, options, None).await?;
     Ok(Timeline {
-        changes: found.changes.iter().map(|(at, _)| *at).collect(),
+        changes: found.changes.iter().map(|c| c.at).collect(),
+        detail: found.changes.iter().map(|c| c.detail).collect(),
+        ongoing: found.ongoing,
         interval: 1.0 / options.sample_fps,
         samples: found.frames,
         flickering_samples: found.flickering,
@@ -232,14 +246,20 @@ async fn scan(
     };
     let last_index = found.frames - 1;
     let last_at = last_index as f64 / options.sample_fps;
-    let times = pick(found.changes, last_at, options.max_frames);
+    let index_of = |at: f64| (at * options.sample_fps).round() as u64;
+    // Only the changes the encoder kept can be chosen (it turned away the smallest while
+    // the repeats of a blink, removed since, still counted).
+    let changes = found
+        .changes
+        .iter()
+        .filter(|c| encoder.as_ref().is_none_or(|e| e.has(index_of(c.at))))
+        .map(|c| (c.at, c.share))
+        .collect();
+    let times = pick(changes, last_at, options.max_frames);
     let Some(mut encoder) = encoder else {
         return Ok(times.into_iter().map(|at| (at, None)).collect());
     };
-    let chosen: Vec<u64> = times
-        .iter()
-        .map(|t| (t * options.sample_fps).round() as u64)
-        .collect();
+    let chosen: Vec<u64> = times.iter().map(|t| index_of(*t)).collect();
     // The final screen is always chosen; it was encoded only if it was a change.
     if !encoder.has(last_index) {
         encoder
@@ -301,8 +321,9 @@ fn failure_line(log: &str) -> &str {
 /// The changes one pass found, and the last frame (always chosen).
 struct Found {
     input: InputFacts,
-    /// (timestamp, changed share) of each change; the first frame counts as the largest.
-    changes: Vec<(f64, f64)>,
+    /// Each change; the first frame counts as the largest.
+    changes: Vec<Change>,
+    ongoing: Vec<Ongoing>,
     frames: u64,
     /// Samples where more than `FLICKERING_SHARE` of the probe moved since the sample before.
     flickering: u64,
@@ -336,6 +357,7 @@ async fn read_frames(
     let mut before = prober.empty();
     let mut kept: Option<change::Probe> = None;
     let mut changes = Vec::new();
+    let mut runs = Runs::default();
     let (mut frames, mut flickering) = (0u64, 0u64);
     let mut last_frame: Option<Vec<u8>> = None;
     while let Some(frame) = incoming.next().await? {
@@ -345,16 +367,24 @@ async fn read_frames(
         std::mem::swap(&mut probe, &mut before);
         prober.probe(&frame, &mut probe);
         if index > 0 {
-            let flicker = change::difference(&before, &probe, options.min_changed_share).flicker;
+            let flicker = change::difference(&before, &probe, options.min_changed_pixels).flicker;
             flickering += u64::from(flicker > FLICKERING_SHARE);
         }
         // Against the last change, not the sample before: a slow fade adds up to a change.
-        let share = match &kept {
-            None => f64::INFINITY,
-            Some(kept) => change::difference(kept, &probe, options.min_changed_share).changed,
+        let (share, spots, detail) = match &kept {
+            None => (f64::INFINITY, Vec::new(), prober.has_detail(&frame, None)),
+            Some(kept) => {
+                let d = change::difference(kept, &probe, options.min_changed_pixels);
+                // A pale change over an area (no sharp pixel) has no detail to read.
+                let detail = d.spot.is_some_and(|s| prober.has_detail(&frame, Some(s)));
+                (d.changed, d.spots, detail)
+            }
         };
         if share > 0.0 {
-            changes.push((at, share));
+            if let Some(kept) = &kept {
+                runs.note(changes.len(), at, &spots, &probe, kept);
+            }
+            changes.push(Change { at, share, detail });
             match &mut kept {
                 Some(kept) => kept.clone_from(&probe),
                 None => kept = Some(probe.clone()),
@@ -369,10 +399,13 @@ async fn read_frames(
             incoming.recycle(previous);
         }
     }
+    let end = frames.saturating_sub(1) as f64 / options.sample_fps;
+    let ongoing = runs.collapse(&mut changes, end);
     match last_frame {
         Some(last_frame) => Ok(Found {
             input: InputFacts::default(),
             changes,
+            ongoing,
             frames,
             flickering,
             last_frame,

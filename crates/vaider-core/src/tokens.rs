@@ -167,22 +167,26 @@ impl TokenRules {
         part.or(request).unwrap_or(Resolution::Default)
     }
 
-    /// The resolution a clip of a recording goes at, by the recording's longest side.
+    /// The resolution a clip of a recording goes at, by the recording's longest side and
+    /// whether the clip's changes brought fine detail (text).
     ///
     /// A GUI recording is read for its text ("the dashboard says Welcome"), and each still
-    /// stretch is sent as a single frame, so that frame must be legible. At about 70 tokens a
-    /// frame (Gemini 2.x LOW, Gemini 3's default) a frame keeps about half the side, and OCR
-    /// read only 11–50 % of the words on real login screens against 50–100 % at Gemini 2.x's
-    /// default 258 (`scripts/media-resolution.sh`; Gemini 3's frame size is not documented,
-    /// so this assumes its 70 tokens keep about what 2.x's 66 do); Google likewise advises
-    /// HIGH for video whose text matters. So on Gemini 3 clips go at HIGH (280, about 2.x's default), and on
-    /// Gemini 2.x at the default; only frames no larger than `SMALL_FRAME_SIDE`, which lose
-    /// nothing at the low setting, go at it.
-    pub fn clip_setting(self, longest_side: u32) -> Setting {
+    /// stretch is sent as a single frame, so a frame that shows new text must be legible. At
+    /// about 70 tokens a frame (Gemini 2.x LOW, Gemini 3's default) a frame keeps about half
+    /// the side, and OCR read only 11–50 % of the words on real login screens against 50–100 %
+    /// at Gemini 2.x's default 258 (`scripts/media-resolution.sh`; Gemini 3's frame size is
+    /// not documented, so this assumes its 70 tokens keep about what 2.x's 66 do); Google
+    /// likewise advises HIGH for video whose text matters. So on Gemini 3 a clip whose
+    /// changes have fine detail goes at HIGH (280, about 2.x's default), and one whose
+    /// changes are colours or flat areas (a panel, a pale screen, a toast gone) at the
+    /// default: the text around them was already sent sharp when it appeared. Gemini 2.x
+    /// takes one setting for the whole request: its default. Frames no larger than
+    /// `SMALL_FRAME_SIDE` lose nothing at the low setting, and go at it.
+    pub fn clip_setting(self, longest_side: u32, detail: bool) -> Setting {
         let small = longest_side <= SMALL_FRAME_SIDE;
         match self.family {
             // Gemini 3's default for video is already the low figure.
-            Family::Gemini3 if small => Setting::None,
+            Family::Gemini3 if small || !detail => Setting::None,
             Family::Gemini3 => Setting::Part(Resolution::High),
             _ if small => Setting::Request(Resolution::Low),
             _ => Setting::None,
@@ -393,15 +397,17 @@ mod tests {
     fn each_job_keeps_its_text_readable() {
         let two = TokenRules::for_model("gemini-2.5-flash-lite");
         let three = TokenRules::for_model("gemini-3.5-flash-lite");
-        assert_eq!(three.clip_setting(800), Setting::Part(High));
-        assert_eq!(three.clip_setting(320), Setting::None);
-        assert_eq!(two.clip_setting(800), Setting::None);
-        assert_eq!(two.clip_setting(320), Setting::Request(Low));
+        assert_eq!(three.clip_setting(800, true), Setting::Part(High));
+        assert_eq!(three.clip_setting(800, false), Setting::None);
+        assert_eq!(three.clip_setting(320, true), Setting::None);
+        assert_eq!(two.clip_setting(800, true), Setting::None);
+        assert_eq!(two.clip_setting(800, false), Setting::None);
+        assert_eq!(two.clip_setting(320, true), Setting::Request(Low));
         assert_eq!(three.keyframe_setting(), Setting::Part(Medium));
         assert_eq!(three.screenshot_setting(), Setting::Part(High));
         assert_eq!(two.screenshot_setting(), Setting::None);
         // A clip frame on Gemini 3 costs about what it costs at 2.x's default.
-        let frame3 = three.video_frame(three.clip_setting(800).resolution(three));
+        let frame3 = three.video_frame(three.clip_setting(800, true).resolution(three));
         assert_eq!(frame3, 280);
     }
 

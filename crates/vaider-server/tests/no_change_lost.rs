@@ -1,7 +1,9 @@
 //! No change lost (issue 19): every change a person would notice in a recording reaches the
 //! model under `auto` sampling. Recordings are made by ffmpeg with each kind of change at
 //! known times (pale full-screen colour changes at several contrasts, a pale panel, a fade, a
-//! small text change, a toast shown for under 300 ms, a spinner, a scroll), go through MCP to the
+//! small text change, a toast shown for under 300 ms, a spinner, a scroll; small toasts, 12 px
+//! spinners and one-character text changes at several contrasts beside a blinking caret), go
+//! through MCP to the
 //! fake Gemini, and each screen state is checked against what the FAKE says it showed the
 //! model (the frames it samples from each clip, the images with their times), not against
 //! Vaider's own report.
@@ -270,6 +272,94 @@ enable='between(t,15.04,17.99)'",
         );
     }
     assert_reported(&result, &[2.52, 5.08, 5.36, 8.12, 15.04, 18.0, 20.0]);
+}
+
+/// Small changes at several contrasts, beside a text caret that blinks all along: toasts
+/// shown for 280 ms (under 300 ms), 12 px spinners (0.06 % of the 640x360 screen) and
+/// one-character text changes (dark 12 px type, grey 16 px type). Each reaches the model; the caret adds no
+/// change of its own, so the recording still goes as a few clips, not whole.
+#[tokio::test]
+async fn small_toasts_spinners_and_text_changes_at_several_contrasts_reach_the_model() {
+    let server = TestServer::start().await;
+    let text = |label: &str, y: u32, size: u32, colour: &str, enable: &str| {
+        format!(
+            "drawtext=text='{label}':x=40:y={y}:fontsize={size}:fontcolor=0x{colour}:enable='{enable}'"
+        )
+    };
+    // Toasts of 120x30 px at three contrasts, each shown for 7 frames (280 ms), starting at
+    // different points of the detector's quarter-second grid.
+    let toasts = [(5.08, "222222"), (8.12, "8a8a8a"), (11.2, "c8c8c8")];
+    let mut app = vec![
+        "drawbox=x=0:y=0:w=640:h=36:color=0x334455:t=fill".to_string(),
+        // A text field whose caret blinks all along, 0.53 s on, 0.53 s off.
+        "drawbox=x=300:y=76:w=200:h=24:color=0x999999:t=1".to_string(),
+        "drawbox=enable='lt(mod(t,1.06),0.53)':x=306:y=80:w=2:h=16:color=black:t=fill".to_string(),
+        // One character changes: dark 12 px type at 2.52 s, grey 16 px type at 24.52 s.
+        text("Items\\: 3", 120, 12, "333333", "lt(t,2.52)"),
+        text("Items\\: 4", 120, 12, "333333", "gte(t,2.52)"),
+        text("Step 1 of 3", 150, 16, "777777", "lt(t,24.52)"),
+        text("Step 2 of 3", 150, 16, "777777", "gte(t,24.52)"),
+    ];
+    for (from, colour) in toasts {
+        app.push(format!(
+            "drawbox=enable='between(t,{from},{})':x=40:y=250:w=120:h=30:color=0x{colour}:t=fill",
+            from + 0.27
+        ));
+    }
+    // Two 12 px spinners (a bar turning 1.5 times a second), dark from 14.04 to 16 s, grey
+    // from 19.04 to 21 s.
+    let spinner = |colour: &str| {
+        format!("drawbox=x=0:y=4:w=12:h=4:color=0x{colour}:t=fill,rotate=a=3*PI*t:fillcolor=white")
+    };
+    let graph = format!(
+        "[0:v]{app}[app];[1:v]{dark}[s1];[2:v]{grey}[s2];\
+[app][s1]overlay=x=560:y=300:enable='between(t,14.04,15.99)'[a1];\
+[a1][s2]overlay=x=560:y=300:enable='between(t,19.04,20.99)'",
+        app = app.join(","),
+        dark = spinner("2060a0"),
+        grey = spinner("999999"),
+    );
+    let inputs = [
+        "color=c=white:s=640x360:r=25:d=28".to_string(),
+        "color=c=white:s=12x12:r=25:d=28".to_string(),
+        "color=c=white:s=12x12:r=25:d=28".to_string(),
+    ];
+    let video = encode(server.media.path(), "small.webm", &inputs, &graph, "1M");
+    let (result, moments) = analyse(&server, &video).await;
+    let sampling = &result["sampling"];
+    assert_ne!(sampling["used"], "full", "{sampling}");
+    let mut states = vec![
+        (0.0, 2.52, "the first text"),
+        (2.52, 5.08, "the dark character changed"),
+        (14.04, 16.0, "the dark 12 px spinner"),
+        (16.0, 19.04, "the screen after the dark spinner"),
+        (19.04, 21.0, "the grey 12 px spinner"),
+        (21.0, 24.52, "the screen after the grey spinner"),
+        (24.52, 28.0, "the grey character changed"),
+    ];
+    for (from, _) in toasts {
+        states.push((from, from + 0.28, "a toast"));
+        states.push((from + 0.28, from + 2.9, "the screen after a toast"));
+    }
+    assert_every_state_shown(&states, &moments, &result);
+    let mut made = vec![2.52, 14.04, 16.0, 19.04, 21.0];
+    for (from, _) in toasts {
+        made.extend([from, from + 0.28]);
+    }
+    assert_reported(&result, &made);
+    // The encoder draws the grey glyph sharp a few frames after it changes (VP8 at 1 Mbit/s
+    // refines the frame): it is found up to two samples late, and shown (above).
+    let found = sampling["changes"].as_array().unwrap();
+    assert!(
+        found
+            .iter()
+            .any(|f| (24.52..=24.52 + 0.5).contains(&f.as_f64().unwrap())),
+        "{sampling}"
+    );
+    made.push(24.52);
+    // The caret's 50 blinks are not changes: at most a stray change or two beyond those made.
+    let found = sampling["changesFound"].as_u64().unwrap();
+    assert!(found <= made.len() as u64 + 2, "{sampling}");
 }
 
 /// Noise everywhere: the detector cannot tell a small change from it, so the whole video goes

@@ -1,9 +1,11 @@
 //! `vaider-sampling-bench`: what change-aware video sampling saves. For the shared Playwright
-//! recordings and a 60 s 800x450 VP8 recording with 8 screen changes (Playwright's format, no
-//! sound): input tokens and cost per analysed minute with `full` (Gemini's one frame a second)
-//! and `auto`, as the fake Gemini counts them at Gemini's documented rates, on a Gemini 2.x
-//! and a Gemini 3 model (goal: `auto` at least 5x fewer), with Vaider's estimate beside each
-//! count; and the time the plan adds before the upload starts (goal: under 0.5 s for
+//! recordings and two 60 s 800x450 VP8 recordings with 8 screen changes and a blinking caret
+//! (Playwright's format, no sound): flat colour panels, and the same panels each with a line
+//! of text: input tokens and cost per analysed minute with `full` (Gemini's one frame a
+//! second) and `auto`, as the fake Gemini counts them at Gemini's documented rates, on a
+//! Gemini 2.x and a Gemini 3 model (goal: `auto` at least 5x fewer), against the default
+//! resolution and against one frame a second at the resolution `auto` needed for text
+//! (HIGH on Gemini 3), with Vaider's estimate beside each count; and the time the plan adds before the upload starts (goal: under 0.5 s for
 //! the 60 s recording): the call's start to the fake's first upload request, `auto` against
 //! `full`. The scan itself runs beside the upload; its length is reported too.
 //!
@@ -30,9 +32,10 @@ const RUNS: usize = 7;
 /// The families compared: a Gemini 2.x and a Gemini 3 model.
 const MODELS: [&str; 2] = ["gemini-2.5-flash-lite", "gemini-3.5-flash-lite"];
 
-/// A white "app" whose panels appear at `CHANGES`, with a blinking caret, recorded the way
-/// Playwright records: VP8 WebM, 800x450, 25 fps, no sound.
-fn playwright_like_recording(out: &Path) -> Result<()> {
+/// A white "app" whose panels appear at `CHANGES` (each with a line of text if `titled`),
+/// with a blinking caret, recorded the way Playwright records: VP8 WebM, 800x450, 25 fps, no
+/// sound.
+fn playwright_like_recording(out: &Path, titled: bool) -> Result<()> {
     let mut filters = vec!["drawbox=x=0:y=0:w=800:h=40:color=0x334455:t=fill".to_string()];
     for (i, at) in CHANGES.iter().enumerate() {
         let (x, y) = (20 + (i as u32 % 4) * 190, 60 + (i as u32 / 4) * 190);
@@ -40,6 +43,14 @@ fn playwright_like_recording(out: &Path) -> Result<()> {
             "drawbox=enable='gte(t,{at})':x={x}:y={y}:w=170:h=150:color=0x{:06x}:t=fill",
             0x2060a0 + i * 0x101010
         ));
+        if titled {
+            filters.push(format!(
+                "drawtext=enable='gte(t,{at})':text='Order {} shipped':x={}:y={}:fontsize=14:fontcolor=white",
+                1000 + i,
+                x + 10,
+                y + 12
+            ));
+        }
     }
     filters.push("drawbox=enable='lt(mod(t,1),0.5)':x=400:y=12:w=2:h=16:color=white:t=fill".into());
     let status = Command::new("ffmpeg")
@@ -125,9 +136,9 @@ async fn analyse(
     })
 }
 
-/// Gemini's one frame a second at the resolution `auto`'s clips went at (on Gemini 3, HIGH so
-/// that text reads): the default's count with each frame priced at that resolution instead,
-/// per the documented table. "-" when auto sent no clips.
+/// Gemini's one frame a second at the resolution `auto`'s sharpest clips went at (on Gemini 3,
+/// HIGH so that text reads; "mixed" counts as HIGH): the default's count with each frame
+/// priced at that resolution instead, per the documented table. "-" when auto sent no clips.
 fn same_resolution(
     full: &Measured,
     auto: &Measured,
@@ -141,7 +152,7 @@ fn same_resolution(
     let resolution = match auto.resolution.as_str() {
         "low" => Resolution::Low,
         "medium" => Resolution::Medium,
-        "high" => Resolution::High,
+        "high" | "mixed" => Resolution::High,
         _ => Resolution::Default,
     };
     let extra =
@@ -181,8 +192,13 @@ fn shared_media() -> PathBuf {
 async fn main() -> Result<()> {
     let work = tempfile::tempdir()?;
     let synthetic = work.path().join("playwright-60s-8-changes.webm");
-    playwright_like_recording(&synthetic)?;
-    let mut videos = vec![("60 s 800x450 VP8, 8 changes", synthetic.clone())];
+    playwright_like_recording(&synthetic, false)?;
+    let titled = work.path().join("playwright-60s-8-titled-changes.webm");
+    playwright_like_recording(&titled, true)?;
+    let mut videos = vec![
+        ("60 s 800x450 VP8, 8 flat panels", synthetic.clone()),
+        ("60 s 800x450 VP8, 8 panels with text", titled.clone()),
+    ];
     for name in ["login-flow.webm", "login-flow.mp4"] {
         // A copy: Vaider keeps each interaction's files beside the media.
         let path = work.path().join(name);
@@ -215,9 +231,9 @@ async fn main() -> Result<()> {
         "full: tokens/min",
         "auto: tokens/min",
         "auto sent",
-        "fewer",
+        "fewer than the default",
         "goal ≥5x",
-        "1 fps at auto's resolution: tokens/min (auto fewer)",
+        "1 fps at auto's sharpest resolution: tokens/min (auto fewer)",
         "auto: estimate / counted",
         "input $/min: full",
         "auto",
@@ -241,6 +257,11 @@ async fn main() -> Result<()> {
             let full = analyse(&engine, &fake, video, VideoSampling::Full, model).await?;
             let auto = analyse(&engine, &fake, video, VideoSampling::Auto, model).await?;
             let ratio = full.input_tokens as f64 / auto.input_tokens.max(1) as f64;
+            // Progress, before the slower timing runs.
+            eprintln!(
+                "{label}, {model}: full {} tokens, auto {} ({ratio:.1}x fewer; {}, {} resolution)",
+                full.input_tokens, auto.input_tokens, auto.used, auto.resolution
+            );
             let input_price = defaults
                 .price_of(model)
                 .map_or(0.0, |p| p.input_per_million / 1e6);

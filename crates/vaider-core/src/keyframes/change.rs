@@ -2,15 +2,19 @@
 //! colour probe (luma and both chroma planes, box-averaged: compression noise averages out),
 //! and two probes differ when either test says so:
 //!
-//! - per pixel: enough probe pixels moved by more than pixelmatch's default threshold (0.1 of
-//!   its YIQ colour difference), as a changed word, a toast or a spinner does;
+//! - per pixel: at least a few probe pixels (an absolute count, not a share of the screen:
+//!   a 12 px spinner or a changed digit is under 0.1 % of a 640x360 screen) moved by more
+//!   than pixelmatch's default threshold (0.1 of its YIQ colour difference), as a changed
+//!   word, a toast or a spinner does; a blinking caret counts too, and is told apart later by
+//!   its repeating at one place (`keyframes::blinks`);
 //! - per area: the screen, or one of a grid of regions, moved on average by a small colour
 //!   difference, as a pale full-screen or panel colour change or a fade does. A per-pixel
 //!   threshold cannot see those (white to pale blue is 0.089 per pixel), but over a large area
 //!   a person sees them at once, and compression noise, which goes both ways, averages out.
 //!
 //! It also measures how much of the screen flickers between consecutive samples, so that a
-//! noisy recording (where small changes cannot be told from noise) can be recognised.
+//! noisy recording (where small changes cannot be told from noise) can be recognised, and
+//! whether what changed has fine detail (text) that a frame must be sharp to show.
 
 use super::Geometry;
 
@@ -20,6 +24,13 @@ pub(super) const PROBE_WIDTH: usize = 160;
 pub(super) const PROBE_HEIGHT: usize = 90;
 /// pixelmatch's default per-pixel threshold, on its 0..1 scale of the YIQ colour difference.
 const PIXEL_THRESHOLD: f32 = 0.1;
+/// Fewer probe pixels than this over pixelmatch's threshold make a small change, which
+/// counts only when its pixels moved clearly, by `STRONG_THRESHOLD`: a few pixels just over
+/// the threshold along an edge are what a video encoder does as it sharpens a frame after a
+/// change (0.13 measured on x264), where a glyph, a caret or a spinner moves its pixels by
+/// 0.3 and more.
+const FEW_PIXELS: usize = 14;
+const STRONG_THRESHOLD: f32 = 0.2;
 /// The mean colour difference over a region that counts as a change. About 2 % of white (5
 /// levels of grey), far above what compression moves a region's mean by, and under what a
 /// person notices on a large area.
@@ -28,6 +39,17 @@ const AREA_THRESHOLD: f32 = 0.02;
 /// whole screen.
 const REGION_COLUMNS: usize = 8;
 const REGION_ROWS: usize = 6;
+/// A change is confined to a small spot when its changed probe pixels fit in a box of at most
+/// this many probe pixels (0.25 % of the screen: 24x24 px at 640x360): a caret, a small
+/// spinner, a digit.
+pub(super) const SMALL_SPOT: usize = 36;
+/// A probe cell of a frame has fine detail (text) when its rows go up and down by at least
+/// this many luma levels a row on average, mostly in strokes (up and back down) rather than
+/// in one step (a panel's edge).
+const STROKE_LEVELS: u32 = 40;
+/// A change has fine detail when at least this many probe cells of its new screen do: a word,
+/// not a caret.
+const DETAIL_CELLS: usize = 8;
 /// A probe pixel flickers when it moves by more than this between consecutive samples, a
 /// quarter of a changed pixel's threshold: compression noise on a still screen stays below.
 const FLICKER_THRESHOLD: f32 = 0.03;
@@ -83,6 +105,93 @@ impl Prober {
         self.luma.probe(luma, py);
         self.chroma.probe(u, pu);
         self.chroma.probe(&v[..g.chroma_len()], pv);
+    }
+
+    /// Whether the frame has fine detail (text, thin lines) in the probe cells of `spot`
+    /// (the whole frame when none): detail a frame sent at a low resolution would blur.
+    pub fn has_detail(&self, frame: &[u8], spot: Option<Spot>) -> bool {
+        let (columns, rows) = (&self.luma.columns, &self.luma.rows);
+        let spot = spot.unwrap_or(Spot {
+            x0: 0,
+            y0: 0,
+            x1: columns.len(),
+            y1: rows.len(),
+        });
+        let width = self.geometry.width;
+        let mut cells = 0;
+        for cell_rows in &rows[spot.y0..spot.y1.min(rows.len())] {
+            for cell_columns in &columns[spot.x0..spot.x1.min(columns.len())] {
+                let (mut moved, mut net) = (0u32, 0u32);
+                // One pixel past the cell, so that a stroke on its edge is seen whole.
+                let end = (cell_columns.end + 1).min(width);
+                for row in cell_rows.clone() {
+                    let pixels = &frame[row * width + cell_columns.start..row * width + end];
+                    let mut row_net = 0i32;
+                    for pair in pixels.windows(2) {
+                        let step = i32::from(pair[1]) - i32::from(pair[0]);
+                        moved += step.unsigned_abs();
+                        row_net += step;
+                    }
+                    net += row_net.unsigned_abs();
+                }
+                let strokes = moved >= STROKE_LEVELS * cell_rows.len() as u32 && net * 2 <= moved;
+                cells += usize::from(strokes);
+                if cells >= DETAIL_CELLS {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// A box of probe pixels: columns `x0..x1`, rows `y0..y1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Spot {
+    pub x0: usize,
+    pub y0: usize,
+    pub x1: usize,
+    pub y1: usize,
+}
+
+impl Spot {
+    fn pixel(x: usize, y: usize) -> Spot {
+        Spot {
+            x0: x,
+            y0: y,
+            x1: x + 1,
+            y1: y + 1,
+        }
+    }
+
+    pub fn area(self) -> usize {
+        (self.x1 - self.x0) * (self.y1 - self.y0)
+    }
+
+    pub fn union(self, other: Spot) -> Spot {
+        Spot {
+            x0: self.x0.min(other.x0),
+            y0: self.y0.min(other.y0),
+            x1: self.x1.max(other.x1),
+            y1: self.y1.max(other.y1),
+        }
+    }
+
+    /// Whether the two boxes overlap or touch.
+    pub fn meets(self, other: Spot) -> bool {
+        self.x0 <= other.x1 && other.x0 <= self.x1 && self.y0 <= other.y1 && other.y0 <= self.y1
+    }
+
+    /// Whether the boxes are at most one pixel apart.
+    fn near(self, other: Spot) -> bool {
+        self.x0 <= other.x1 + 1
+            && other.x0 <= self.x1 + 1
+            && self.y0 <= other.y1 + 1
+            && other.y0 <= self.y1 + 1
+    }
+
+    pub fn is_small(self) -> bool {
+        self.area() <= SMALL_SPOT
     }
 }
 
@@ -154,24 +263,81 @@ pub(super) fn yiq_delta(dy: f32, du: f32, dv: f32) -> f32 {
 }
 
 /// How two probes differ.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Difference {
     /// The share of the screen that changed (0..1): the probe pixels over pixelmatch's
-    /// threshold, when there are at least `min_pixels_share` of them, else the regions whose
-    /// mean colour moved; 0 when nothing changed.
+    /// threshold, when there are `FEW_PIXELS` of them or `min_pixels` moved clearly, else the
+    /// regions whose mean colour moved; 0 when nothing changed.
     pub changed: f64,
+    /// The box around the probe pixels over pixelmatch's threshold, when they count.
+    pub spot: Option<Spot>,
+    /// The same pixels in boxes of pixels near each other (a caret's blink and a spinner's
+    /// turn in the same sample are two spots); one box when there are too many to sort.
+    pub spots: Vec<Spot>,
     /// The share of probe pixels that moved by more than the flicker level.
     pub flicker: f64,
 }
 
+/// Whether two probes look the same inside `spot`: no probe pixel there moved by more than
+/// pixelmatch's threshold.
+pub(super) fn same_within(a: &Probe, b: &Probe, spot: Spot) -> bool {
+    let limit = PIXEL_THRESHOLD * PIXEL_THRESHOLD;
+    (spot.y0..spot.y1.min(a.height)).all(|row| {
+        (spot.x0..spot.x1.min(a.width)).all(|x| {
+            let at = row * a.width + x;
+            let d = [0, 1, 2].map(|p| f32::from(b.planes[p][at]) - f32::from(a.planes[p][at]));
+            yiq_delta(d[0], d[1], d[2]) <= limit
+        })
+    })
+}
+
+/// Changed pixels sorted into spots at most: more make a large change, one spot.
+const MAX_SORTED: usize = 4 * SMALL_SPOT;
+
+/// Boxes of pixels, merging those that touch or are one pixel apart.
+fn clusters(pixels: Vec<Spot>) -> Vec<Spot> {
+    let mut boxes: Vec<Spot> = Vec::new();
+    for pixel in pixels {
+        let mut merged = pixel;
+        // Whatever the new pixel joins, joins it and each other.
+        boxes.retain(|b| {
+            let near = b.near(merged);
+            if near {
+                merged = merged.union(*b);
+            }
+            !near
+        });
+        boxes.push(merged);
+    }
+    // A merged box may now reach one kept before it.
+    let mut merged_any = true;
+    while merged_any {
+        merged_any = false;
+        let mut i = 0;
+        while i < boxes.len() {
+            if let Some(j) = (i + 1..boxes.len()).find(|&j| boxes[i].near(boxes[j])) {
+                let other = boxes.remove(j);
+                boxes[i] = boxes[i].union(other);
+                merged_any = true;
+            } else {
+                i += 1;
+            }
+        }
+    }
+    boxes
+}
+
 /// Compares two probes of the same size.
-pub(super) fn difference(a: &Probe, b: &Probe, min_pixels_share: f64) -> Difference {
+pub(super) fn difference(a: &Probe, b: &Probe, min_pixels: usize) -> Difference {
     let (width, height) = (a.width, a.height);
     let region_columns = bins(width, REGION_COLUMNS);
     let region_rows = bins(height, REGION_ROWS);
     // Signed sums of the Y, U, V differences of each region.
     let mut sums = vec![[0i64; 3]; region_columns.len() * region_rows.len()];
-    let (mut over, mut flickering) = (0usize, 0usize);
+    let (mut over, mut strong, mut flickering) = (0usize, 0usize, 0usize);
+    let strong_limit = STRONG_THRESHOLD * STRONG_THRESHOLD;
+    let mut spot: Option<Spot> = None;
+    let mut pixels_over = Vec::new();
     let pixel_limit = PIXEL_THRESHOLD * PIXEL_THRESHOLD;
     let flicker_limit = FLICKER_THRESHOLD * FLICKER_THRESHOLD;
     for (ry, rows) in region_rows.iter().enumerate() {
@@ -186,18 +352,22 @@ pub(super) fn difference(a: &Probe, b: &Probe, min_pixels_share: f64) -> Differe
                     }
                     let delta = yiq_delta(d[0] as f32, d[1] as f32, d[2] as f32);
                     flickering += usize::from(delta > flicker_limit);
-                    over += usize::from(delta > pixel_limit);
+                    if delta > pixel_limit {
+                        over += 1;
+                        strong += usize::from(delta > strong_limit);
+                        let pixel = Spot::pixel(at % width, row);
+                        spot = Some(spot.map_or(pixel, |s| s.union(pixel)));
+                        if pixels_over.len() <= MAX_SORTED {
+                            pixels_over.push(pixel);
+                        }
+                    }
                 }
             }
         }
     }
     let len = (width * height).max(1) as f64;
-    let pixels = over as f64 / len;
-    let pixels = if pixels >= min_pixels_share {
-        pixels
-    } else {
-        0.0
-    };
+    let counts = over >= FEW_PIXELS || strong >= min_pixels.max(1);
+    let pixels = if counts { over as f64 / len } else { 0.0 };
     let area_limit = AREA_THRESHOLD * AREA_THRESHOLD;
     let mean_moved = |sum: &[i64; 3], count: usize| {
         let mean = sum.map(|s| s as f32 / count.max(1) as f32);
@@ -224,6 +394,12 @@ pub(super) fn difference(a: &Probe, b: &Probe, min_pixels_share: f64) -> Differe
         // Sharp pixels measure a change more finely than whole regions do (which matters
         // when the largest changes are chosen): regions count when no pixel is sharp.
         changed: if pixels > 0.0 { pixels } else { area },
+        spot: spot.filter(|_| counts),
+        spots: match spot.filter(|_| counts) {
+            None => Vec::new(),
+            Some(all) if pixels_over.len() > MAX_SORTED => vec![all],
+            Some(_) => clusters(pixels_over),
+        },
         flicker: flickering as f64 / len,
     }
 }
@@ -276,7 +452,7 @@ mod tests {
         let white = flat(160, 90, yuv(255.0, 255.0, 255.0));
         // Pale blue, 0.089 per pixel: under pixelmatch's threshold, but everywhere.
         let pale = flat(160, 90, yuv(223.0, 236.0, 255.0));
-        let d = difference(&white, &pale, 0.001);
+        let d = difference(&white, &pale, 2);
         assert_eq!(d.changed, 1.0);
         // Noise of +-10 levels everywhere, alternating: no mean moves, nothing changes, but
         // it flickers.
@@ -284,27 +460,89 @@ mod tests {
         for (i, y) in noisy.planes[0].iter_mut().enumerate() {
             *y = if i % 2 == 0 { *y - 10 } else { *y + 10 };
         }
-        let d = difference(&white, &noisy, 0.001);
+        let d = difference(&white, &noisy, 2);
         assert_eq!(d.changed, 0.0);
         assert!(d.flicker > 0.9, "{d:?}");
     }
 
     #[test]
-    fn a_small_sharp_change_counts_when_it_is_large_enough() {
+    fn a_small_sharp_change_counts_from_a_few_pixels_with_its_spot() {
         let white = flat(160, 90, yuv(255.0, 255.0, 255.0));
         let mut word = white.clone();
         // A dark word over 30 probe pixels.
         for row in 40..43 {
             word.planes[0][row * 160 + 70..row * 160 + 80].fill(60);
         }
-        let d = difference(&white, &word, 0.001);
+        let d = difference(&white, &word, 2);
         assert!(d.changed >= 30.0 / 14400.0, "{d:?}");
-        // A caret: 4 probe pixels, under the floor and too small to move a region's mean.
-        let mut caret = white.clone();
-        for row in 40..44 {
-            caret.planes[0][row * 160 + 70] = 60;
+        assert_eq!(
+            d.spot,
+            Some(Spot {
+                x0: 70,
+                y0: 40,
+                x1: 80,
+                y1: 43
+            })
+        );
+        assert!(d.spot.unwrap().is_small());
+        // A 12 px spinner at 640x360: 3x3 probe pixels, far under 0.1 % of the screen.
+        let mut spinner = white.clone();
+        for row in 40..43 {
+            spinner.planes[0][row * 160 + 70..row * 160 + 73].fill(60);
         }
-        assert_eq!(difference(&white, &caret, 0.001).changed, 0.0);
+        assert!(difference(&white, &spinner, 2).changed > 0.0);
+        // One pixel moved clearly is a change at the floor of one (a character of 12 px type),
+        // not at two; a few pixels along an edge just over the threshold (0.13), as an
+        // encoder sharpening a frame moves them, are none.
+        let mut stray = white.clone();
+        stray.planes[0][40 * 160 + 70] = 60;
+        let d = difference(&white, &stray, 2);
+        assert_eq!((d.changed, d.spot), (0.0, None));
+        assert!(difference(&white, &stray, 1).changed > 0.0);
+        let mut sharpened = white.clone();
+        sharpened.planes[0][40 * 160 + 70..40 * 160 + 74].fill(235 - 30);
+        assert_eq!(difference(&white, &sharpened, 1).changed, 0.0);
+    }
+
+    #[test]
+    fn text_has_detail_and_a_flat_panel_has_none() {
+        let g = Geometry {
+            width: 640,
+            height: 360,
+        };
+        let prober = Prober::new(g);
+        let mut frame = vec![235u8; g.luma_len()];
+        frame.extend(vec![128u8; 2 * g.chroma_len()]);
+        assert!(!prober.has_detail(&frame, None));
+        // A flat dark panel: edges, no strokes.
+        let mut panel = frame.clone();
+        for row in panel[..g.luma_len()]
+            .chunks_exact_mut(640)
+            .skip(60)
+            .take(150)
+        {
+            row[20..190].fill(40);
+        }
+        assert!(!prober.has_detail(&panel, None));
+        // "Text": 2 px strokes every 5 px along a line 12 px high.
+        let mut text = frame.clone();
+        for row in text[..g.luma_len()]
+            .chunks_exact_mut(640)
+            .skip(300)
+            .take(12)
+        {
+            for x in (40..200).step_by(5) {
+                row[x..x + 2].fill(40);
+            }
+        }
+        assert!(prober.has_detail(&text, None));
+        let elsewhere = Spot {
+            x0: 0,
+            y0: 0,
+            x1: 40,
+            y1: 40,
+        };
+        assert!(!prober.has_detail(&text, Some(elsewhere)));
     }
 
     #[test]
@@ -317,7 +555,7 @@ mod tests {
                 panel.planes[plane][row * 160 + 20..row * 160 + 80].fill([y, u, v][plane]);
             }
         }
-        let d = difference(&white, &panel, 0.001);
+        let d = difference(&white, &panel, 2);
         assert!(d.changed > 0.05 && d.changed < 0.5, "{d:?}");
     }
 

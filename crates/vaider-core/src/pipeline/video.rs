@@ -122,7 +122,7 @@ async fn plan_video(
                 plan.clips.len(),
                 facts.duration.ceil().max(1.0),
             ));
-            sending.note = Some(sampling::clips_note(&plan.clips));
+            sending.note = Some(sampling::clips_note(&plan.clips, &facts.timeline.ongoing));
             sending.frames_sent = Some(frames);
             sending.clips = Some(VideoClips {
                 clips: plan.clips.clone(),

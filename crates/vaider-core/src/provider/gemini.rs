@@ -268,7 +268,7 @@ fn add_planned(
                 "endOffset": format!("{:.3}s", clip.end),
                 "fps": clip.fps,
             });
-            set_part_resolution(&mut part, clips.setting);
+            set_part_resolution(&mut part, clip.setting);
             part
         }));
         return match clips.setting {

@@ -91,7 +91,8 @@ pub struct SamplingReport {
     /// video).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<f64>,
-    /// The `mediaResolution` the frames went at: "default", "low", "medium" or "high".
+    /// The `mediaResolution` the frames went at: "default", "low", "medium" or "high"; "mixed"
+    /// when some clips went at "high" (their changes brought text) and the rest at the default.
     pub media_resolution: String,
     /// Input tokens Gemini's default sampling (the whole video, one frame a second, at the
     /// default resolution) would have used for this call, at the documented rates of the
@@ -115,9 +116,15 @@ impl SamplingReport {
             } else {
                 Vec::new()
             },
-            media_resolution: match plan.setting {
-                crate::tokens::Setting::None => "default",
-                crate::tokens::Setting::Request(r) | crate::tokens::Setting::Part(r) => r.label(),
+            media_resolution: if plan.clips.iter().any(|c| c.setting != plan.setting) {
+                "mixed"
+            } else {
+                match plan.setting {
+                    crate::tokens::Setting::None => "default",
+                    crate::tokens::Setting::Request(r) | crate::tokens::Setting::Part(r) => {
+                        r.label()
+                    }
+                }
             }
             .into(),
             // What was sent is replaced by what the default would have sent; the rest of the
@@ -176,9 +183,9 @@ pub fn fewer(default: u64, used: u64) -> String {
     format!("{:.1}x fewer", default as f64 / used.max(1) as f64)
 }
 
-/// The sentence the model reads before the clips: which moments it sees, and that the screen
-/// did not change between them.
-pub fn clips_note(clips: &[Clip]) -> String {
+/// The sentence the model reads before the clips: which moments it sees, that the screen
+/// did not change between them, and where a small spot kept changing meanwhile.
+pub fn clips_note(clips: &[Clip], ongoing: &[keyframes::Ongoing]) -> String {
     let mut lines = vec![format!(
         "The recording is sent as {} parts of the same video, in order. The screen was watched \
          for changes: each still stretch is shown by one frame, taken when it began, and the \
@@ -197,6 +204,17 @@ pub fn clips_note(clips: &[Clip]) -> String {
                 "- {from}–{to}: {} frames of changes; the last one stays until {to}.",
                 clip.frames()
             ),
+        });
+    }
+    for spot in ongoing {
+        let (from, to) = (
+            keyframes::timestamp(spot.start),
+            keyframes::timestamp(spot.end),
+        );
+        lines.push(if spot.blinking {
+            format!("- {from}–{to}: a small spot blinked (a text caret or the like); not shown at each blink.")
+        } else {
+            format!("- {from}–{to}: a small spot kept changing (a spinner or the like); shown where it starts and stops.")
         });
     }
     lines.join("\n")

@@ -72,6 +72,9 @@ pub struct Clip {
     pub end: f64,
     pub fps: f64,
     pub kind: ClipKind,
+    /// The `mediaResolution` its frames go at: sharp where its changes brought fine detail
+    /// (text) on Gemini 3, the default elsewhere (see `TokenRules::clip_setting`).
+    pub setting: Setting,
 }
 
 impl Clip {
@@ -103,8 +106,8 @@ pub struct Plan {
     /// Seconds of each frame sent (every frame of the clips, or each keyframe); empty for
     /// `Full`, which samples every second.
     pub moments: Vec<f64>,
-    /// The `mediaResolution` the clips or keyframes go at (chosen so their text stays
-    /// readable; see `TokenRules::clip_setting`).
+    /// The `mediaResolution` the keyframes go at, or the sharpest any clip goes at (each clip
+    /// has its own, chosen so that its text stays readable; see `TokenRules::clip_setting`).
     pub setting: Setting,
     /// Media tokens of what is sent, at the documented rates of the model called.
     pub media_tokens: u64,
@@ -162,10 +165,13 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rules: TokenRules) -> Plan 
     if let Some(why) = unsure(&video.timeline) {
         return full(why);
     }
-    let clips = clips(video);
-    let setting = rules.clip_setting(video.timeline.width.max(video.timeline.height));
-    let per_frame = rules.video_frame(setting.resolution(rules));
-    let clip_tokens: u64 = clips.iter().map(|c| clip_tokens(c, video, per_frame)).sum();
+    let clips = clips(video, rules);
+    let setting = clips
+        .iter()
+        .map(|c| c.setting)
+        .max_by_key(|s| rules.video_frame(s.resolution(rules)))
+        .unwrap_or(Setting::None);
+    let clip_tokens: u64 = clips.iter().map(|c| clip_tokens(c, video, rules)).sum();
     let changes = video.timeline.changes.len().saturating_sub(1);
     if clips.len() <= MAX_VIDEO_PARTS && clip_tokens < default_tokens {
         return Plan {
@@ -235,8 +241,9 @@ pub fn keyframe_tokens(count: usize, rules: TokenRules) -> u64 {
     count as u64 * rules.image(rules.keyframe_setting().resolution(rules))
 }
 
-fn clip_tokens(clip: &Clip, video: &VideoFacts, per_frame: u64) -> u64 {
-    clip.frames() * per_frame + audio_tokens(clip.end - clip.start, video.has_audio)
+fn clip_tokens(clip: &Clip, video: &VideoFacts, rules: TokenRules) -> u64 {
+    clip.frames() * rules.video_frame(clip.setting.resolution(rules))
+        + audio_tokens(clip.end - clip.start, video.has_audio)
 }
 
 fn audio_tokens(seconds: f64, has_audio: bool) -> u64 {
@@ -258,33 +265,51 @@ fn keyframe_moments(timeline: &Timeline) -> Vec<f64> {
 }
 
 /// The clips covering the video: a still stretch from each lone change to the next, a motion
-/// clip over each run of close changes.
-fn clips(video: &VideoFacts) -> Vec<Clip> {
+/// clip over each run of close changes, each at the resolution its changes need.
+fn clips(video: &VideoFacts, rules: TokenRules) -> Vec<Clip> {
     let timeline = &video.timeline;
     let end = video.duration.max(timeline.interval);
-    let groups = groups(&timeline.changes, timeline.interval);
+    let longest_side = timeline.width.max(timeline.height);
+    let groups = groups(timeline);
     let mut clips = Vec::with_capacity(groups.len());
-    for (i, &(first, last)) in groups.iter().enumerate() {
-        let next = groups.get(i + 1).map_or(end, |g| g.0).min(end);
-        let clip = if last > first {
-            motion(first, last, next, timeline.interval)
+    for (i, group) in groups.iter().enumerate() {
+        let next = groups.get(i + 1).map_or(end, |g| g.first).min(end);
+        let clip = if group.last > group.first {
+            motion(group.first, group.last, next, timeline.interval)
         } else {
-            still(first, next)
+            still(group.first, next)
         };
-        if let Some(clip) = clip {
+        if let Some(mut clip) = clip {
+            clip.setting = rules.clip_setting(longest_side, group.detail);
             clips.push(clip);
         }
     }
     clips
 }
 
-/// Runs of changes, each no more than `BURST_GAP_INTERVALS` apart: (first, last).
-fn groups(changes: &[f64], interval: f64) -> Vec<(f64, f64)> {
-    let mut groups: Vec<(f64, f64)> = Vec::new();
-    for &at in changes {
+/// A run of changes, each no more than `BURST_GAP_INTERVALS` apart.
+struct Group {
+    first: f64,
+    last: f64,
+    /// Any of its changes brought fine detail (text).
+    detail: bool,
+}
+
+fn groups(timeline: &Timeline) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for (i, &at) in timeline.changes.iter().enumerate() {
+        // Unknown counts as detail: sharp is never wrong, only dearer.
+        let detail = timeline.detail.get(i).copied().unwrap_or(true);
         match groups.last_mut() {
-            Some((_, last)) if at - *last <= BURST_GAP_INTERVALS * interval + 1e-6 => *last = at,
-            _ => groups.push((at, at)),
+            Some(g) if at - g.last <= BURST_GAP_INTERVALS * timeline.interval + 1e-6 => {
+                g.last = at;
+                g.detail |= detail;
+            }
+            _ => groups.push(Group {
+                first: at,
+                last: at,
+                detail,
+            }),
         }
     }
     groups
@@ -299,6 +324,7 @@ fn still(start: f64, end: f64) -> Option<Clip> {
         // Just under one frame over the clip: exactly one is sampled, at its start.
         fps: (0.999 / (end - start)).min(MAX_FPS),
         kind: ClipKind::Still,
+        setting: Setting::None,
     })
 }
 
@@ -321,6 +347,7 @@ fn motion(first: f64, last: f64, next: f64, interval: f64) -> Option<Clip> {
         end,
         fps,
         kind: ClipKind::Motion,
+        setting: Setting::None,
     })
 }
 
@@ -346,6 +373,8 @@ mod tests {
             has_audio,
             timeline: Timeline {
                 changes: changes.to_vec(),
+                detail: vec![true; changes.len()],
+                ongoing: Vec::new(),
                 interval: 0.25,
                 samples: (duration * 4.0) as u64,
                 flickering_samples: 0,
@@ -496,6 +525,30 @@ mod tests {
         assert_eq!(plan.setting, Setting::Part(Resolution::High));
         assert_eq!(plan.default_media_tokens, 60 * 70);
         assert_eq!(plan.media_tokens, 9 * 280);
+    }
+
+    #[test]
+    fn on_gemini_3_only_clips_whose_changes_bring_text_go_at_high() {
+        let changes = [0.0, 4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5];
+        let mut facts = video(&changes, 60.0, false);
+        // Text on the first screen and at 11 s; the other changes are flat colours.
+        facts.timeline.detail = changes.iter().map(|&t| t == 0.0 || t == 11.0).collect();
+        let three = plan(VideoSampling::Auto, &facts, G3);
+        let settings: Vec<Setting> = three.clips.iter().map(|c| c.setting).collect();
+        let high = Setting::Part(Resolution::High);
+        assert_eq!(settings[0], high);
+        assert_eq!(settings[2], high);
+        assert_eq!(
+            settings.iter().filter(|s| **s == Setting::None).count(),
+            7,
+            "{settings:?}"
+        );
+        assert_eq!(three.setting, high);
+        assert_eq!(three.media_tokens, 2 * 280 + 7 * 70);
+        // Gemini 2.x has one setting for the request: its default, which reads.
+        let two = plan(VideoSampling::Auto, &facts, G2);
+        assert!(two.clips.iter().all(|c| c.setting == Setting::None));
+        assert_eq!(two.media_tokens, 9 * 258);
     }
 
     #[test]
