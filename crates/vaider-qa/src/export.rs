@@ -45,9 +45,15 @@ pub fn playwright_spec(plan: &TestPlan) -> String {
         "const BASE_URL = (process.env.BASE_URL || {}).replace(/\\/$/, '');\n\n",
         js(&plan.base_url)
     ));
-    out.push_str(&format!("test({}, async ({{ page }}) => {{\n", js(&plan.name)));
+    out.push_str(&format!(
+        "test({}, async ({{ page }}) => {{\n",
+        js(&plan.name)
+    ));
     for step in &plan.steps {
-        out.push_str(&format!("  await test.step({}, async () => {{\n", js(&step.name)));
+        out.push_str(&format!(
+            "  await test.step({}, async () => {{\n",
+            js(&step.name)
+        ));
         for line in step_body(&step.kind) {
             out.push_str(&format!("    {line}\n"));
         }
@@ -162,7 +168,10 @@ fn assertion(assertion: &Assertion) -> String {
             false => format!("await expect({at}).not.toBeVisible();"),
         },
         (AssertionKind::Equals, Some(p)) => {
-            format!("await expect({at}).toHaveJSProperty({}, {expected});", js(p))
+            format!(
+                "await expect({at}).toHaveJSProperty({}, {expected});",
+                js(p)
+            )
         }
         (AssertionKind::Equals, None) => format!(
             "await expect({at}).toHaveText({}, {{ useInnerText: true }});",
@@ -225,7 +234,11 @@ pub fn locator(selector: &str) -> String {
 /// `name="Sign in"]` → `Sign in`.
 fn role_name(rest: &str) -> Option<String> {
     let inner = rest.trim().strip_suffix(']')?.trim();
-    let value = inner.strip_prefix("name")?.trim_start().strip_prefix('=')?.trim();
+    let value = inner
+        .strip_prefix("name")?
+        .trim_start()
+        .strip_prefix('=')?
+        .trim();
     Some(value.trim_matches('"').to_string())
 }
 
@@ -243,7 +256,12 @@ pub fn text_pattern(pattern: &str) -> String {
         return js(glob);
     }
     let mut re = String::from("^");
-    for c in glob.split_whitespace().collect::<Vec<_>>().join(" ").chars() {
+    for c in glob
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+    {
         match c {
             '*' => re.push_str(".*"),
             '?' => re.push('.'),

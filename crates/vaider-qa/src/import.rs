@@ -156,10 +156,15 @@ fn bullet(line: &str) -> Option<&str> {
 /// `Expect: …` (the planner's line under an action) → what follows.
 fn strip_expect(line: &str) -> Option<&str> {
     let line = bullet(line).unwrap_or(line);
-    ["Expect:", "Expected:", "Expected result:", "Expected Result:"]
-        .iter()
-        .find_map(|p| line.strip_prefix(p))
-        .map(str::trim)
+    [
+        "Expect:",
+        "Expected:",
+        "Expected result:",
+        "Expected Result:",
+    ]
+    .iter()
+    .find_map(|p| line.strip_prefix(p))
+    .map(str::trim)
 }
 
 /// `1.2. Adds a todo` → `Adds a todo` (the planner numbers its headings); `SC-1: …` stays.
@@ -223,6 +228,52 @@ pub fn to_plan(spec: &PlannerSpec, id: &str, base_url: &str, project: &str, now:
         updated_at: now.to_string(),
         context: None,
         secrets: Default::default(),
+    }
+}
+
+/// Reads the planner's `file` and saves it as a plan in `store` (its id from the file's name;
+/// `project` names the project, `base_url` the app). Returns the plan and its file.
+pub fn import_file(
+    store: &crate::QaStore,
+    file: &std::path::Path,
+    base_url: &str,
+    project: &str,
+) -> Result<(TestPlan, std::path::PathBuf), String> {
+    let markdown = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let spec = parse(&markdown);
+    if spec.scenarios.is_empty() {
+        return Err(format!(
+            "{} has no scenario with a numbered **Steps:** list: is it a Playwright planner's specs/*.md?",
+            file.display()
+        ));
+    }
+    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+    let plan = to_plan(
+        &spec,
+        &plan_id(&stem),
+        base_url,
+        project,
+        &vaider_core::pipeline::now_rfc3339(),
+    );
+    let path = store.save_plan(&plan).map_err(|e| e.to_string())?;
+    Ok((plan, path))
+}
+
+/// A plan id from a file name: letters, digits, '-' and '_' (the store's ids).
+fn plan_id(stem: &str) -> String {
+    let id: String = stem
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                true => c,
+                false => '-',
+            },
+        )
+        .collect();
+    match id.trim_matches('-').is_empty() {
+        true => "imported-plan".into(),
+        false => id.trim_matches('-').to_string(),
     }
 }
 
@@ -298,7 +349,10 @@ Keep a list.
     fn the_planner_s_saved_plan_reads_as_scenarios_steps_and_expectations() {
         let spec = parse(SAVED);
         assert_eq!(spec.name, "TodoMVC Test Plan");
-        assert_eq!(spec.overview, "A todo list: add, complete and remove todos.");
+        assert_eq!(
+            spec.overview,
+            "A todo list: add, complete and remove todos."
+        );
         assert_eq!(spec.scenarios.len(), 2);
         let first = &spec.scenarios[0];
         assert_eq!(first.name, "Add a single todo");
@@ -314,6 +368,20 @@ Keep a list.
     }
 
     #[test]
+    fn a_spec_file_is_saved_as_a_plan_named_after_it() {
+        let project = tempfile::tempdir().unwrap();
+        let store = crate::QaStore::in_project(project.path());
+        let file = project.path().join("todo.plan.md");
+        std::fs::write(&file, SAVED).unwrap();
+        let (plan, path) = import_file(&store, &file, "http://127.0.0.1:4200", "todomvc").unwrap();
+        assert_eq!(plan.id, "todo-plan");
+        assert_eq!(store.plan("todo-plan").unwrap(), (plan, path));
+        std::fs::write(&file, "# Notes\n\nnothing to do\n").unwrap();
+        let err = import_file(&store, &file, "http://127.0.0.1:4200", "todomvc").unwrap_err();
+        assert!(err.contains("no scenario"), "{err}");
+    }
+
+    #[test]
     fn the_docs_layout_reads_too() {
         let spec = parse(DOCS);
         assert_eq!(spec.name, "Feature: Todos");
@@ -321,12 +389,22 @@ Keep a list.
         assert_eq!(spec.scenarios.len(), 1);
         assert_eq!(spec.scenarios[0].name, "SC-1: Complete a todo");
         assert_eq!(spec.scenarios[0].steps.len(), 2);
-        assert_eq!(spec.scenarios[0].expected.len(), 2, "the Data list is not expected");
+        assert_eq!(
+            spec.scenarios[0].expected.len(),
+            2,
+            "the Data list is not expected"
+        );
     }
 
     #[test]
     fn actions_become_agentic_browsing_and_expected_results_an_agentic_assertion() {
-        let plan = to_plan(&parse(SAVED), "todos", "http://127.0.0.1:4200", "todomvc", "t");
+        let plan = to_plan(
+            &parse(SAVED),
+            "todos",
+            "http://127.0.0.1:4200",
+            "todomvc",
+            "t",
+        );
         let kinds: Vec<_> = plan.steps.iter().map(|s| s.kind.name()).collect();
         assert_eq!(
             kinds,
