@@ -9,6 +9,10 @@ use serde_json::Value;
 use vaider_browser::{typed_parts, Typed};
 
 use crate::plan::{Assertion, AssertionKind, Command, SeleneseCommand, StepKind, TestPlan};
+use crate::secret_values::SecretRef;
+
+/// The plan's secrets: where each `{{secret:NAME}}` is read when the spec runs.
+type Secrets = std::collections::BTreeMap<String, SecretRef>;
 
 /// The plan `what` names: a plan's id, a run's id (the plan it ran), or a plan's JSON file.
 pub fn find_plan(store: &crate::QaStore, what: &str) -> Result<TestPlan, String> {
@@ -54,7 +58,7 @@ pub fn playwright_spec(plan: &TestPlan) -> String {
             "  await test.step({}, async () => {{\n",
             js(&step.name)
         ));
-        for line in step_body(&step.kind) {
+        for line in step_body(&step.kind, &plan.secrets) {
             out.push_str(&format!("    {line}\n"));
         }
         out.push_str("  });\n");
@@ -63,9 +67,11 @@ pub fn playwright_spec(plan: &TestPlan) -> String {
     out
 }
 
-fn step_body(kind: &StepKind) -> Vec<String> {
+fn step_body(kind: &StepKind, secrets: &Secrets) -> Vec<String> {
     match kind {
-        StepKind::Selenese { commands } => commands.iter().flat_map(command).collect(),
+        StepKind::Selenese { commands } => {
+            commands.iter().flat_map(|c| command(c, secrets)).collect()
+        }
         StepKind::UnitAssertion { assertions } => assertions.iter().map(assertion).collect(),
         StepKind::AgenticBrowsing {
             instruction,
@@ -106,19 +112,19 @@ fn agentic(kind: &str, instruction: &str, expected: Option<&str>, who: &str) -> 
     lines
 }
 
-fn command(command: &Command) -> Vec<String> {
+fn command(command: &Command, secrets: &Secrets) -> Vec<String> {
     let target = command.target.as_str();
     let value = command.value.as_deref().unwrap_or_default();
     let at = || locator(target);
     match command.command {
         SeleneseCommand::Open => vec![format!("await page.goto({});", url(target))],
         SeleneseCommand::Click => vec![format!("await {}.click();", at())],
-        SeleneseCommand::Type => typed(&at(), value, true),
-        SeleneseCommand::SendKeys => typed(&at(), value, false),
+        SeleneseCommand::Type => typed(&at(), value, true, secrets),
+        SeleneseCommand::SendKeys => typed(&at(), value, false, secrets),
         SeleneseCommand::Press => match typed_parts(value).iter().all(is_text) {
             // A key by its name, as Playwright names keys.
             true => vec![format!("await {}.press({});", at(), js(value))],
-            false => typed(&at(), value, false),
+            false => typed(&at(), value, false, secrets),
         },
         SeleneseCommand::WaitForElement | SeleneseCommand::AssertVisible => {
             vec![format!("await expect({}).toBeVisible();", at())]
@@ -136,7 +142,7 @@ fn is_text(part: &Typed) -> bool {
 }
 
 /// `type` (replacing the value: `fill`) and `sendKeys` (adding to it), with their keys pressed.
-fn typed(at: &str, value: &str, replace: bool) -> Vec<String> {
+fn typed(at: &str, value: &str, replace: bool, secrets: &Secrets) -> Vec<String> {
     let mut lines = Vec::new();
     let parts = typed_parts(value);
     if replace && !matches!(parts.first(), Some(Typed::Text(_))) {
@@ -145,9 +151,12 @@ fn typed(at: &str, value: &str, replace: bool) -> Vec<String> {
     for (index, part) in parts.iter().enumerate() {
         lines.push(match part {
             Typed::Text(text) if replace && index == 0 => {
-                format!("await {at}.fill({});", with_secrets(text))
+                format!("await {at}.fill({});", with_secrets(text, secrets))
             }
-            Typed::Text(text) => format!("await {at}.pressSequentially({});", with_secrets(text)),
+            Typed::Text(text) => format!(
+                "await {at}.pressSequentially({});",
+                with_secrets(text, secrets)
+            ),
             Typed::Key(key) => format!("await {at}.press({});", js(key)),
         });
     }
@@ -286,9 +295,10 @@ fn url(target: &str) -> String {
     format!("BASE_URL + {}", js(&path))
 }
 
-/// A typed value as a JavaScript expression: `{{secret:NAME}}` is read from the environment
-/// variable NAME when the spec runs (the value itself is never written into the spec).
-fn with_secrets(text: &str) -> String {
+/// A typed value as a JavaScript expression: `{{secret:NAME}}` is read when the spec runs from
+/// the environment variable the plan names for it (NAME when it names a keychain entry, which a
+/// spec cannot read); the value itself is never written into the spec.
+fn with_secrets(text: &str, secrets: &Secrets) -> String {
     let mut parts = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("{{secret:") {
@@ -298,8 +308,12 @@ fn with_secrets(text: &str) -> String {
         if start > 0 {
             parts.push(js(&rest[..start]));
         }
-        let name = &rest[start + "{{secret:".len()..start + len];
-        parts.push(format!("(process.env[{}] ?? '')", js(name.trim())));
+        let name = rest[start + "{{secret:".len()..start + len].trim();
+        let var = secrets
+            .get(name)
+            .and_then(|r| r.env.as_deref())
+            .unwrap_or(name);
+        parts.push(format!("(process.env[{}] ?? '')", js(var)));
         rest = &rest[start + len + 2..];
     }
     if !rest.is_empty() || parts.is_empty() {
@@ -386,12 +400,20 @@ mod tests {
 
     #[test]
     fn typed_values_fill_then_press_their_keys() {
+        let none = Secrets::new();
+        let secrets = Secrets::from([(
+            "PASS".to_string(),
+            SecretRef {
+                env: Some("SHOP_PASSWORD".into()),
+                keychain: None,
+            },
+        )]);
         assert_eq!(
-            typed("f", "milk\n", true),
+            typed("f", "milk\n", true, &none),
             [r#"await f.fill("milk");"#, r#"await f.press("Enter");"#]
         );
         assert_eq!(
-            typed("f", "${KEY_ENTER}a", true),
+            typed("f", "${KEY_ENTER}a", true, &none),
             [
                 "await f.fill('');",
                 r#"await f.press("Enter");"#,
@@ -399,13 +421,13 @@ mod tests {
             ]
         );
         assert_eq!(
-            typed("f", "Call ", false),
+            typed("f", "Call ", false, &none),
             [r#"await f.pressSequentially("Call ");"#]
         );
         assert_eq!(
-            typed("f", "{{secret:PASS}}\t", true),
+            typed("f", "{{secret:PASS}}\t", true, &secrets),
             [
-                r#"await f.fill((process.env["PASS"] ?? ''));"#,
+                r#"await f.fill((process.env["SHOP_PASSWORD"] ?? ''));"#,
                 r#"await f.press("Tab");"#
             ]
         );
@@ -421,11 +443,14 @@ mod tests {
 
     #[test]
     fn an_agentic_step_is_marked_not_dropped() {
-        let lines = step_body(&StepKind::AgenticAssertion {
-            instruction: "look at the list".into(),
-            criteria: "the todo is struck through".into(),
-            context: None,
-        });
+        let lines = step_body(
+            &StepKind::AgenticAssertion {
+                instruction: "look at the list".into(),
+                criteria: "the todo is struck through".into(),
+                context: None,
+            },
+            &Secrets::new(),
+        );
         assert!(lines[0].starts_with("// agentic step (agentic_assertion): look at the list"));
         assert!(lines[0].contains("checked by a vision model in Vaider; not exported"));
         assert!(lines.iter().any(|l| l.contains("vaider-agentic-step")));
