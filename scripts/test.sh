@@ -148,15 +148,15 @@ fi
 check "cargo fmt --check and cargo clippy -D warnings" fmt_and_clippy
 check "cargo nextest run (headless D-Bus + gnome-keyring)" nextest_with_keyring
 if [ "$QUICK" -eq 0 ]; then
-    # .tools/venv's Node (the newest LTS) exists only in this lane.
-    check "the real project under the newest LTS Node from .tools/venv (vaider-validate, ignored in nextest's default run)" \
-        env PLAYWRIGHT_BROWSERS_PATH="$PLAYWRIGHT_BROWSERS_DIR" \
-        cargo nextest run -p vaider-validate --test real_project --run-ignored ignored-only
     check "MCP conformance suite, both revisions (scripts/conformance.sh)" bash scripts/conformance.sh
     check "agent CLIs offline: MCP SDK both revisions, Codex CLI, Gemini CLI (scripts/agents-test.sh)" bash scripts/agents-test.sh
     check "Gemini SDK against the fake Gemini (crates/fake-gemini/tests/sdk_check.sh)" sdk_check
     check "web UI in Chromium with Playwright (scripts/ui-test.sh)" bash scripts/ui-test.sh
     check "tray app end to end in WebKitGTK under Xvfb (scripts/desktop-test.sh)" bash scripts/desktop-test.sh
+    # .tools/venv's Node (the newest LTS) exists only in this lane.
+    check "the real project under the newest LTS Node from .tools/venv (vaider-validate, ignored in nextest's default run)" \
+        env PLAYWRIGHT_BROWSERS_PATH="$PLAYWRIGHT_BROWSERS_DIR" \
+        cargo nextest run -p vaider-validate --test real_project --run-ignored ignored-only
 fi
 
 printf '\n==> done in %ss\n' "$((SECONDS - START))"
