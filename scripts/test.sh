@@ -153,6 +153,10 @@ if [ "$QUICK" -eq 0 ]; then
     check "Gemini SDK against the fake Gemini (crates/fake-gemini/tests/sdk_check.sh)" sdk_check
     check "web UI in Chromium with Playwright (scripts/ui-test.sh)" bash scripts/ui-test.sh
     check "tray app end to end in WebKitGTK under Xvfb (scripts/desktop-test.sh)" bash scripts/desktop-test.sh
+    # .tools/venv's Node (the newest LTS) exists only in this lane.
+    check "the real project under the newest LTS Node from .tools/venv (vaider-validate, ignored in nextest's default run)" \
+        env PLAYWRIGHT_BROWSERS_PATH="$PLAYWRIGHT_BROWSERS_DIR" \
+        cargo nextest run -p vaider-validate --test real_project --run-ignored ignored-only
 fi
 
 printf '\n==> done in %ss\n' "$((SECONDS - START))"

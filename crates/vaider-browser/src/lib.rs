@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 pub use guard::Blocked;
 pub use locate::{find_chrome, find_chrome_in, CHROME_ENV};
 pub use screencast::{RecordError, Recording, Video};
-pub use snapshot::{ScrollDirection, Snapshot};
+pub use snapshot::{typed_parts, ScrollDirection, Snapshot, Typed};
 pub use tab::{StepError, Tab};
 pub use url_policy::{Refusal, UrlPolicy};
 

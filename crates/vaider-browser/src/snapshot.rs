@@ -184,7 +184,7 @@ fn unknown_ref(error: StepError, reference: u32) -> StepError {
 /// The key's name as CDP's US keyboard knows it, from the ways a model may write it.
 /// One part of a `type` value: text typed as it is, or a key pressed.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Typed {
+pub enum Typed {
     Text(String),
     Key(String),
 }
@@ -192,7 +192,7 @@ pub(crate) enum Typed {
 /// A `type` value in parts, as Playwright's `fill` then `press` would do it: a newline presses
 /// Enter, a tab character Tab, and Selenium IDE's `${KEY_ENTER}`, `${KEY_TAB}`, `${KEY_ESC}`,
 /// `${KEY_DOWN}` ... their key. An unknown `${KEY_…}` stays text.
-pub(crate) fn typed_parts(text: &str) -> Vec<Typed> {
+pub fn typed_parts(text: &str) -> Vec<Typed> {
     let mut parts = Vec::new();
     let mut plain = String::new();
     let mut rest = text;

@@ -1,9 +1,9 @@
-//! `vaider plan generate|run|list|runs|show`: the QA test plan tools from the terminal, through
+//! `vaider plan generate|run|list|runs|show|export|import`: the QA test plan tools from the terminal, through
 //! the same service the MCP tools call, in the current folder's `.qa-agent/` (or `--dir`).
 //! Errors print the contract's code and message. `run` exits 0 when the run passed, 2 when a
 //! step failed or the run could not finish, 1 on an error before it ran.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -70,6 +70,30 @@ pub enum PlanAction {
         run_id: String,
         #[arg(long)]
         json: bool,
+    },
+    /// Write a plan as a Playwright Test spec that runs with `npx playwright test` (steps a
+    /// model performs are marked in it, not exported).
+    Export {
+        /// A plan's id, a run's id (its plan), or a plan's JSON file.
+        plan: String,
+        /// Only `playwright`.
+        #[arg(long, default_value = "playwright")]
+        format: String,
+        /// Write the spec here instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Read a Playwright Test Agents planner's test plan (specs/*.md) as a plan: each step to
+    /// be performed by the model, each expected result judged by it.
+    Import {
+        /// The planner's Markdown file.
+        file: PathBuf,
+        /// Where the app runs.
+        #[arg(long)]
+        base_url: String,
+        /// The project's name (default: the project folder's).
+        #[arg(long)]
+        project: Option<String>,
     },
 }
 
@@ -151,7 +175,69 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
             }
             Err(error) => report(&error),
         }),
+        PlanAction::Export { plan, format, out } => {
+            Ok(export(&workspace, &plan, &format, out.as_deref()))
+        }
+        PlanAction::Import {
+            file,
+            base_url,
+            project,
+        } => {
+            let project = project.unwrap_or_else(|| {
+                let name = workspace.file_name().unwrap_or_default();
+                name.to_string_lossy().into_owned()
+            });
+            Ok(import(&workspace, &file, &base_url, &project))
+        }
     }
+}
+
+/// `vaider plan export`: the spec, printed or written to `out`.
+fn export(workspace: &Path, plan: &str, format: &str, out: Option<&Path>) -> ExitCode {
+    if format != "playwright" {
+        return fail(&format!("unknown --format {format:?}: use playwright"));
+    }
+    let store = vaider_qa::QaStore::in_project(workspace);
+    let plan = match vaider_qa::export::find_plan(&store, plan) {
+        Ok(plan) => plan,
+        Err(error) => return fail(&error),
+    };
+    let spec = vaider_qa::export::playwright_spec(&plan);
+    match out {
+        None => print!("{spec}"),
+        Some(out) => match std::fs::write(out, spec) {
+            Ok(()) => println!(
+                "Wrote {}: run it with `npx playwright test {}` (BASE_URL sets the app's address)",
+                out.display(),
+                out.display()
+            ),
+            Err(e) => return fail(&format!("cannot write {}: {e}", out.display())),
+        },
+    }
+    ExitCode::SUCCESS
+}
+
+/// `vaider plan import`: the plan written, and how to run it.
+fn import(workspace: &Path, file: &Path, base_url: &str, project: &str) -> ExitCode {
+    let store = vaider_qa::QaStore::in_project(workspace);
+    match vaider_qa::import::import_file(&store, file, base_url, project) {
+        Ok((plan, path)) => {
+            println!(
+                "Wrote the plan {:?} ({} steps): {}",
+                plan.name,
+                plan.steps.len(),
+                path.display()
+            );
+            println!("Run it: vaider plan run {}", plan.id);
+            ExitCode::SUCCESS
+        }
+        Err(error) => fail(&error),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("vaider: {message}");
+    ExitCode::FAILURE
 }
 
 /// `vaider plan generate`: the plan's id, name, steps and file.

@@ -125,3 +125,71 @@ async fn plans_are_written_listed_run_and_shown_from_the_terminal() {
     assert_eq!(code, Some(1));
     assert!(err.contains("PLAN_NOT_FOUND"), "{err}");
 }
+
+/// A Playwright Test Agents planner's spec (written for this test in the planner's layout) is
+/// imported as a plan of model steps, and exported back as a Playwright spec in which those
+/// steps are marked, not dropped; `--out` writes it, an unknown format is refused.
+#[test]
+fn a_planner_spec_is_imported_and_a_plan_exported_as_a_playwright_spec() {
+    let sandbox = Sandbox::new();
+    let spec = sandbox.work().join("specs/add-todo.md");
+    std::fs::create_dir_all(spec.parent().unwrap()).unwrap();
+    std::fs::write(
+        &spec,
+        "# Todo Plan\n\n## Application Overview\n\nA todo list.\n\n## Test Scenarios\n\n\
+         ### 1. Adding\n\n**Seed:** `tests/seed.spec.ts`\n\n#### 1.1. Add a todo\n\n\
+         **File:** `tests/adding/add.spec.ts`\n\n**Steps:**\n  1. Type \"Buy milk\" and press Enter\n\
+         \x20    Expect: \"Buy milk\" is listed\n\n**Post Conditions:**\n  - The counter reads \"1 item left\"\n",
+    )
+    .unwrap();
+    let (code, out, err) = plan_command(
+        &sandbox,
+        &[
+            "import",
+            "specs/add-todo.md",
+            "--base-url",
+            "http://127.0.0.1:9",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("Wrote the plan \"Todo Plan\" (2 steps)"),
+        "{out}"
+    );
+    assert!(out.contains("vaider plan run add-todo"), "{out}");
+
+    let (code, out, err) =
+        plan_command(&sandbox, &["export", "add-todo", "--format", "playwright"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("import { test, expect } from '@playwright/test';"),
+        "{out}"
+    );
+    assert!(
+        out.contains("// agentic step (agentic_browsing): Type \"Buy milk\" and press Enter; performed by a model in Vaider; not exported."),
+        "{out}"
+    );
+    assert!(
+        out.contains("checked by a vision model in Vaider; not exported"),
+        "{out}"
+    );
+
+    let (code, out, err) = plan_command(
+        &sandbox,
+        &["export", "add-todo", "--out", "add-todo.spec.ts"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("npx playwright test add-todo.spec.ts"),
+        "{out}"
+    );
+    let written = std::fs::read_to_string(sandbox.work().join("add-todo.spec.ts")).unwrap();
+    assert!(written.contains("test(\"Todo Plan\""), "{written}");
+
+    let (code, _, err) = plan_command(&sandbox, &["export", "add-todo", "--format", "cypress"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("unknown --format \"cypress\""), "{err}");
+    let (code, _, err) = plan_command(&sandbox, &["export", "nothing-here"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no test plan \"nothing-here\""), "{err}");
+}
