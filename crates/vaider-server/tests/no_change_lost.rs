@@ -58,6 +58,13 @@ fn colour_states(dir: &Path, name: &str, states: &[(f64, &str)], seconds: f64) -
     encode(dir, name, &inputs, &graph, "1M")
 }
 
+/// A server whose calls may take two minutes: the scan gets at most half the time left before
+/// the whole video goes instead, and on a loaded test machine a debug build's scan can pass
+/// half of the default 30 s. These tests are about what the model is shown, not how fast.
+async fn start() -> TestServer {
+    TestServer::start_with(|c| c.timeout_sec = 120).await
+}
+
 /// Analyses with `auto` over MCP; returns the result and the moments the fake showed the
 /// model in that call.
 async fn analyse(server: &TestServer, video: &Path) -> (Value, Vec<f64>) {
@@ -126,7 +133,7 @@ fn assert_reported(result: &Value, made: &[f64]) {
 /// and 0.12 against its default threshold 0.1), sent as clips.
 #[tokio::test]
 async fn nine_full_screen_states_all_reach_the_model_even_the_pale_ones() {
-    let server = TestServer::start().await;
+    let server = start().await;
     let states = [
         (0.0, "ffffff"),
         (6.12, "dfecff"),  // white -> pale blue, 0.089
@@ -161,7 +168,7 @@ async fn nine_full_screen_states_all_reach_the_model_even_the_pale_ones() {
 /// white): more still stretches than clips in one request, so they go as keyframes.
 #[tokio::test]
 async fn pale_changes_at_several_contrasts_reach_the_model_as_keyframes() {
-    let server = TestServer::start().await;
+    let server = start().await;
     let states = [
         (0.0, "ffffff"),
         (2.52, "f4f9ff"), // 0.03
@@ -198,7 +205,7 @@ async fn pale_changes_at_several_contrasts_reach_the_model_as_keyframes() {
 /// with a frame at least every half second.
 #[tokio::test]
 async fn text_toast_panel_fade_spinner_and_scroll_all_reach_the_model() {
-    let server = TestServer::start().await;
+    let server = start().await;
     let text = |label: &str, enable: &str| {
         format!(
             "drawtext=text='{label}':x=40:y=300:fontsize=18:fontcolor=0x333333:enable='{enable}'"
@@ -280,7 +287,7 @@ enable='between(t,15.04,17.99)'",
 /// change of its own, so the recording still goes as a few clips, not whole.
 #[tokio::test]
 async fn small_toasts_spinners_and_text_changes_at_several_contrasts_reach_the_model() {
-    let server = TestServer::start().await;
+    let server = start().await;
     let text = |label: &str, y: u32, size: u32, colour: &str, enable: &str| {
         format!(
             "drawtext=text='{label}':x=40:y={y}:fontsize={size}:fontcolor=0x{colour}:enable='{enable}'"
@@ -366,7 +373,7 @@ async fn small_toasts_spinners_and_text_changes_at_several_contrasts_reach_the_m
 /// at Gemini's uniform sampling, and the result says why.
 #[tokio::test]
 async fn a_noisy_recording_goes_whole_with_the_reason() {
-    let server = TestServer::start().await;
+    let server = start().await;
     let graph = "[0:v]drawbox=x=0:y=0:w=640:h=36:color=0x334455:t=fill,\
 drawbox=x=40:y=80:w=200:h=120:color=0x2060a0:t=fill,noise=alls=40:allf=t+u";
     let inputs = ["color=c=0xe0e0e0:s=640x360:r=25:d=10".to_string()];
@@ -390,7 +397,7 @@ drawbox=x=40:y=80:w=200:h=120:color=0x2060a0:t=fill,noise=alls=40:allf=t+u";
 /// Motion everywhere (a video player) is the other case the detector is unsure of.
 #[tokio::test]
 async fn a_screen_that_never_stills_goes_whole_with_the_reason() {
-    let server = TestServer::start().await;
+    let server = start().await;
     let inputs = ["testsrc2=s=640x360:r=25:d=10".to_string()];
     let video = encode(
         server.media.path(),

@@ -108,7 +108,12 @@ async fn analyse(server: &TestServer, video: &Path, sampling: &str) -> (Value, V
 async fn every_change_has_a_frame_at_or_just_after_it_and_full_sends_the_whole_video() {
     // At Gemini 2.x's 258 tokens a frame, clips and keyframes cost less than the whole video;
     // on Gemini 3 (70 a frame, the default model) the whole video often does (tests/tokens.rs).
-    let server = TestServer::start_with(|c| c.model = "gemini-2.5-flash-lite".into()).await;
+    let server = TestServer::start_with(|c| {
+        c.model = "gemini-2.5-flash-lite".into();
+        // The scan gets at most half the time left: room for a debug build on a busy machine.
+        c.timeout_sec = 120;
+    })
+    .await;
     // Steps at 3, 8 and 50 s; a panel shown for half a second at 12 s; a block moving
     // across the screen for 10 s from 20 s; a last step at 55 s.
     let filters = [
@@ -191,7 +196,12 @@ async fn every_change_has_a_frame_at_or_just_after_it_and_full_sends_the_whole_v
 async fn a_mostly_still_minute_costs_five_times_fewer_tokens_and_the_history_keeps_both() {
     // On Gemini 2.x, where a clip's frame and the default's cost the same (258). On Gemini 3
     // clips go at HIGH to keep text readable (tests/tokens.rs).
-    let server = TestServer::start_with(|c| c.model = "gemini-2.5-flash-lite".into()).await;
+    let server = TestServer::start_with(|c| {
+        c.model = "gemini-2.5-flash-lite".into();
+        // The scan gets at most half the time left: room for a debug build on a busy machine.
+        c.timeout_sec = 120;
+    })
+    .await;
     let filters: Vec<String> = [4.0, 11.0, 17.5, 25.0, 31.0, 38.0, 46.0, 53.5]
         .iter()
         .enumerate()
@@ -241,7 +251,12 @@ async fn a_mostly_still_minute_costs_five_times_fewer_tokens_and_the_history_kee
 async fn more_changes_than_clips_in_one_request_go_as_keyframes() {
     // At Gemini 2.x's 258 tokens a frame, clips and keyframes cost less than the whole video;
     // on Gemini 3 (70 a frame, the default model) the whole video often does (tests/tokens.rs).
-    let server = TestServer::start_with(|c| c.model = "gemini-2.5-flash-lite".into()).await;
+    let server = TestServer::start_with(|c| {
+        c.model = "gemini-2.5-flash-lite".into();
+        // The scan gets at most half the time left: room for a debug build on a busy machine.
+        c.timeout_sec = 120;
+    })
+    .await;
     // 14 changes 4 s apart: 15 still stretches, more than Gemini's 10 videos a request.
     let filters: Vec<String> = (1..=14)
         .map(|i| panel(i as f64 * 4.0, None, 10 + (i % 5) * 125, 50 + (i / 5) * 105))
