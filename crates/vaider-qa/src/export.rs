@@ -10,6 +10,7 @@ use vaider_browser::{typed_parts, Typed};
 
 use crate::plan::{Assertion, AssertionKind, Command, SeleneseCommand, StepKind, TestPlan};
 use crate::secret_values::SecretRef;
+use crate::steps::plain;
 
 /// The plan's secrets: where each `{{secret:NAME}}` is read when the spec runs.
 type Secrets = std::collections::BTreeMap<String, SecretRef>;
@@ -353,14 +354,6 @@ fn regex_literal(source: &str, flags: &str) -> String {
 /// Text for a `//` comment: one line.
 fn comment(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn plain(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
 }
 
 fn truthy(value: &Value) -> bool {

@@ -361,7 +361,8 @@ fn truthy(value: &Value) -> bool {
     }
 }
 
-fn plain(value: &Value) -> String {
+/// A value as the text a plan compares: a string as it is, null as nothing, others as JSON.
+pub(crate) fn plain(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
