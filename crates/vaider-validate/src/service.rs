@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use vaider_core::analysis::Door;
-use vaider_core::job::{Job, JobStart};
+use vaider_core::job::{Job, JobStart, Verdict};
 use vaider_core::progress::ProgressSink;
 use vaider_core::Vaider;
 
@@ -133,7 +133,8 @@ pub async fn validate_test(
         Ok(output) => output,
         Err(e) => {
             let result = failure(e.to_string(), started, json!({}));
-            finish(job, &result, format!("could not run: {e}"), None).await;
+            let verdict = Verdict::Error(e.to_string());
+            finish(job, &result, format!("could not run: {e}"), verdict, None).await;
             return result;
         }
     };
@@ -197,8 +198,23 @@ pub async fn validate_test(
         run_dir.join("agent-result.json"),
         serde_json::to_vec_pretty(&result).unwrap_or_default(),
     );
-    finish(job, &result, sentence(&test_file, &data), video.as_deref()).await;
+    let verdict = verdict_of(&result, &data, extra.setup_failed);
+    finish(job, &result, sentence(&test_file, &data), verdict, video.as_deref()).await;
     result
+}
+
+/// A run whose tests ran and did not pass the rubric is a result (`failed`, the failing tests
+/// named in the error); one that never got its tests running (config, browser, missing
+/// dependency) is Vaider's `error`.
+fn verdict_of(result: &AgentResult, data: &ValidateData, setup_failed: bool) -> Verdict {
+    let error = || result.error.clone().unwrap_or_else(|| "failed the rubric".into());
+    if result.success {
+        Verdict::Passed
+    } else if data.validation_result.test_executed && !setup_failed {
+        Verdict::Failed(error())
+    } else {
+        Verdict::Error(error())
+    }
 }
 
 /// What the run showed, before the video and the rubric.
@@ -430,13 +446,12 @@ pub(crate) async fn finish(
     job: Job,
     result: &AgentResult,
     description: String,
+    verdict: Verdict,
     video: Option<&str>,
 ) {
     let value = serde_json::to_value(result).unwrap_or_default();
     let media = video.map(|path| (path.to_string(), video_mime(path)));
-    if let Err(e) = job
-        .finish(description, value, result.error.clone(), media)
-        .await
+    if let Err(e) = job.finish(description, value, verdict, media).await
     {
         tracing::error!("{e}");
     }
@@ -464,6 +479,7 @@ async fn record_refusal(engine: &Vaider, request: &ValidateRequest, test: &Path,
     };
     if let Ok(job) = engine.start_job(start).await {
         let result = failure(error.to_string(), Instant::now(), json!({}));
-        finish(job, &result, error.to_string(), None).await;
+        let verdict = Verdict::Error(error.to_string());
+        finish(job, &result, error.to_string(), verdict, None).await;
     }
 }
