@@ -169,8 +169,14 @@ mod tests {
     fn a_failed_test_is_a_result_and_an_error_is_vaiders() {
         assert_eq!(Verdict::Passed.into_parts(), (Status::Ok, None));
         let (status, what) = Verdict::Failed("Step 2 failed".into()).into_parts();
-        assert_eq!((status.as_str(), what.as_deref()), ("failed", Some("Step 2 failed")));
-        assert_eq!(Verdict::Error("no browser".into()).into_parts().0, Status::Error);
+        assert_eq!(
+            (status.as_str(), what.as_deref()),
+            ("failed", Some("Step 2 failed"))
+        );
+        assert_eq!(
+            Verdict::Error("no browser".into()).into_parts().0,
+            Status::Error
+        );
         assert_eq!(Status::from_name("failed"), Some(Status::Failed));
     }
 }

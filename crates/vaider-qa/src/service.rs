@@ -438,9 +438,7 @@ fn run_verdict(run: &TestRun) -> Verdict {
     match run.status {
         RunStatus::Passed => Verdict::Passed,
         RunStatus::Failed => Verdict::Failed(failing_step(run).unwrap_or_else(|| sentence(run))),
-        _ => Verdict::Error(
-            QaError::new(ErrorCode::ExecutionFailed, sentence(run)).to_string(),
-        ),
+        _ => Verdict::Error(QaError::new(ErrorCode::ExecutionFailed, sentence(run)).to_string()),
     }
 }
 

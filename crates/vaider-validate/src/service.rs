@@ -83,11 +83,22 @@ pub async fn validate_test(
     request: ValidateRequest,
     progress: &dyn ProgressSink,
 ) -> AgentResult {
+    validate_test_as(engine, request, vaider_core::job::new_id(), progress).await
+}
+
+/// [`validate_test`] under an id chosen before it starts (from `vaider_core::job::new_id`), so
+/// a caller that answers at once (the UI's "Run again") can point to its history entry.
+pub async fn validate_test_as(
+    engine: &Vaider,
+    request: ValidateRequest,
+    id: String,
+    progress: &dyn ProgressSink,
+) -> AgentResult {
     let started = Instant::now();
     let test_file = resolve(&request.test_path, &request.base_dirs);
     if !test_file.is_file() {
         let error = format!("Test file not found: {}", test_file.display());
-        record_refusal(engine, &request, &test_file, &error).await;
+        record_refusal(engine, (&id, &request), &test_file, &error).await;
         return failure(error, started, json!({}));
     }
     let (project_dir, config) = match request.project_dir.as_deref().map(str::trim) {
@@ -98,7 +109,6 @@ pub async fn validate_test(
         }
         _ => runner::find_project(&test_file),
     };
-    let id = vaider_core::job::new_id();
     let run_dir = run_folder(engine, &id);
     let job = engine
         .start_job(JobStart {
@@ -199,7 +209,14 @@ pub async fn validate_test(
         serde_json::to_vec_pretty(&result).unwrap_or_default(),
     );
     let verdict = verdict_of(&result, &data, extra.setup_failed);
-    finish(job, &result, sentence(&test_file, &data), verdict, video.as_deref()).await;
+    finish(
+        job,
+        &result,
+        sentence(&test_file, &data),
+        verdict,
+        video.as_deref(),
+    )
+    .await;
     result
 }
 
@@ -207,7 +224,12 @@ pub async fn validate_test(
 /// named in the error); one that never got its tests running (config, browser, missing
 /// dependency) is Vaider's `error`.
 fn verdict_of(result: &AgentResult, data: &ValidateData, setup_failed: bool) -> Verdict {
-    let error = || result.error.clone().unwrap_or_else(|| "failed the rubric".into());
+    let error = || {
+        result
+            .error
+            .clone()
+            .unwrap_or_else(|| "failed the rubric".into())
+    };
     if result.success {
         Verdict::Passed
     } else if data.validation_result.test_executed && !setup_failed {
@@ -451,8 +473,7 @@ pub(crate) async fn finish(
 ) {
     let value = serde_json::to_value(result).unwrap_or_default();
     let media = video.map(|path| (path.to_string(), video_mime(path)));
-    if let Err(e) = job.finish(description, value, verdict, media).await
-    {
+    if let Err(e) = job.finish(description, value, verdict, media).await {
         tracing::error!("{e}");
     }
 }
@@ -467,9 +488,14 @@ fn video_mime(path: &str) -> &'static str {
 }
 
 /// A validation refused before it ran is in the history too, already closed.
-async fn record_refusal(engine: &Vaider, request: &ValidateRequest, test: &Path, error: &str) {
+async fn record_refusal(
+    engine: &Vaider,
+    (id, request): (&str, &ValidateRequest),
+    test: &Path,
+    error: &str,
+) {
     let start = JobStart {
-        id: vaider_core::job::new_id(),
+        id: id.to_string(),
         tool: "validate_test",
         door: request.door,
         source: &test.display().to_string(),
