@@ -9,7 +9,7 @@ import { errorState } from './shell.js';
 
 const PAGE_SIZE = 100;
 const SEARCH_DEBOUNCE_MS = 150;
-const STATUSES = ['running', 'ok', 'error', 'timeout', 'rejected', 'interrupted'];
+const STATUSES = ['running', 'ok', 'failed', 'error', 'timeout', 'rejected', 'interrupted'];
 
 export function historyView(root, r) {
   const st = {

@@ -103,10 +103,13 @@ async fn a_missing_or_hidden_element_and_a_bad_selector_say_what_was_looked_for(
 
     let missing = tab.click("#nothing", short).await.unwrap_err();
     assert!(matches!(missing, StepError::NotFound { .. }));
+    // The wait reads as Playwright prints it: "after 312ms", not "after 0.312 s".
+    let text = missing.to_string();
+    let waited = text
+        .strip_prefix("no element matches `#nothing` after ")
+        .and_then(|t| t.strip_suffix("ms"));
     assert!(
-        missing
-            .to_string()
-            .starts_with("no element matches `#nothing` after 0."),
+        waited.is_some_and(|ms| ms.parse::<u64>().is_ok_and(|ms| ms >= 300)),
         "{missing}"
     );
     let hidden = tab.click("#ghost", short).await.unwrap_err();
