@@ -111,9 +111,9 @@ async fn a_missing_or_hidden_element_and_a_bad_selector_say_what_was_looked_for(
     let as_playwright = match waited.strip_suffix("ms") {
         Some(ms) => ms.parse::<u64>().is_ok_and(|ms| ms >= 300),
         // A slow machine may overshoot the wait past a second: "1.2s".
-        None => waited
-            .strip_suffix('s')
-            .is_some_and(|s| s.parse::<f64>().is_ok() && s.split('.').nth(1).map(str::len) == Some(1)),
+        None => waited.strip_suffix('s').is_some_and(|s| {
+            s.parse::<f64>().is_ok() && s.split('.').nth(1).map(str::len) == Some(1)
+        }),
     };
     assert!(as_playwright, "{missing}");
     let hidden = tab.click("#ghost", short).await.unwrap_err();
