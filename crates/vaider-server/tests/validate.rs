@@ -257,6 +257,7 @@ async fn a_failing_assertion_fails_the_rubric_with_its_error_and_location() {
     assert_eq!(body["success"], false);
     // A test that failed is the answer, not a tool error.
     assert!(!is_error, "{body}");
+    assert_eq!(body["metadata"]["verdict"], "failed");
     let v = &body["data"]["validation_result"];
     assert_eq!(v["browser_launched"], true);
     assert_eq!(v["test_executed"], true);

@@ -196,7 +196,7 @@ pub async fn validate_test_as(
         report: report.tests,
         video_analysis,
     };
-    let result = AgentResult {
+    let mut result = AgentResult {
         success: data.rubric_validation.passed,
         error: data.rubric_validation.error(),
         data: serde_json::to_value(&data).unwrap_or_default(),
@@ -204,6 +204,8 @@ pub async fn validate_test_as(
         cost_usd,
         metadata: metadata(job.id(), &project_dir, config.as_deref(), &output, &data),
     };
+    let verdict = verdict_of(&result, &data, extra.setup_failed);
+    result.metadata["verdict"] = json!(verdict_name(&verdict));
     let _ = std::fs::write(
         run_dir.join("agent-result.json"),
         serde_json::to_vec_pretty(&result).unwrap_or_default(),
@@ -218,6 +220,22 @@ pub async fn validate_test_as(
     )
     .await;
     result
+}
+
+/// `metadata.verdict`: "passed", "failed" (the tests ran and failed: a result) or "error"
+/// (Vaider could not get them running). The CLI's exit code and MCP's `isError` follow it.
+fn verdict_name(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Passed => "passed",
+        Verdict::Failed(_) => "failed",
+        Verdict::Error(_) => "error",
+    }
+}
+
+/// Whether Vaider could not do its job: `metadata.verdict` is "error", or absent (a result
+/// refused before it ran, `data: {}`).
+pub fn could_not_run(result: &AgentResult) -> bool {
+    !result.success && result.metadata.get("verdict").and_then(Value::as_str) != Some("failed")
 }
 
 /// A run whose tests ran and did not pass the rubric is a result (`failed`, the failing tests
