@@ -56,6 +56,9 @@ dbus_log="$khome.dbus.log"
 _TEMP_DIRS+=("$dbus_log")
 rm -rf "$UI_DIR/test-results"
 
+step "node --test tests/ui/*.test.mjs (the UI's pure functions)"
+node --test "$UI_DIR"/*.test.mjs || die "the UI's unit tests failed"
+
 step "playwright test (headless Chromium, private D-Bus session with gnome-keyring)"
 rc=0
 # dbus-run-session's own stderr goes to a log, shown only on failure; the inner shell gets the

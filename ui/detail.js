@@ -194,7 +194,19 @@ export function detailView(root, r) {
         h('span', { class: 'spinner', 'aria-hidden': 'true' }),
         `Analysing… started ${relTime(d.createdAt)}. This page updates when it finishes.`));
     }
-    if (d.errorCode || ['error', 'timeout', 'rejected', 'interrupted'].includes(d.status)) {
+    if (d.status === 'failed') {
+      // The test or the plan did its job: it found the app at fault. A result, not an error.
+      const what = d.tool === 'run_test_plan' ? 'The plan failed' : 'The test failed';
+      sections.push(h('div', { class: 'error-box status-failed', id: 'failed-box', role: 'status' },
+        h('div', { class: 'error-title' },
+          h('span', { class: 'badge status-failed', id: 'failed-title' }, 'failed'),
+          h('span', null, ` ${what}: the app did not do what it expects.`)),
+        h('p', { class: 'error-message', id: 'failed-what' }, d.errorMessage || 'No step or test was named.'),
+        h('p', { class: 'error-help' }, h('strong', null, 'What to do: '),
+          d.tool === 'run_test_plan'
+            ? 'see the failing step below (its screenshot and the video at that moment); fix the app or the plan, then run the plan again.'
+            : 'see the failing tests below (Playwright’s message and the spec line) and the trace; fix the app or the test, then run it again.')));
+    } else if (d.errorCode || ['error', 'timeout', 'rejected', 'interrupted'].includes(d.status)) {
       sections.push(h('div', { class: `error-box status-${d.status}`, id: 'error-box', role: 'alert' },
         h('div', { class: 'error-title' },
           h('code', { class: 'code', id: 'error-code' }, d.errorCode || d.status.toUpperCase()),
@@ -291,6 +303,7 @@ export function detailView(root, r) {
   }
 
   function renderRunAgain() {
+    if (d.tool === 'run_test_plan' || d.tool === 'validate_test') { renderJobAgain(); return; }
     const prompt = h('textarea', { id: 'run-prompt', rows: 4, spellcheck: 'false' });
     prompt.value = d.prompt || '';
     const expectations = h('textarea', { id: 'run-expectations', rows: 3, spellcheck: 'false', placeholder: 'One expectation per line' });
@@ -324,6 +337,35 @@ export function detailView(root, r) {
     h('label', { for: 'run-expectations' }, 'Expectations (one per line)'), expectations,
     h('div', { class: 'actions' }, button, note));
     runAgain.replaceChildren(form);
+  }
+
+  // A plan's run or a validation runs again as it was: the plan, or the test file, through
+  // the server's own service (no prompt to edit).
+  function renderJobAgain() {
+    const plan = d.tool === 'run_test_plan';
+    const note = h('p', { class: 'action-note', role: 'status', id: 'run-again-note' });
+    const button = h('button', {
+      type: 'button', class: 'btn btn-primary', id: 'run-again',
+      onclick: async () => {
+        button.disabled = true;
+        note.textContent = 'Starting…';
+        try {
+          const res = await api(`/api/interactions/${encodeURIComponent(id)}/run-again`, { method: 'POST', body: {} });
+          app.pending.add(res.id);
+          location.hash = `#/i/${encodeURIComponent(res.id)}`;
+        } catch (err) {
+          note.textContent = `${err.code && err.code !== 'UNREACHABLE' ? `${err.code}: ` : ''}${err.message}`;
+          note.classList.add('error-text');
+          button.disabled = false;
+        }
+      },
+    }, plan ? 'Run the plan again' : 'Run the test again');
+    runAgain.replaceChildren(h('div', { class: 'card run-again', id: 'job-again' },
+      h('h2', null, 'Run again'),
+      h('p', { class: 'muted' }, plan
+        ? 'The same plan against the same base URL, in a new run.'
+        : 'The same test file with the same expectations, in a new validation.'),
+      h('div', { class: 'actions' }, button, note)));
   }
 
   const offs = [

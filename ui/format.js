@@ -51,13 +51,14 @@ export function relTime(iso) {
   return relative.format(Math.round(secs / (365 * 86400)), 'year');
 }
 
+/** A duration as Playwright prints it: "850ms", "5.1s", "2.5m", "1.2h". */
 export function fmtDuration(ms) {
-  if (ms === null || ms === undefined) return '—';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
-  const m = Math.floor(ms / 60_000);
-  const s = Math.round((ms % 60_000) / 1000);
-  return `${m} min ${s} s`;
+  if (ms === null || ms === undefined || !Number.isFinite(Number(ms))) return '—';
+  const n = Math.max(0, Number(ms));
+  if (n < 1000) return `${Math.round(n)}ms`;
+  if (n < 60_000) return `${(n / 1000).toFixed(1)}s`;
+  if (n < 3_600_000) return `${(n / 60_000).toFixed(1)}m`;
+  return `${(n / 3_600_000).toFixed(1)}h`;
 }
 
 export function fmtCost(usd) {
@@ -114,7 +115,7 @@ export function plural(n, one, many) {
 }
 
 export const STATUS_LABEL = {
-  running: 'running', ok: 'ok', error: 'error', timeout: 'timeout', rejected: 'rejected', interrupted: 'interrupted',
+  running: 'running', ok: 'ok', failed: 'failed', error: 'error', timeout: 'timeout', rejected: 'rejected', interrupted: 'interrupted',
 };
 export const VERDICT_LABEL = { met: 'met', not_met: 'not met', unclear: 'unclear' };
 

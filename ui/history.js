@@ -9,7 +9,7 @@ import { errorState } from './shell.js';
 
 const PAGE_SIZE = 100;
 const SEARCH_DEBOUNCE_MS = 150;
-const STATUSES = ['running', 'ok', 'error', 'timeout', 'rejected', 'interrupted'];
+const STATUSES = ['running', 'ok', 'failed', 'error', 'timeout', 'rejected', 'interrupted'];
 
 export function historyView(root, r) {
   const st = {
@@ -125,6 +125,10 @@ export function historyView(root, r) {
     return `/api/history?${p}`;
   }
 
+  function shortText(text, max) {
+    return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  }
+
   function rowEl(s) {
     const file = s.fileName || basename(s.source) || '(no file)';
     return h('tr', { dataset: { id: s.id, status: s.status }, class: s.status === 'running' ? 'is-running' : null },
@@ -135,7 +139,9 @@ export function historyView(root, r) {
         h('span', { class: 'project', title: s.project || '' }, whereIs(s))),
       h('td', { class: 'c-model' }, h('span', { class: 'provider' }, s.provider), h('span', { class: 'model' }, s.model)),
       h('td', { class: 'c-status' }, statusBadge(s.status), s.cached ? h('span', { class: 'badge badge-cached' }, 'cached') : null,
-        s.errorCode ? h('span', { class: 'err-code', title: s.errorMessage || '' }, s.errorCode) : null),
+        // A failed test is a result: the failing step or test, not a red error code.
+        s.status === 'failed' ? h('span', { class: 'failed-what', title: s.errorMessage || '' }, shortText(s.errorMessage || '', 80))
+          : s.errorCode ? h('span', { class: 'err-code', title: s.errorMessage || '' }, s.errorCode) : null),
       h('td', { class: 'c-num' }, s.status === 'running' ? '…' : fmtDuration(s.durationMs)),
       h('td', { class: 'c-num' }, s.status === 'running' ? '…' : fmtCost(s.costUsd)));
   }

@@ -1,6 +1,7 @@
 // A test validation's detail (a validate_test entry): the rubric's verdict with its errors and
 // warnings, what the run showed (browser, test, console, network), each test of the report
-// with its error and where it failed, the screenshots, what the model saw in the recording
+// with its error and where it failed, its traces (the command that opens each, a download),
+// the screenshots, what the model saw in the recording
 // and the model calls the validation made (each a link to its own entry). The recording itself
 // plays in the media pane beside these.
 
@@ -18,6 +19,7 @@ export function validationCards(job, load) {
   if (run) cards.push(runCard(run));
   if (Array.isArray(data.report) && data.report.length) cards.push(reportCard(data.report));
   if (job.screenshotUrls && job.screenshotUrls.length) cards.push(screenshotsCard(job.screenshotUrls, data.screenshots || [], load));
+  if (Array.isArray(job.traces) && job.traces.length) cards.push(tracesCard(job.traces));
   if (data.video_analysis) cards.push(videoCard(data.video_analysis));
   if (job.calls && job.calls.length) cards.push(callsCard(job.calls));
   return cards;
@@ -67,6 +69,17 @@ function reportCard(tests) {
           h('pre', { class: 'code' }, t.error.message),
           t.error.location ? h('div', { class: 'muted' }, `at ${t.error.location}`) : null)) : null,
       ]))));
+}
+
+// Each trace: the command that opens it in Playwright's trace viewer, and the file itself
+// through the session's media route.
+function tracesCard(traces) {
+  return h('div', { class: 'card', id: 'traces' },
+    h('h2', null, traces.length === 1 ? 'Trace' : `Traces (${traces.length})`),
+    h('ul', { class: 'plain' }, traces.map((t) => h('li', { class: 'trace' },
+      h('pre', { class: 'code trace-open' }, t.open),
+      h('a', { href: t.url, download: 'trace.zip', class: 'trace-download' }, 'Download trace.zip'),
+      h('div', { class: 'muted path' }, t.path)))));
 }
 
 function screenshotsCard(urls, paths, load) {

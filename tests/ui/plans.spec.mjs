@@ -94,6 +94,12 @@ test('a failing run shows where it failed, what was expected and the skipped ste
   await expect(failed.locator('.qa-actual')).toHaveText('Welcome, Ada');
   await expect(page.locator('#qa-step-4 .badge')).toHaveText('skipped');
   await expect(page.locator('#qa-step-4 a.ts')).toHaveCount(0);
+  // The plan did its job: a result naming the step, not "the analysis failed".
+  await expect(page.locator('#failed-what')).toContainText('Step 3');
+  await expect(page.locator('#error-box')).toHaveCount(0);
+  // Run again runs the plan, not a prompt and expectations.
+  await expect(page.locator('#run-prompt')).toHaveCount(0);
+  await expect(page.locator('#run-again')).toHaveText('Run the plan again');
 });
 
 test('a folder without plans says so, and a plan that is not there is refused with its code', async ({ page }) => {

@@ -78,4 +78,10 @@ test('a failing validation shows the rubric errors and the test error where it f
   const error = page.locator('#report .test-error');
   await expect(error).toContainText(failing.data.report[0].error.message.split('\n')[0]);
   await expect(error).toContainText('at ');
+  // A failed test is a result, with its trace at hand.
+  await expect(page.locator('#failed-box')).toBeVisible();
+  await expect(page.locator('#error-box')).toHaveCount(0);
+  await expect(page.locator('#traces .trace-open').first()).toContainText('npx playwright show-trace ');
+  await expect(page.locator('#traces a.trace-download').first()).toHaveAttribute('href', `/api/interactions/${entry.id}/media?which=trace&n=0`);
+  await expect(page.locator('#run-again')).toHaveText('Run the test again');
 });

@@ -33,12 +33,17 @@ const MAX_MESSAGES: usize = 200;
 /// address it by a CSS selector. Returns `{found, visible}`.
 const FIND_JS: &str = include_str!("find.js");
 
+/// A wait as Playwright prints it (`850ms`, `5.1s`).
+fn waited_text(waited: Duration) -> String {
+    vaider_core::job::duration_text(waited.as_millis() as u64)
+}
+
 /// What went wrong driving a tab: what was asked and what the page had instead.
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
-    #[error("no element matches `{selector}` after {} s", waited.as_secs_f32())]
+    #[error("no element matches `{selector}` after {}", waited_text(*waited))]
     NotFound { selector: String, waited: Duration },
-    #[error("`{selector}` is on the page but not visible after {} s", waited.as_secs_f32())]
+    #[error("`{selector}` is on the page but not visible after {}", waited_text(*waited))]
     NotVisible { selector: String, waited: Duration },
     #[error("`{selector}` is not a selector: use CSS (`#login`, `.card button`), `text=Sign in` or `role=button[name=\"Sign in\"]`")]
     BadSelector { selector: String },

@@ -1,7 +1,8 @@
 //! `vaider plan generate|run|list|runs|show|export|import`: the QA test plan tools from the terminal, through
 //! the same service the MCP tools call, in the current folder's `.qa-agent/` (or `--dir`).
 //! Errors print the contract's code and message. `run` exits 0 when the run passed, 2 when a
-//! step failed or the run could not finish, 1 on an error before it ran.
+//! step failed (the plan found the app at fault: a result), 1 when Vaider could not do its
+//! job (an error before the run, or a step it could not carry out: no browser, no model).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -257,7 +258,8 @@ async fn generate(request: GenerateRequest, json: bool) -> Result<ExitCode> {
     })
 }
 
-/// `vaider plan run`: the run step by step (or its summary as JSON); exit 0 passed, 2 not.
+/// `vaider plan run`: the run step by step (or its summary as JSON); exit 0 passed, 2 a step
+/// failed, 1 the run could not be carried out.
 async fn run(request: RunRequest, json: bool) -> Result<ExitCode> {
     let engine = Vaider::open(Config::load()?)?;
     let workspace = request.workspace.clone();
@@ -270,7 +272,8 @@ async fn run(request: RunRequest, json: bool) -> Result<ExitCode> {
             }
             match summary.status {
                 RunStatus::Passed => ExitCode::SUCCESS,
-                _ => ExitCode::from(2),
+                RunStatus::Failed => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
             }
         }
         Err(error) => report(&error),
@@ -310,11 +313,11 @@ fn print_rows(rows: &Value, columns: &[&str]) -> ExitCode {
 /// The run, one line per step with its status, then its error and evidence.
 fn print_run(run: &TestRun) {
     println!(
-        "{} ({}): {:?} in {} ms",
+        "{} ({}): {:?} in {}",
         run.plan_name,
         run.id,
         run.status,
-        run.duration.unwrap_or(0)
+        vaider_core::job::duration_text(run.duration.unwrap_or(0))
     );
     for (index, step) in run.step_results.iter().enumerate() {
         let mark = match step.status {
@@ -324,11 +327,11 @@ fn print_run(run: &TestRun) {
             StepStatus::Skipped => "skip",
         };
         println!(
-            "  {mark} {}. {} ({}, {} ms)",
+            "  {mark} {}. {} ({}, {})",
             index + 1,
             step.step_name,
             step.step_type,
-            step.duration
+            vaider_core::job::duration_text(step.duration)
         );
         if let Some(error) = &step.error {
             println!("       {error}");

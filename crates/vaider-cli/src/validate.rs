@@ -1,6 +1,7 @@
 //! `vaider validate` and `vaider test-results`: the test-run tools from the terminal, through
-//! the same code the MCP tools run. `validate` exits 0 when the rubric passed, 2 when it
-//! failed, 1 when the test could not be run at all.
+//! the same code the MCP tools run. `validate` exits 0 when the rubric passed, 2 when the tests
+//! ran and failed it (a result), 1 when Vaider could not get them running (no such file, the
+//! project's setup: config, browser, missing dependency).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,12 +51,14 @@ pub async fn validate(args: ValidateArgs) -> Result<ExitCode> {
     Ok(exit_code(&result))
 }
 
+/// 0 passed, 2 the tests ran and failed (a result), 1 Vaider could not get them running.
 fn exit_code(result: &AgentResult) -> ExitCode {
-    let ran = result.data.as_object().is_some_and(|d| !d.is_empty());
-    match (result.success, ran) {
-        (true, _) => ExitCode::SUCCESS,
-        (false, true) => ExitCode::from(2),
-        (false, false) => ExitCode::FAILURE,
+    if result.success {
+        ExitCode::SUCCESS
+    } else if vaider_validate::service::could_not_run(result) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::from(2)
     }
 }
 

@@ -1,7 +1,7 @@
 //! `vaider plan` as a user runs it in a project folder: a plan written by the (fake) model
 //! looking at a small app the test serves, listed, run in real headless Chromium and shown;
-//! the exit code says the verdict (0 passed, 2 a step failed, 1 an error before the run) and an
-//! error prints the contract's code.
+//! the exit code says the verdict (0 passed, 2 a step failed, 1 Vaider could not do its job)
+//! and an error prints the contract's code. A failed run is `failed` in the history, not an error.
 
 mod common;
 
@@ -11,6 +11,14 @@ use serde_json::{json, Value};
 fn plan_command(sandbox: &Sandbox, args: &[&str]) -> (Option<i32>, String, String) {
     let mut command = sandbox.vaider();
     command.arg("plan").args(args);
+    let output = run(command);
+    (output.status.code(), stdout(&output), stderr(&output))
+}
+
+/// `vaider ARGS…` in the sandbox's project folder.
+fn plan_command_in(sandbox: &Sandbox, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut command = sandbox.vaider();
+    command.args(args);
     let output = run(command);
     (output.status.code(), stdout(&output), stderr(&output))
 }
@@ -114,6 +122,40 @@ async fn plans_are_written_listed_run_and_shown_from_the_terminal() {
     let (_, out, _) = plan_command(&sandbox, &["show", &run_id]);
     assert!(out.contains("  FAIL 2. says hello"), "{out}");
     assert!(out.contains("  skip 3. never reached"), "{out}");
+    // Times read as Playwright prints them: "(selenese, 412ms)" or "(selenese, 5.1s)".
+    let step_time = out
+        .lines()
+        .find(|l| l.contains("FAIL 2. says hello"))
+        .and_then(|l| l.rsplit(", ").next())
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or_default()
+        .to_string();
+    let playwright_like = step_time.strip_suffix("ms").map_or_else(
+        || step_time.strip_suffix('s').is_some_and(|s| s.contains('.')),
+        |ms| ms.parse::<u64>().is_ok(),
+    );
+    assert!(playwright_like, "{out}");
+
+    // The history keeps the run as the result it is: failed, naming the step.
+    let (code, out, _) = plan_command_in(&sandbox, &["history", "--json"]);
+    assert_eq!(code, Some(0));
+    let history = json_of(&out);
+    let row = history["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == run_id.as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (row["status"].as_str(), row["errorCode"].as_str()),
+        (Some("failed"), Some("TEST_FAILED")),
+        "{row}"
+    );
+    assert!(row["errorMessage"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("Step 2 \"says hello\" failed"));
 
     let (code, _, err) = plan_command(&sandbox, &["show", "no-such-run"]);
     assert_eq!(code, Some(1));

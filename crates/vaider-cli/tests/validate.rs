@@ -1,7 +1,7 @@
 //! `vaider validate` as a user runs it from the project folder: a real process running the
 //! fixture's real Playwright tests (tests/playwright-project; `npm ci` there first, which
-//! scripts/test.sh does). The exit code says the verdict: 0 passed, 2 the rubric failed,
-//! 1 nothing could be run.
+//! scripts/test.sh does). The exit code says the verdict: 0 passed, 2 the tests ran and failed
+//! (a result), 1 Vaider could not get them running (no file, a browser that cannot launch).
 
 mod common;
 
@@ -51,12 +51,19 @@ fn the_exit_code_is_the_verdict() {
 
     let (code, body) = validate(&sandbox, "tests/failing.spec.mjs");
     assert_eq!(code, Some(2), "{body}");
+    assert_eq!(body["metadata"]["verdict"], "failed");
     let error = body["error"].as_str().unwrap();
     assert!(
         error.starts_with("Playwright: 1 of 1 tests failed; Failed: ")
             && error.ends_with("Test failed (test_passed=false)"),
         "{error}"
     );
+
+    // A browser that cannot start: Vaider could not do its job, whatever the rubric says.
+    let (code, body) = validate(&sandbox, "broken-browser/launch.spec.mjs");
+    assert_eq!(code, Some(1), "{body}");
+    assert_eq!(body["metadata"]["verdict"], "error");
+    assert_eq!(body["data"]["validation_result"]["test_passed"], false);
 
     let (code, body) = validate(&sandbox, "tests/nope.spec.mjs");
     assert_eq!(code, Some(1), "{body}");

@@ -23,6 +23,9 @@ use crate::error::{Result, VaiderError};
 pub enum Status {
     Running,
     Ok,
+    /// A job that did its work and found the app at fault: a test or a plan's step failed.
+    /// A result, not an error (Vaider did its job).
+    Failed,
     Error,
     Timeout,
     /// Refused before anything left the machine (bad path, not a video, no key).
@@ -37,6 +40,7 @@ impl Status {
         match self {
             Status::Running => "running",
             Status::Ok => "ok",
+            Status::Failed => "failed",
             Status::Error => "error",
             Status::Timeout => "timeout",
             Status::Rejected => "rejected",
@@ -48,6 +52,7 @@ impl Status {
         match s {
             "running" => Some(Status::Running),
             "ok" => Some(Status::Ok),
+            "failed" => Some(Status::Failed),
             "error" => Some(Status::Error),
             "timeout" => Some(Status::Timeout),
             "rejected" => Some(Status::Rejected),
@@ -60,6 +65,7 @@ impl Status {
         match s {
             "running" => Status::Running,
             "ok" => Status::Ok,
+            "failed" => Status::Failed,
             "timeout" => Status::Timeout,
             "rejected" => Status::Rejected,
             "interrupted" => Status::Interrupted,

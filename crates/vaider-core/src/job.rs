@@ -28,6 +28,20 @@ pub struct JobStart<'a> {
     pub project: Option<&'a std::path::Path>,
 }
 
+/// A duration the way Playwright's reporters print it: `850ms`, `5.1s`, `2.5m`, `1.2h`.
+pub fn duration_text(ms: u64) -> String {
+    const SECOND: u64 = 1000;
+    const MINUTE: u64 = 60 * SECOND;
+    const HOUR: u64 = 60 * MINUTE;
+    let one_decimal = |unit: u64| format!("{:.1}", ms as f64 / unit as f64);
+    match ms {
+        ms if ms < SECOND => format!("{ms}ms"),
+        ms if ms < MINUTE => format!("{}s", one_decimal(SECOND)),
+        ms if ms < HOUR => format!("{}m", one_decimal(MINUTE)),
+        _ => format!("{}h", one_decimal(HOUR)),
+    }
+}
+
 /// An open job. Finish it with [`Job::finish`]; dropped unfinished, its row says interrupted.
 pub struct Job {
     history: History,
@@ -71,28 +85,25 @@ impl Job {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// Closes the row: `ok` when the job's own verdict passed, else `error` with `error`;
-    /// `media` (path, MIME type) is what the history shows beside the description.
+    /// Closes the row with its verdict; `media` (path, MIME type) is what the history shows
+    /// beside the description.
     pub async fn finish(
         mut self,
         description: String,
         result: serde_json::Value,
-        error: Option<String>,
+        verdict: Verdict,
         media: Option<(String, &'static str)>,
     ) -> Result<()> {
         self.ended = true;
         let (id, duration_ms) = (self.id.clone(), self.elapsed_ms());
+        let (status, error) = verdict.into_parts();
         self.history
             .run(move |h| {
                 h.finish_job(
                     &id,
                     &now_rfc3339(),
                     JobEnd {
-                        status: if error.is_some() {
-                            Status::Error
-                        } else {
-                            Status::Ok
-                        },
+                        status,
                         description: &description,
                         result: &result,
                         error: error.as_deref(),
@@ -102,6 +113,27 @@ impl Job {
                 )
             })
             .await
+    }
+}
+
+/// How a job ended. A test that failed is the job's result (`failed`, code TEST_FAILED),
+/// kept apart from Vaider not being able to do the job (`error`, code JOB_FAILED).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    /// The app failed the test: what failed (the step or the test, and why).
+    Failed(String),
+    /// Vaider could not do its job: what went wrong.
+    Error(String),
+}
+
+impl Verdict {
+    fn into_parts(self) -> (Status, Option<String>) {
+        match self {
+            Verdict::Passed => (Status::Ok, None),
+            Verdict::Failed(what) => (Status::Failed, Some(what)),
+            Verdict::Error(what) => (Status::Error, Some(what)),
+        }
     }
 }
 
@@ -115,5 +147,36 @@ impl Drop for Job {
                 tracing::error!("{e}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_playwright_prints_them() {
+        assert_eq!(duration_text(0), "0ms");
+        assert_eq!(duration_text(850), "850ms");
+        assert_eq!(duration_text(999), "999ms");
+        assert_eq!(duration_text(1000), "1.0s");
+        assert_eq!(duration_text(5064), "5.1s");
+        assert_eq!(duration_text(90_000), "1.5m");
+        assert_eq!(duration_text(5_400_000), "1.5h");
+    }
+
+    #[test]
+    fn a_failed_test_is_a_result_and_an_error_is_vaiders() {
+        assert_eq!(Verdict::Passed.into_parts(), (Status::Ok, None));
+        let (status, what) = Verdict::Failed("Step 2 failed".into()).into_parts();
+        assert_eq!(
+            (status.as_str(), what.as_deref()),
+            ("failed", Some("Step 2 failed"))
+        );
+        assert_eq!(
+            Verdict::Error("no browser".into()).into_parts().0,
+            Status::Error
+        );
+        assert_eq!(Status::from_name("failed"), Some(Status::Failed));
     }
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 use vaider_browser::{Browser, UrlPolicy, Viewport};
 use vaider_core::analysis::Door;
-use vaider_core::job::{Job, JobStart};
+use vaider_core::job::{Job, JobStart, Verdict};
 use vaider_core::pipeline::now_rfc3339;
 use vaider_core::workspace::Workspace;
 use vaider_core::Vaider;
@@ -100,11 +100,11 @@ pub async fn generate_test_plan(
                 "Wrote the plan {:?} with {} steps.",
                 generated.name, generated.steps
             );
-            finish(job, sentence, json!(generated), None).await;
+            finish(job, sentence, json!(generated), Verdict::Passed).await;
             Ok(generated)
         }
         Err(error) => {
-            finish(job, error.message.clone(), error.to_json(), Some(&error)).await;
+            finish(job, error.message.clone(), error.to_json(), errored(&error)).await;
             Err(error)
         }
     }
@@ -275,8 +275,13 @@ async fn start_job(
 }
 
 /// Closes a job's history row; a history that cannot be written is logged, not fatal.
-async fn finish(job: Job, description: String, result: Value, error: Option<&QaError>) {
-    finish_with(job, description, result, error, None).await
+async fn finish(job: Job, description: String, result: Value, verdict: Verdict) {
+    finish_with(job, description, result, verdict, None).await
+}
+
+/// Vaider could not do the job: the history's `error`.
+fn errored(error: &QaError) -> Verdict {
+    Verdict::Error(error.to_string())
 }
 
 /// [`finish`], with the media the history shows beside the entry.
@@ -284,11 +289,10 @@ async fn finish_with(
     job: Job,
     description: String,
     result: Value,
-    error: Option<&QaError>,
+    verdict: Verdict,
     media: Option<(String, &'static str)>,
 ) {
-    let error = error.map(|e| e.to_string());
-    if let Err(e) = job.finish(description, result, error, media).await {
+    if let Err(e) = job.finish(description, result, verdict, media).await {
         tracing::error!("{e}");
     }
 }
@@ -408,13 +412,12 @@ pub async fn run_prepared(engine: &Vaider, ready: ReadyRun) -> Result<RunSummary
         Ok(run) => run,
         Err(e) => {
             let error = QaError::from(e);
-            finish(job, error.message.clone(), error.to_json(), Some(&error)).await;
+            finish(job, error.message.clone(), error.to_json(), errored(&error)).await;
             return Err(error);
         }
     };
     let summary = summary_of(&run, &store);
-    let failed = (run.status != RunStatus::Passed)
-        .then(|| QaError::new(ErrorCode::ExecutionFailed, sentence(&run)));
+    let verdict = run_verdict(&run);
     // The history keeps the whole run (its detail shows every step) and plays its video.
     let video = run
         .video
@@ -422,11 +425,45 @@ pub async fn run_prepared(engine: &Vaider, ready: ReadyRun) -> Result<RunSummary
         .and_then(|v| v.path.clone())
         .map(|path| (path, "video/webm"));
     let kept = json!({ "summary": summary, "testRun": run });
-    finish_with(job, sentence(&run), kept, failed.as_ref(), video).await;
+    finish_with(job, sentence(&run), kept, verdict, video).await;
     if let Some(error) = browser_failure(&run) {
         return Err(error.with_details(json!({ "runId": run.id })));
     }
     Ok(summary)
+}
+
+/// A run that stopped at a failing step did its job (`failed`, naming the step); one that
+/// could not drive the app (a step in error, no browser) is Vaider's `error`.
+fn run_verdict(run: &TestRun) -> Verdict {
+    match run.status {
+        RunStatus::Passed => Verdict::Passed,
+        RunStatus::Failed => Verdict::Failed(failing_step(run).unwrap_or_else(|| sentence(run))),
+        _ => Verdict::Error(QaError::new(ErrorCode::ExecutionFailed, sentence(run)).to_string()),
+    }
+}
+
+/// "Step 3 \"See the welcome\" failed: <why>", for the first step that failed.
+pub fn failing_step(run: &TestRun) -> Option<String> {
+    let (index, step) = run
+        .step_results
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.status == StepStatus::Failed)?;
+    let why = step
+        .error
+        .clone()
+        .or_else(|| match (&step.expected, &step.actual) {
+            (Some(expected), Some(actual)) => {
+                Some(format!("expected {expected:?}, actual {actual:?}"))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| "no reason recorded".to_string());
+    Some(format!(
+        "Step {} {:?} failed: {why}",
+        index + 1,
+        step.step_name
+    ))
 }
 
 /// How this run goes: the engine's `qa` settings and the request's choices.

@@ -159,3 +159,100 @@ async fn the_five_tools_write_run_list_and_read_plans_and_survive_a_restart() {
         .contains("cwd"));
     client.cancel().await.unwrap();
 }
+
+/// GET on the UI API with the token.
+async fn ui_get(server: &TestServer, path: &str) -> Value {
+    let response = server
+        .http()
+        .get(format!("{}{path}", server.url))
+        .bearer_auth(common::TOKEN)
+        .send()
+        .await
+        .unwrap();
+    response.json().await.unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn a_plan_that_finds_a_bug_is_a_failed_result_not_an_error_and_runs_again() {
+    let app = vaider_test_support::shop::serve_app().await;
+    let workspace = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(workspace.path()).unwrap();
+    // A plan whose check does not hold on this app: it did its job by failing.
+    let plan = json!({"id": "greeting", "name": "Greeting", "project": {"name": "shop"},
+    "baseUrl": app, "createdAt": "2026-11-22T10:00:00.000Z", "updatedAt": "2026-11-22T10:00:00.000Z",
+    "steps": [
+        {"id": "open", "name": "open", "type": "selenese", "commands": [{"command": "open", "target": "/"}]},
+        {"id": "hello", "name": "says hello", "type": "selenese",
+         "commands": [{"command": "assertText", "target": "h1", "value": "Hello"}]}
+    ]});
+    let folder = root.join(".qa-agent/plans/shop");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("greeting.json"), plan.to_string()).unwrap();
+    let server = TestServer::start().await;
+    let client = server
+        .mcp_with(TestClient {
+            roots: vec![root.clone()],
+            ..Default::default()
+        })
+        .await;
+
+    let result = call(&client, "run_test_plan", json!({"planId": "greeting"})).await;
+    assert_ne!(result.is_error, Some(true), "{}", common::text_of(&result));
+    let run = structured(&result);
+    assert_eq!(
+        (run["status"].as_str(), run["failedStep"].as_str()),
+        (Some("failed"), Some("hello"))
+    );
+    let text = common::text_of(&result);
+    assert!(text.contains("Step 2 \"says hello\" failed"), "{text}");
+    let run_id = run["runId"].as_str().unwrap().to_string();
+
+    // In the history it is `failed` with the failing step named, not `error JOB_FAILED`.
+    let detail = ui_get(&server, &format!("/api/interactions/{run_id}")).await;
+    assert_eq!(detail["status"], "failed", "{detail}");
+    assert_eq!(detail["errorCode"], "TEST_FAILED");
+    let named = detail["errorMessage"].as_str().unwrap_or_default();
+    assert!(named.starts_with("Step 2 \"says hello\" failed"), "{named}");
+    let listed = ui_get(&server, "/api/history?status=failed").await;
+    let ids: Vec<&str> = listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|row| row["id"].as_str())
+        .collect();
+    assert!(ids.contains(&run_id.as_str()), "{listed}");
+
+    // "Run again" runs the plan again through the service: a new run, failed the same way.
+    let response = server
+        .http()
+        .post(format!(
+            "{}/api/interactions/{run_id}/run-again",
+            server.url
+        ))
+        .bearer_auth(common::TOKEN)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 202);
+    let again: Value = response.json().await.unwrap();
+    let again_id = again["id"].as_str().unwrap().to_string();
+    assert_ne!(again_id, run_id);
+    let mut last = Value::Null;
+    for _ in 0..600 {
+        last = ui_get(&server, &format!("/api/interactions/{again_id}")).await;
+        if last["status"] != "running" && !last["status"].is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        (last["status"].as_str(), last["tool"].as_str()),
+        (Some("failed"), Some("run_test_plan")),
+        "{last}"
+    );
+    assert!(root
+        .join(format!(".qa-agent/runs/{again_id}.json"))
+        .is_file());
+    client.cancel().await.unwrap();
+}

@@ -248,13 +248,16 @@ async fn a_passing_test_with_screenshots_passes_the_rubric() {
 async fn a_failing_assertion_fails_the_rubric_with_its_error_and_location() {
     let server = TestServer::start().await;
     let project = Project::copy();
-    let (body, _) = validate(
+    let (body, is_error) = validate(
         &server,
         json!({"test_path": project.path("tests/failing.spec.mjs")}),
     )
     .await;
     check_shape(&body, &project, "tests/failing.spec.mjs");
     assert_eq!(body["success"], false);
+    // A test that failed is the answer, not a tool error.
+    assert!(!is_error, "{body}");
+    assert_eq!(body["metadata"]["verdict"], "failed");
     let v = &body["data"]["validation_result"];
     assert_eq!(v["browser_launched"], true);
     assert_eq!(v["test_executed"], true);
@@ -283,6 +286,54 @@ async fn a_failing_assertion_fails_the_rubric_with_its_error_and_location() {
     assert!(location.contains("failing.spec.mjs:9:"), "{location}");
     // Playwright's screenshot of the failure counts.
     assert!(!strings(&v["screenshots"]).is_empty());
+
+    // The history has it as `failed` (a result) naming the failing test, with its trace.
+    let id = body["metadata"]["interaction_id"].as_str().unwrap();
+    let detail = ui_get(&server, &format!("/api/interactions/{id}")).await;
+    assert_eq!(
+        (detail["status"].as_str(), detail["errorCode"].as_str()),
+        (Some("failed"), Some("TEST_FAILED")),
+        "{detail}"
+    );
+    assert!(detail["errorMessage"]
+        .as_str()
+        .unwrap()
+        .contains("failing.spec.mjs:9:"));
+    let trace = &detail["job"]["traces"][0];
+    assert!(
+        trace["open"]
+            .as_str()
+            .unwrap()
+            .starts_with("npx playwright show-trace ")
+            && trace["path"].as_str().unwrap().ends_with("trace.zip"),
+        "{detail}"
+    );
+    let url = format!("{}{}", server.url, trace["url"].as_str().unwrap());
+    let response = server
+        .http()
+        .get(&url)
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let zip = response.bytes().await.unwrap();
+    assert!(zip.starts_with(b"PK"), "a zip archive");
+    // Without the token, no trace.
+    let anonymous = server.http().get(&url).send().await.unwrap();
+    assert_eq!(anonymous.status().as_u16(), 401);
+}
+
+/// GET on the UI API with the token.
+async fn ui_get(server: &TestServer, path: &str) -> Value {
+    let response = server
+        .http()
+        .get(format!("{}{path}", server.url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    response.json().await.unwrap_or(Value::Null)
 }
 
 #[tokio::test]
@@ -411,6 +462,18 @@ async fn a_missing_test_file_is_the_contracts_error() {
     assert_eq!(body["data"], json!({}));
     assert_eq!(body["error"], format!("Test file not found: {missing}"));
     assert_eq!(body["cost_usd"], 0.0);
+    // Vaider could not do its job: in the history that is `error`, never `failed`.
+    let errors = ui_get(&server, "/api/history?status=error").await;
+    assert!(
+        errors["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row["tool"] == "validate_test" && row["source"] == missing.as_str()),
+        "{errors}"
+    );
+    let failed = ui_get(&server, "/api/history?status=failed").await;
+    assert_eq!(failed["items"], json!([]), "{failed}");
     // REST answers the same AgentResult.
     let response = server
         .http()

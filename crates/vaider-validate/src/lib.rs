@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 pub use results::{analyse_test_results, ResultsRequest};
 pub use rubric::Limits;
-pub use service::{validate_test, AgentResult, ValidateRequest};
+pub use service::{validate_test, validate_test_as, AgentResult, ValidateRequest};
 
 /// A path as the agent gave it: absolute as is; relative, the first of the workspace folders
 /// where it exists, else the first folder's (or the working folder's) join, for the error.

@@ -132,7 +132,8 @@ pub async fn analyse_test_results(
         .failed_tests
         .iter()
         .find_map(|t| t.analysis.as_ref().map(|a| a.video.clone()));
-    finish(job, &result, description, video.as_deref()).await;
+    let verdict = vaider_core::job::Verdict::Passed;
+    finish(job, &result, description, verdict, video.as_deref()).await;
     result
 }
 

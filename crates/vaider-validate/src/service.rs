@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use vaider_core::analysis::Door;
-use vaider_core::job::{Job, JobStart};
+use vaider_core::job::{Job, JobStart, Verdict};
 use vaider_core::progress::ProgressSink;
 use vaider_core::Vaider;
 
@@ -83,11 +83,22 @@ pub async fn validate_test(
     request: ValidateRequest,
     progress: &dyn ProgressSink,
 ) -> AgentResult {
+    validate_test_as(engine, request, vaider_core::job::new_id(), progress).await
+}
+
+/// [`validate_test`] under an id chosen before it starts (from `vaider_core::job::new_id`), so
+/// a caller that answers at once (the UI's "Run again") can point to its history entry.
+pub async fn validate_test_as(
+    engine: &Vaider,
+    request: ValidateRequest,
+    id: String,
+    progress: &dyn ProgressSink,
+) -> AgentResult {
     let started = Instant::now();
     let test_file = resolve(&request.test_path, &request.base_dirs);
     if !test_file.is_file() {
         let error = format!("Test file not found: {}", test_file.display());
-        record_refusal(engine, &request, &test_file, &error).await;
+        record_refusal(engine, (&id, &request), &test_file, &error).await;
         return failure(error, started, json!({}));
     }
     let (project_dir, config) = match request.project_dir.as_deref().map(str::trim) {
@@ -98,7 +109,6 @@ pub async fn validate_test(
         }
         _ => runner::find_project(&test_file),
     };
-    let id = vaider_core::job::new_id();
     let run_dir = run_folder(engine, &id);
     let job = engine
         .start_job(JobStart {
@@ -133,7 +143,8 @@ pub async fn validate_test(
         Ok(output) => output,
         Err(e) => {
             let result = failure(e.to_string(), started, json!({}));
-            finish(job, &result, format!("could not run: {e}"), None).await;
+            let verdict = Verdict::Error(e.to_string());
+            finish(job, &result, format!("could not run: {e}"), verdict, None).await;
             return result;
         }
     };
@@ -185,7 +196,7 @@ pub async fn validate_test(
         report: report.tests,
         video_analysis,
     };
-    let result = AgentResult {
+    let mut result = AgentResult {
         success: data.rubric_validation.passed,
         error: data.rubric_validation.error(),
         data: serde_json::to_value(&data).unwrap_or_default(),
@@ -193,12 +204,57 @@ pub async fn validate_test(
         cost_usd,
         metadata: metadata(job.id(), &project_dir, config.as_deref(), &output, &data),
     };
+    let verdict = verdict_of(&result, &data, extra.setup_failed);
+    result.metadata["verdict"] = json!(verdict_name(&verdict));
     let _ = std::fs::write(
         run_dir.join("agent-result.json"),
         serde_json::to_vec_pretty(&result).unwrap_or_default(),
     );
-    finish(job, &result, sentence(&test_file, &data), video.as_deref()).await;
+    let verdict = verdict_of(&result, &data, extra.setup_failed);
+    finish(
+        job,
+        &result,
+        sentence(&test_file, &data),
+        verdict,
+        video.as_deref(),
+    )
+    .await;
     result
+}
+
+/// `metadata.verdict`: "passed", "failed" (the tests ran and failed: a result) or "error"
+/// (Vaider could not get them running). The CLI's exit code and MCP's `isError` follow it.
+fn verdict_name(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Passed => "passed",
+        Verdict::Failed(_) => "failed",
+        Verdict::Error(_) => "error",
+    }
+}
+
+/// Whether Vaider could not do its job: `metadata.verdict` is "error", or absent (a result
+/// refused before it ran, `data: {}`).
+pub fn could_not_run(result: &AgentResult) -> bool {
+    !result.success && result.metadata.get("verdict").and_then(Value::as_str) != Some("failed")
+}
+
+/// A run whose tests ran and did not pass the rubric is a result (`failed`, the failing tests
+/// named in the error); one that never got its tests running (config, browser, missing
+/// dependency) is Vaider's `error`.
+fn verdict_of(result: &AgentResult, data: &ValidateData, setup_failed: bool) -> Verdict {
+    let error = || {
+        result
+            .error
+            .clone()
+            .unwrap_or_else(|| "failed the rubric".into())
+    };
+    if result.success {
+        Verdict::Passed
+    } else if data.validation_result.test_executed && !setup_failed {
+        Verdict::Failed(error())
+    } else {
+        Verdict::Error(error())
+    }
 }
 
 /// What the run showed, before the video and the rubric.
@@ -430,14 +486,12 @@ pub(crate) async fn finish(
     job: Job,
     result: &AgentResult,
     description: String,
+    verdict: Verdict,
     video: Option<&str>,
 ) {
     let value = serde_json::to_value(result).unwrap_or_default();
     let media = video.map(|path| (path.to_string(), video_mime(path)));
-    if let Err(e) = job
-        .finish(description, value, result.error.clone(), media)
-        .await
-    {
+    if let Err(e) = job.finish(description, value, verdict, media).await {
         tracing::error!("{e}");
     }
 }
@@ -452,9 +506,14 @@ fn video_mime(path: &str) -> &'static str {
 }
 
 /// A validation refused before it ran is in the history too, already closed.
-async fn record_refusal(engine: &Vaider, request: &ValidateRequest, test: &Path, error: &str) {
+async fn record_refusal(
+    engine: &Vaider,
+    (id, request): (&str, &ValidateRequest),
+    test: &Path,
+    error: &str,
+) {
     let start = JobStart {
-        id: vaider_core::job::new_id(),
+        id: id.to_string(),
         tool: "validate_test",
         door: request.door,
         source: &test.display().to_string(),
@@ -464,6 +523,7 @@ async fn record_refusal(engine: &Vaider, request: &ValidateRequest, test: &Path,
     };
     if let Ok(job) = engine.start_job(start).await {
         let result = failure(error.to_string(), Instant::now(), json!({}));
-        finish(job, &result, error.to_string(), None).await;
+        let verdict = Verdict::Error(error.to_string());
+        finish(job, &result, error.to_string(), verdict, None).await;
     }
 }

@@ -61,7 +61,10 @@ impl History {
     /// Closes a job's row with its outcome; its cost and tokens are the sum of its calls'.
     pub fn finish_job(&self, id: &str, finished_at: &str, end: JobEnd<'_>) -> Result<()> {
         let result = serde_json::to_string(end.result).ok();
-        let error_code = end.error.map(|_| "JOB_FAILED");
+        let error_code = end.error.map(|_| match end.status {
+            Status::Failed => "TEST_FAILED",
+            _ => "JOB_FAILED",
+        });
         self.with(
             |c| {
                 c.execute(

@@ -165,28 +165,18 @@ impl VaiderMcp {
         let request = RunRequest {
             plan_id: args.plan_id,
             base_url: args.base_url,
-            workspace,
+            workspace: workspace.clone(),
             door: Door::Mcp,
             headless: args.headless.unwrap_or(true),
             run_id: None,
         };
+        // A run that stopped at a failing step is an answer (the plan did its job), never
+        // `isError`: that is kept for a run Vaider could not carry out.
         Ok(match service::run_test_plan(&self.engine, request).await {
-            Ok(summary) => {
-                let sentence = match &summary.error {
-                    None => format!(
-                        "The run {} {:?}: {} of {} steps passed.",
-                        summary.run_id,
-                        summary.status,
-                        summary.steps_passed,
-                        summary.steps_executed
-                    ),
-                    Some(error) => format!(
-                        "The run {} ended {:?}: {error}",
-                        summary.run_id, summary.status
-                    ),
-                };
-                answered(sentence, serde_json::to_value(&summary).unwrap_or_default())
-            }
+            Ok(summary) => answered(
+                run_sentence(&workspace, &summary),
+                serde_json::to_value(&summary).unwrap_or_default(),
+            ),
             Err(error) => failed(&error),
         }
         .into())
@@ -271,6 +261,28 @@ impl VaiderMcp {
             .await
             .map_err(CallToolResponse::from)?;
         service::workspace(&workspace).map_err(|error| failed(&error).into())
+    }
+}
+
+/// How the run went, its time as Playwright prints it; a failed run names its failing step.
+fn run_sentence(workspace: &std::path::Path, summary: &service::RunSummary) -> String {
+    let took = vaider_core::job::duration_text(summary.duration);
+    let failing = service::get_test_run(workspace, &summary.run_id)
+        .ok()
+        .and_then(|run| service::failing_step(&run));
+    match (&summary.error, failing) {
+        (_, Some(step)) => format!(
+            "The run {} failed in {took} ({} of {} steps passed): {step}",
+            summary.run_id, summary.steps_passed, summary.steps_executed
+        ),
+        (None, None) => format!(
+            "The run {} {:?} in {took}: {} of {} steps passed.",
+            summary.run_id, summary.status, summary.steps_passed, summary.steps_executed
+        ),
+        (Some(error), None) => format!(
+            "The run {} ended {:?} in {took}: {error}",
+            summary.run_id, summary.status
+        ),
     }
 }
 

@@ -179,11 +179,11 @@ pub fn validate_request(
 }
 
 /// The AgentResult as `structuredContent` and as text, after a sentence for people. Only a
-/// validation that could not run at all (`data: {}`) is a tool error: a failed rubric is an
-/// answer.
+/// validation Vaider could not get running (no such file, the project's setup) is a tool
+/// error: tests that ran and failed are an answer.
 fn answer(result: &AgentResult, sentence: String) -> CallToolResult {
     let structured = serde_json::to_value(result).unwrap_or_default();
-    let ran = result.data.as_object().is_some_and(|d| !d.is_empty());
+    let ran = !vaider_validate::service::could_not_run(result);
     // The sentence is made of the AgentResult's own fields (success, execution_time_ms,
     // cost_usd, error; analyse_test_results' is data.summary), whose exact shape is the
     // contract's: no `summary` added.
@@ -193,8 +193,9 @@ fn answer(result: &AgentResult, sentence: String) -> CallToolResult {
 fn validate_sentence(result: &AgentResult) -> String {
     match (&result.error, result.success) {
         (_, true) => format!(
-            "The test passed the rubric in {} ms (cost ${:.4}).",
-            result.execution_time_ms, result.cost_usd
+            "The test passed the rubric in {} (cost ${:.4}).",
+            vaider_core::job::duration_text(result.execution_time_ms),
+            result.cost_usd
         ),
         (Some(error), false) => format!("The test failed the rubric: {error}"),
         (None, false) => "The test failed the rubric.".to_string(),

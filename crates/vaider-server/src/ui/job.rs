@@ -19,6 +19,18 @@ pub(super) struct JobView {
     pub calls: Vec<Call>,
     /// `/api/interactions/{id}/media?which=screenshot&n=K`, one per screenshot.
     pub screenshot_urls: Vec<String>,
+    /// A validation's traces: the `trace.zip` to download
+    /// (`/api/interactions/{id}/media?which=trace&n=K`) and the command that opens it.
+    pub traces: Vec<TraceLink>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct TraceLink {
+    path: String,
+    /// `npx playwright show-trace …`.
+    open: String,
+    url: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -42,7 +54,17 @@ pub(super) fn view(history: &History, row: &Interaction) -> Option<JobView> {
     let screenshot_urls = (0..screenshots(result.as_ref()).len())
         .map(|n| format!("/api/interactions/{}/media?which=screenshot&n={n}", row.id))
         .collect();
+    let traces = trace_entries(result.as_ref())
+        .into_iter()
+        .enumerate()
+        .map(|(n, (path, open))| TraceLink {
+            path,
+            open,
+            url: format!("/api/interactions/{}/media?which=trace&n={n}", row.id),
+        })
+        .collect();
     Some(JobView {
+        traces,
         calls: calls
             .into_iter()
             .map(|c| Call {
@@ -88,4 +110,33 @@ fn screenshots(result: Option<&Value>) -> Vec<String> {
 pub(super) fn screenshot(history: &History, row: &Interaction, n: usize) -> Option<PathBuf> {
     let result = history.job_result(&row.id).ok().flatten();
     screenshots(result.as_ref()).get(n).map(PathBuf::from)
+}
+
+/// A validation's traces as its stored answer lists them (`metadata.traces`): path, command.
+fn trace_entries(result: Option<&Value>) -> Vec<(String, String)> {
+    let Some(traces) = result.and_then(|r| r["metadata"]["traces"].as_array()) else {
+        return Vec::new();
+    };
+    traces
+        .iter()
+        .filter_map(|t| {
+            let path = t["path"].as_str()?;
+            // Only a trace archive is served under this name, whatever the answer says.
+            path.ends_with(".zip").then(|| {
+                (
+                    path.to_string(),
+                    t["open"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The `n`th trace of a validation, by the stored answer.
+pub(super) fn trace(history: &History, row: &Interaction, n: usize) -> Option<PathBuf> {
+    let result = history.job_result(&row.id).ok().flatten();
+    trace_entries(result.as_ref())
+        .into_iter()
+        .nth(n)
+        .map(|(path, _)| PathBuf::from(path))
 }

@@ -17,7 +17,7 @@ use crate::AppState;
 #[derive(Debug, Deserialize)]
 pub(super) struct MediaParams {
     which: Option<String>,
-    /// Which screenshot of a test validation (`which=screenshot`), from 0.
+    /// Which screenshot or trace of a test validation (`which=screenshot|trace`), from 0.
     n: Option<String>,
 }
 
@@ -48,12 +48,23 @@ pub(super) async fn media(
             let path = super::blocking(move || Ok(super::job::screenshot(&history, &job, n))).await?;
             (path, Some("image/png".to_string()))
         }
+        Some("trace") => {
+            let n = params
+                .n
+                .as_deref()
+                .and_then(|n| n.parse::<usize>().ok())
+                .ok_or_else(|| ApiError::bad_request("which=trace needs n, the trace's number from 0."))?;
+            let history = state.engine.history().clone();
+            let job = row.clone();
+            let path = super::blocking(move || Ok(super::job::trace(&history, &job, n))).await?;
+            (path, Some("application/zip".to_string()))
+        }
         // A comparison's other pictures: beside the recorded annotation, by the store's names.
         Some(name) => match Picture::from_name(name) {
             Some(picture) => (picture_path(&row, picture), Some("image/png".to_string())),
             None => {
                 return Err(ApiError::bad_request(format!(
-                    "which={name:?} is not known: use `actual` or `expected` (for a visual comparison `diff`, `heatmap` or `zoom`; for a test validation `screenshot` with `n`)."
+                    "which={name:?} is not known: use `actual` or `expected` (for a visual comparison `diff`, `heatmap` or `zoom`; for a test validation `screenshot` or `trace` with `n`)."
                 )))
             }
         },

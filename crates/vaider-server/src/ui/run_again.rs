@@ -1,6 +1,9 @@
 //! `POST /api/interactions/{id}/run-again`: the same media through the same pipeline (door
-//! `ui`, cache off), with the same or an edited prompt and expectations.
+//! `ui`, cache off), with the same or an edited prompt and expectations. A test plan's run or a
+//! test validation is run again through its own service (the plan, or the test file), as the
+//! tool that started it would.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use axum::extract::{Path as UrlPath, State};
@@ -8,8 +11,11 @@ use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use vaider_core::history::Interaction;
 use vaider_core::progress::NoProgress;
 use vaider_core::{AnalysisRequest, Door};
+use vaider_qa::service::{self as qa_service, RunRequest};
+use vaider_validate::{Limits, ValidateRequest};
 
 use super::{find, read_log_file};
 use crate::api_error::ApiError;
@@ -35,6 +41,11 @@ pub(super) async fn run_again(
 ) -> Result<(StatusCode, Json<RunAgainStarted>), ApiError> {
     let body = body.map(|Json(b)| b).unwrap_or_default();
     let row = find(&state, &id).await?;
+    match row.tool.as_str() {
+        "run_test_plan" => return plan_again(&state, &row).await,
+        "validate_test" => return validation_again(&state, &row).await,
+        _ => {}
+    }
     let request_json = read_log_file(row.log_dir.as_deref(), "request.json");
     let tool = vaider_core::task::by_name(&row.tool)
         .ok_or_else(|| ApiError::bad_request(format!("{} cannot be run again.", row.tool)))?;
@@ -66,6 +77,78 @@ pub(super) async fn run_again(
     tokio::spawn(async move {
         // The outcome lands in the history, which the page follows through /api/events.
         let _ = engine.analyse(request, &NoProgress).await;
+    });
+    Ok((StatusCode::ACCEPTED, Json(RunAgainStarted { id: new_id })))
+}
+
+/// The plan of a run, run again against the same base URL, through the QA service.
+async fn plan_again(
+    state: &AppState,
+    row: &Interaction,
+) -> Result<(StatusCode, Json<RunAgainStarted>), ApiError> {
+    let history = state.engine.history().clone();
+    let id = row.id.clone();
+    let stored = super::blocking(move || history.job_result(&id)).await?;
+    let run = stored.as_ref().map(|r| &r["testRun"]);
+    let (Some(plan_id), Some(workspace)) = (
+        run.and_then(|r| r["planId"].as_str()),
+        row.project.as_deref(),
+    ) else {
+        return Err(ApiError::bad_request(
+            "This run did not record its plan, so it cannot be run again from here: run the plan from the Plans page.",
+        ));
+    };
+    let request = RunRequest {
+        plan_id: plan_id.to_string(),
+        base_url: run.and_then(|r| r["baseUrl"].as_str()).map(str::to_string),
+        workspace: PathBuf::from(workspace),
+        door: Door::Ui,
+        headless: true,
+        run_id: None,
+    };
+    let ready =
+        qa_service::prepare_run(request).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let run_id = ready.run_id.clone();
+    let engine = state.engine.clone();
+    tokio::spawn(async move {
+        // The outcome is in the history (the new run's page) and in .qa-agent/runs/.
+        if let Err(error) = qa_service::run_prepared(&engine, ready).await {
+            tracing::warn!(%error, "a run started again from the UI could not run");
+        }
+    });
+    Ok((StatusCode::ACCEPTED, Json(RunAgainStarted { id: run_id })))
+}
+
+/// The test file of a validation, validated again with its expectations and project folder.
+async fn validation_again(
+    state: &AppState,
+    row: &Interaction,
+) -> Result<(StatusCode, Json<RunAgainStarted>), ApiError> {
+    let history = state.engine.history().clone();
+    let id = row.id.clone();
+    let stored = super::blocking(move || history.job_result(&id)).await?;
+    let project_dir = stored
+        .as_ref()
+        .and_then(|r| r["metadata"]["project_dir"].as_str())
+        .map(str::to_string);
+    let request = ValidateRequest {
+        test_path: row.source.clone(),
+        project_dir,
+        grep: None,
+        expectations: row.expectations.clone(),
+        limits: Limits::default(),
+        timeout: None,
+        provider: None,
+        model: None,
+        door: Door::Ui,
+        base_dirs: row.project.iter().map(PathBuf::from).collect(),
+    };
+    let new_id = vaider_core::job::new_id();
+    let engine = state.engine.clone();
+    let job_id = new_id.clone();
+    tokio::spawn(async move {
+        // The outcome lands in the history, which the page follows through /api/events.
+        vaider_validate::validate_test_as(&engine, request, job_id, &NoProgress).await;
     });
     Ok((StatusCode::ACCEPTED, Json(RunAgainStarted { id: new_id })))
 }
