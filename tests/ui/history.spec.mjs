@@ -25,7 +25,7 @@ test('lists a finished analysis with its file, tool and status, and takes the to
   await expect(row.locator('.c-model')).toContainText('gemini');
   await expect(row.locator('.c-model')).toContainText('gemini-3.5-flash-lite');
   await expect(row.locator('time')).toHaveAttribute('datetime', /\d{4}-\d\d-\d\dT/);
-  await expect(row.locator('td.c-num').first()).toHaveText(/\d+(\.\d)? (ms|s)/);
+  await expect(row.locator('td.c-num').first()).toHaveText(/^\d+(\.\d)?(ms|s|m)$/);
   await expect(row.locator('td.c-num').nth(1)).toHaveText(/^\$/);
   await expect(page.locator('#history-count')).toHaveText('1 analysis');
   await expect(page.locator('#history-rows tr')).toHaveCount(1);
