@@ -1,10 +1,11 @@
 //! A video's plan worked out on its own task while the video uploads: the scan for screen
 //! changes then adds nothing before the upload starts, and the provider takes the plan once
-//! the file is ready (or sends the whole video when the scan is too slow for the time left).
+//! the file is ready (or sends the whole video when the scan is not done soon after the
+//! upload, or is too slow for the time left).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::future::{BoxFuture, Shared};
 use futures_util::FutureExt;
@@ -86,6 +87,19 @@ impl PlannedVideo {
         Some(sending)
     }
 
+    /// The answer, if the work is done soon after the upload that took `upload`: the call
+    /// waits for the scan at most a tenth of the upload's time (so the whole call stays near
+    /// the upload's own pace), or [`MIN_WAIT`] on a short upload, and never past `latest`.
+    /// None means the whole video goes instead.
+    pub async fn resolve_after_upload(
+        &self,
+        upload: Duration,
+        latest: Instant,
+    ) -> Option<Arc<Sending>> {
+        let by = Instant::now() + wait_after_upload(upload);
+        self.resolve_by(by.min(latest)).await
+    }
+
     /// What the provider sent, if it used the plan (it has answered by then).
     pub fn sent(&self) -> Option<Arc<Sending>> {
         if !self.used.load(Ordering::SeqCst) {
@@ -93,6 +107,15 @@ impl PlannedVideo {
         }
         self.answer.clone().now_or_never()
     }
+}
+
+/// The least a call waits for a scan still running when its upload is done: ffmpeg's start
+/// and the first frames take a fixed time, which a short video's upload does not cover.
+pub const MIN_WAIT: Duration = Duration::from_secs(1);
+
+/// How long a call waits for the scan once an upload that took `upload` is done.
+pub fn wait_after_upload(upload: Duration) -> Duration {
+    (upload / 10).max(MIN_WAIT)
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<Sending>);
