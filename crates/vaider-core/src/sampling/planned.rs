@@ -125,3 +125,33 @@ impl Drop for AbortOnDrop {
         self.0.abort();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_is_a_tenth_of_the_upload_and_at_least_a_second() {
+        assert_eq!(
+            wait_after_upload(Duration::from_secs(20)),
+            Duration::from_secs(2)
+        );
+        assert_eq!(wait_after_upload(Duration::from_millis(1500)), MIN_WAIT);
+        assert_eq!(wait_after_upload(Duration::ZERO), MIN_WAIT);
+    }
+
+    #[tokio::test]
+    async fn a_scan_not_done_soon_after_the_upload_is_given_up_and_a_done_one_is_used() {
+        let never = PlannedVideo::start(std::future::pending());
+        // The deadline is an hour away: only the wait after the upload can end this.
+        let latest = Instant::now() + Duration::from_secs(3600);
+        let given_up = never.resolve_after_upload(Duration::ZERO, latest).await;
+        assert!(given_up.is_none());
+        assert!(never.sent().is_none(), "nothing of the plan was sent");
+
+        let done = PlannedVideo::start(async { Sending::whole("test".into()) });
+        let used = done.resolve_after_upload(Duration::ZERO, latest).await;
+        assert_eq!(used.map(|s| s.reason.clone()).as_deref(), Some("test"));
+        assert!(done.sent().is_some());
+    }
+}
