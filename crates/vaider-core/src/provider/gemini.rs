@@ -171,12 +171,12 @@ impl GeminiProvider {
                         continue;
                     };
                     // The scan ran during the upload and is usually done by now. The answer
-                    // waits for it a tenth of the upload's time (at least a second), and at
-                    // most half the time left: past that, the whole video goes.
+                    // waits for it a tenth of a large video's upload time (at least a second),
+                    // and at most half the time left: past that, the whole video goes.
                     let left = job.deadline.saturating_duration_since(Instant::now());
                     let latest = Instant::now() + left / 2;
                     let sending = tokio::select! {
-                        sending = plan.resolve_after_upload(upload_started.elapsed(), latest) => sending,
+                        sending = plan.resolve_after_upload(upload_started.elapsed(), media.size_bytes, latest) => sending,
                         _ = job.stop.cancelled() => return Err(super::stopped()),
                     };
                     match sending {

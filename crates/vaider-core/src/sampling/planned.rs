@@ -87,17 +87,20 @@ impl PlannedVideo {
         Some(sending)
     }
 
-    /// The answer, if the work is done soon after the upload that took `upload`: the call
-    /// waits for the scan at most a tenth of the upload's time (so the whole call stays near
-    /// the upload's own pace), or [`MIN_WAIT`] on a short upload, and never past `latest`.
-    /// None means the whole video goes instead.
+    /// The answer, if the work is done soon after the upload of `size` bytes that took
+    /// `upload` (see [`wait_after_upload`]), and never past `latest`. None means the whole
+    /// video goes instead.
     pub async fn resolve_after_upload(
         &self,
         upload: Duration,
+        size: u64,
         latest: Instant,
     ) -> Option<Arc<Sending>> {
-        let by = Instant::now() + wait_after_upload(upload);
-        self.resolve_by(by.min(latest)).await
+        let by = match wait_after_upload(upload, size) {
+            Some(wait) => latest.min(Instant::now() + wait),
+            None => latest,
+        };
+        self.resolve_by(by).await
     }
 
     /// What the provider sent, if it used the plan (it has answered by then).
@@ -109,13 +112,19 @@ impl PlannedVideo {
     }
 }
 
-/// The least a call waits for a scan still running when its upload is done: ffmpeg's start
-/// and the first frames take a fixed time, which a short video's upload does not cover.
+/// The least a call waits for a large video's scan still running when its upload is done.
 pub const MIN_WAIT: Duration = Duration::from_secs(1);
+/// From this size on, the answer waits for the scan only briefly after the upload. A smaller
+/// video uploads in moments while its scan has a fixed cost (ffmpeg's start, the first
+/// frames): there the scan is waited for (up to half the time left), as its savings in tokens
+/// are worth more than a second.
+pub const BOUNDED_WAIT_FROM_BYTES: u64 = 64 << 20;
 
-/// How long a call waits for the scan once an upload that took `upload` is done.
-pub fn wait_after_upload(upload: Duration) -> Duration {
-    (upload / 10).max(MIN_WAIT)
+/// How long a call waits for the scan once an upload of `size` bytes that took `upload` is
+/// done: a tenth of the upload's time (so the whole call stays near the upload's own pace),
+/// at least [`MIN_WAIT`]; None (no bound but the deadline) for a small video.
+pub fn wait_after_upload(upload: Duration, size: u64) -> Option<Duration> {
+    (size >= BOUNDED_WAIT_FROM_BYTES).then(|| (upload / 10).max(MIN_WAIT))
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<Sending>);
@@ -131,13 +140,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_wait_is_a_tenth_of_the_upload_and_at_least_a_second() {
-        assert_eq!(
-            wait_after_upload(Duration::from_secs(20)),
-            Duration::from_secs(2)
-        );
-        assert_eq!(wait_after_upload(Duration::from_millis(1500)), MIN_WAIT);
-        assert_eq!(wait_after_upload(Duration::ZERO), MIN_WAIT);
+    fn a_large_video_waits_a_tenth_of_its_upload_and_at_least_a_second() {
+        let large = BOUNDED_WAIT_FROM_BYTES;
+        let wait = |upload| wait_after_upload(upload, large);
+        assert_eq!(wait(Duration::from_secs(20)), Some(Duration::from_secs(2)));
+        assert_eq!(wait(Duration::from_millis(1500)), Some(MIN_WAIT));
+        assert_eq!(wait(Duration::ZERO), Some(MIN_WAIT));
+        assert_eq!(wait_after_upload(Duration::ZERO, large - 1), None);
     }
 
     #[tokio::test]
@@ -145,12 +154,17 @@ mod tests {
         let never = PlannedVideo::start(std::future::pending());
         // The deadline is an hour away: only the wait after the upload can end this.
         let latest = Instant::now() + Duration::from_secs(3600);
-        let given_up = never.resolve_after_upload(Duration::ZERO, latest).await;
+        let size = BOUNDED_WAIT_FROM_BYTES;
+        let given_up = never
+            .resolve_after_upload(Duration::ZERO, size, latest)
+            .await;
         assert!(given_up.is_none());
         assert!(never.sent().is_none(), "nothing of the plan was sent");
 
         let done = PlannedVideo::start(async { Sending::whole("test".into()) });
-        let used = done.resolve_after_upload(Duration::ZERO, latest).await;
+        let used = done
+            .resolve_after_upload(Duration::ZERO, size, latest)
+            .await;
         assert_eq!(used.map(|s| s.reason.clone()).as_deref(), Some("test"));
         assert!(done.sent().is_some());
     }
