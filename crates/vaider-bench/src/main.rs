@@ -20,16 +20,22 @@
 //!    file on a fresh server, so it is hashed for the cache) and off; medians of
 //!    `--upload-runs` interleaved rounds, with the CPU time each side spent. Target: Vaider
 //!    within 1.1x of curl.
+//! 5. Whole calls against curl on a real 791 MiB raw recording: curl's four calls, and Vaider
+//!    with `sampling: auto` (the change scan beside the upload) and `full`, side by side in one
+//!    run, with Vaider's peak memory (`--whole-runs` rounds; `--whole-only` runs it alone).
+//!    Target: `auto` within 1.1x of curl.
 //!
 //! Run it with `scripts/bench.sh` (builds both binaries in release first).
 
 mod machine;
 mod render;
 mod upload;
+mod whole;
 
 use machine::{filesystem_of, machine_line};
 use render::{render, Rendered};
 use upload::{render_upload, upload_vs_curl};
+use whole::{render_whole, whole_vs_curl};
 
 use vaider_bench::{curl, report, server, video};
 
@@ -45,7 +51,7 @@ use server::{ProcStatus, RssSampler, Server};
 const USAGE: &str = "\
 usage: vaider-bench [--sizes 100M,1G] [--runs 20] [--mem-runs 3] [--vaider PATH] [--media DIR]
                     [--tmp DIR] [--out FILE] [--chunk-mib N] [--upload-size 754M]
-                    [--upload-runs 5] [--upload-only]
+                    [--upload-runs 5] [--upload-only] [--whole-runs 3] [--whole-only]
 
   --sizes      sizes of the large test videos (K/M/G = KiB/MiB/GiB), default 100M,1G
   --runs       analyses of the small recording for the overhead numbers, default 20
@@ -60,7 +66,10 @@ usage: vaider-bench [--sizes 100M,1G] [--runs 20] [--mem-runs 3] [--vaider PATH]
   --upload-size  the video for the upload-speed comparison with curl, default 754M
                (791 MB); 0 skips the comparison
   --upload-runs  interleaved rounds (curl, Vaider cache on, Vaider cache off), default 5
-  --upload-only  run the comparison with curl alone";
+  --upload-only  run the comparison with curl alone
+  --whole-runs   rounds of whole calls on a raw recording (curl, Vaider auto, Vaider full),
+               default 3; 0 skips them
+  --whole-only   run the whole calls alone";
 
 /// Analyses before the timed ones: the first pays for connection set-up and cold caches.
 const WARM_UP_RUNS: usize = 2;
@@ -87,6 +96,9 @@ struct Options {
     upload_size: u64,
     upload_runs: usize,
     upload_only: bool,
+    /// Rounds of whole calls on a raw recording; 0 = none.
+    whole_runs: usize,
+    whole_only: bool,
 }
 
 impl Options {
@@ -104,6 +116,8 @@ impl Options {
             upload_size: 754 << 20,
             upload_runs: 5,
             upload_only: false,
+            whole_runs: 3,
+            whole_only: false,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -113,6 +127,10 @@ impl Options {
             }
             if arg == "--upload-only" {
                 options.upload_only = true;
+                continue;
+            }
+            if arg == "--whole-only" {
+                options.whole_only = true;
                 continue;
             }
             let (name, inline) = match arg.split_once('=') {
@@ -158,6 +176,12 @@ impl Options {
                     options.upload_runs = v.parse().ok().filter(|n| *n > 0).with_context(|| {
                         format!("--upload-runs wants a positive count, not {v:?}")
                     })?
+                }
+                "--whole-runs" => {
+                    let v = value()?;
+                    options.whole_runs = v
+                        .parse()
+                        .with_context(|| format!("--whole-runs wants a count, not {v:?}"))?
                 }
                 "--chunk-mib" => {
                     let v = value()?;
@@ -231,7 +255,7 @@ async fn run(options: &Options) -> Result<String> {
     std::fs::copy(&webm_src, &webm).with_context(|| format!("copy {}", webm_src.display()))?;
 
     let mut videos = Vec::new();
-    let sizes: &[u64] = if options.upload_only {
+    let sizes: &[u64] = if options.upload_only || options.whole_only {
         &[]
     } else {
         &options.sizes
@@ -264,6 +288,13 @@ async fn run(options: &Options) -> Result<String> {
         .build()
         .context("build the HTTP client")?;
 
+    if options.whole_only {
+        let w = whole_vs_curl(&fake, &client, options, work.path()).await?;
+        let mut out = String::from("## Vaider benchmark: whole calls against curl\n\n");
+        out.push_str(&machine_line(options, "", &tmp_fs, work.path()));
+        out.push_str(&render_whole(&w));
+        return Ok(out);
+    }
     // 4. Upload speed against curl, first: the other sections leave nothing running behind it.
     let upload = if options.upload_size > 0 {
         Some(upload_vs_curl(&fake, &client, options, work.path(), &mp4_src).await?)
@@ -333,7 +364,13 @@ async fn run(options: &Options) -> Result<String> {
         sized.push(size_run(&fake, &client, options, work.path(), *size, path).await?);
     }
 
-    Ok(render(&Rendered {
+    // 5. Whole calls on a real recording, auto and full against curl.
+    let whole = if options.whole_runs > 0 {
+        Some(whole_vs_curl(&fake, &client, options, work.path()).await?)
+    } else {
+        None
+    };
+    let mut out = render(&Rendered {
         options,
         version: &version,
         tmp_fs: &tmp_fs,
@@ -346,7 +383,11 @@ async fn run(options: &Options) -> Result<String> {
         runs: &runs,
         sized: &sized,
         upload: upload.as_ref(),
-    }))
+    });
+    if let Some(w) = &whole {
+        out.push_str(&render_whole(w));
+    }
+    Ok(out)
 }
 
 /// Picks one step's duration out of a [`Timeline`], for the tables.

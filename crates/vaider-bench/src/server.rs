@@ -289,10 +289,20 @@ pub async fn analyse(
         "timeoutSec": 600,
         "noCache": no_cache,
     });
+    analyse_body(client, server, &body).await
+}
+
+/// One `POST /v1/analyse` with this body (e.g. with a `sampling`), timed as [`analyse`].
+pub async fn analyse_body(
+    client: &reqwest::Client,
+    server: &Server,
+    body: &serde_json::Value,
+) -> Result<Analysed> {
+    let video = body["videoPath"].as_str().unwrap_or_default();
     let request = client
         .post(format!("{}/v1/analyse", server.base))
         .bearer_auth(TOKEN)
-        .json(&body);
+        .json(body);
     let sent = Instant::now();
     let response = request
         .send()
@@ -307,8 +317,7 @@ pub async fn analyse(
     let done = Instant::now();
     if !status.is_success() {
         bail!(
-            "analyse {} answered {status}: {}",
-            video.display(),
+            "analyse {video} answered {status}: {}",
             String::from_utf8_lossy(&bytes)
         );
     }

@@ -133,9 +133,12 @@ async fn decode(
     // found at the first sample that shows it, and a frame the model is sent at that time
     // shows it too (by default ffmpeg takes the nearest frame, up to half an interval later).
     let filter = format!(
-        "fps={fps}:round=up,scale='min({w},iw)':-2:flags=area",
+        "fps={fps}:round=up,{scale}",
         fps = options.sample_fps,
-        w = options.max_width
+        scale = match encoder {
+            Some(_) => format!("scale='min({},iw)':-2:flags=area", options.max_width),
+            None => detector_scale(),
+        }
     );
     command
         .arg("-i")
@@ -176,6 +179,18 @@ async fn decode(
             ),
         }),
     }
+}
+
+/// The scale filter for a scan that writes no frame: the detector measures probes of at most
+/// `PROBE_WIDTH` x `PROBE_HEIGHT` box-averaged pixels, so frames need only twice that in each
+/// direction (the chroma planes are half size) and are shrunk by ffmpeg as they are decoded.
+/// A 1280x720 frame goes down the pipe as 320x180, a sixteenth of the bytes to copy and
+/// measure. Never upscaled; the aspect ratio is kept, so the probe's grid is the same.
+fn detector_scale() -> String {
+    let (w, h) = (2 * change::PROBE_WIDTH, 2 * change::PROBE_HEIGHT);
+    let factor = format!("min(1,max({w}/iw,{h}/ih))");
+    // `fast_bilinear` would alias (skip pixels); `area` averages them, as the probe does.
+    format!("scale='min(iw,2*ceil(iw*{factor}/2))':'min(ih,2*ceil(ih*{factor}/2))':flags=area")
 }
 
 /// Every change the detector finds in a video (none dropped, unlike the keyframes), for

@@ -147,6 +147,7 @@ impl GeminiProvider {
                 MediaPart::File { path, media, plan } => {
                     job.ensure_wanted()?;
                     let mime = gemini_mime(media);
+                    let upload_started = Instant::now();
                     let file = self
                         .upload(job, path, media, mime, sent, total, calls)
                         .await?;
@@ -169,11 +170,13 @@ impl GeminiProvider {
                         parts.push(file_data);
                         continue;
                     };
-                    // The scan ran during the upload and is usually done by now. It may take
-                    // at most half the time left: past that, the whole video goes.
+                    // The scan ran during the upload and is usually done by now. The answer
+                    // waits for it a tenth of a large video's upload time (at least a second),
+                    // and at most half the time left: past that, the whole video goes.
                     let left = job.deadline.saturating_duration_since(Instant::now());
+                    let latest = Instant::now() + left / 2;
                     let sending = tokio::select! {
-                        sending = plan.resolve_by(Instant::now() + left / 2) => sending,
+                        sending = plan.resolve_after_upload(upload_started.elapsed(), media.size_bytes, latest) => sending,
                         _ = job.stop.cancelled() => return Err(super::stopped()),
                     };
                     match sending {

@@ -1,10 +1,11 @@
 //! A video's plan worked out on its own task while the video uploads: the scan for screen
 //! changes then adds nothing before the upload starts, and the provider takes the plan once
-//! the file is ready (or sends the whole video when the scan is too slow for the time left).
+//! the file is ready (or sends the whole video when the scan is not done soon after the
+//! upload, or is too slow for the time left).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::future::{BoxFuture, Shared};
 use futures_util::FutureExt;
@@ -86,6 +87,22 @@ impl PlannedVideo {
         Some(sending)
     }
 
+    /// The answer, if the work is done soon after the upload of `size` bytes that took
+    /// `upload` (see [`wait_after_upload`]), and never past `latest`. None means the whole
+    /// video goes instead.
+    pub async fn resolve_after_upload(
+        &self,
+        upload: Duration,
+        size: u64,
+        latest: Instant,
+    ) -> Option<Arc<Sending>> {
+        let by = match wait_after_upload(upload, size) {
+            Some(wait) => latest.min(Instant::now() + wait),
+            None => latest,
+        };
+        self.resolve_by(by).await
+    }
+
     /// What the provider sent, if it used the plan (it has answered by then).
     pub fn sent(&self) -> Option<Arc<Sending>> {
         if !self.used.load(Ordering::SeqCst) {
@@ -95,10 +112,60 @@ impl PlannedVideo {
     }
 }
 
+/// The least a call waits for a large video's scan still running when its upload is done.
+pub const MIN_WAIT: Duration = Duration::from_secs(1);
+/// From this size on, the answer waits for the scan only briefly after the upload. A smaller
+/// video uploads in moments while its scan has a fixed cost (ffmpeg's start, the first
+/// frames): there the scan is waited for (up to half the time left), as its savings in tokens
+/// are worth more than a second.
+pub const BOUNDED_WAIT_FROM_BYTES: u64 = 64 << 20;
+
+/// How long a call waits for the scan once an upload of `size` bytes that took `upload` is
+/// done: a tenth of the upload's time (so the whole call stays near the upload's own pace),
+/// at least [`MIN_WAIT`]; None (no bound but the deadline) for a small video.
+pub fn wait_after_upload(upload: Duration, size: u64) -> Option<Duration> {
+    (size >= BOUNDED_WAIT_FROM_BYTES).then(|| (upload / 10).max(MIN_WAIT))
+}
+
 struct AbortOnDrop(tokio::task::JoinHandle<Sending>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_video_waits_a_tenth_of_its_upload_and_at_least_a_second() {
+        let large = BOUNDED_WAIT_FROM_BYTES;
+        let wait = |upload| wait_after_upload(upload, large);
+        assert_eq!(wait(Duration::from_secs(20)), Some(Duration::from_secs(2)));
+        assert_eq!(wait(Duration::from_millis(1500)), Some(MIN_WAIT));
+        assert_eq!(wait(Duration::ZERO), Some(MIN_WAIT));
+        assert_eq!(wait_after_upload(Duration::ZERO, large - 1), None);
+    }
+
+    #[tokio::test]
+    async fn a_scan_not_done_soon_after_the_upload_is_given_up_and_a_done_one_is_used() {
+        let never = PlannedVideo::start(std::future::pending());
+        // The deadline is an hour away: only the wait after the upload can end this.
+        let latest = Instant::now() + Duration::from_secs(3600);
+        let size = BOUNDED_WAIT_FROM_BYTES;
+        let given_up = never
+            .resolve_after_upload(Duration::ZERO, size, latest)
+            .await;
+        assert!(given_up.is_none());
+        assert!(never.sent().is_none(), "nothing of the plan was sent");
+
+        let done = PlannedVideo::start(async { Sending::whole("test".into()) });
+        let used = done
+            .resolve_after_upload(Duration::ZERO, size, latest)
+            .await;
+        assert_eq!(used.map(|s| s.reason.clone()).as_deref(), Some("test"));
+        assert!(done.sent().is_some());
     }
 }

@@ -1,0 +1,199 @@
+//! Section 5: whole calls on a real recording against curl, side by side in one run: curl's
+//! four calls, and a whole analysis through `vaider serve` with `sampling: auto` (the scan for
+//! screen changes runs beside the upload) and with `sampling: full` (no scan). The recording
+//! is raw 1280x720 frames, so it is as large as a long compressed one while ffmpeg can read
+//! every frame of it: the scan really decodes the whole video.
+
+use std::path::Path;
+
+use super::*;
+
+/// One whole analysis by Vaider.
+pub(super) struct WholeSample {
+    total: Duration,
+    /// Largest VmRSS of `vaider serve` during the call (ffmpeg, its child, not counted).
+    peak_kib: u64,
+    /// How the video went ("full", "clips", "keyframes") and why.
+    used: String,
+    reason: String,
+}
+
+pub(super) struct WholeComparison {
+    size: u64,
+    curl: Vec<Duration>,
+    auto: Vec<WholeSample>,
+    full: Vec<WholeSample>,
+}
+
+/// 20 s of a still page at 30 fps, where a panel appears at 5 s and a toast shows from 12 to
+/// 14 s: raw yuv420p in AVI, 791 MiB.
+fn make_recording(out: &Path) -> Result<()> {
+    let status = std::process::Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i"])
+        .arg("color=c=white:s=1280x720:r=30:d=20")
+        .arg("-vf")
+        .arg(
+            "drawbox=x=100:y=100:w=300:h=80:color=blue:t=fill:enable='gte(t,5)',\
+             drawbox=x=600:y=400:w=200:h=40:color=red:t=fill:enable='between(t,12,14)'",
+        )
+        .args(["-c:v", "rawvideo", "-pix_fmt", "yuv420p"])
+        .arg(out)
+        .status()
+        .context("run ffmpeg to write the recording (is it installed?)")?;
+    ensure!(status.success(), "ffmpeg could not write {}", out.display());
+    Ok(())
+}
+
+/// Section 5: curl, Vaider with `auto` and Vaider with `full`, alternately, each Vaider call
+/// on a fresh server with noCache.
+pub(super) async fn whole_vs_curl(
+    fake: &FakeGemini,
+    client: &reqwest::Client,
+    options: &Options,
+    scratch: &Path,
+) -> Result<WholeComparison> {
+    let video = scratch.join("recording-raw-1280x720.avi");
+    eprintln!("whole calls: writing {} ...", video.display());
+    make_recording(&video)?;
+    let size = std::fs::metadata(&video)
+        .with_context(|| format!("stat {}", video.display()))?
+        .len();
+    let mut comparison = WholeComparison {
+        size,
+        curl: Vec::new(),
+        auto: Vec::new(),
+        full: Vec::new(),
+    };
+    // One untimed round first: the first curl and the first server pay for cold caches.
+    for round in 0..=options.whole_runs {
+        eprintln!("whole calls: round {round} of {}", options.whole_runs);
+        let c = curl_call(fake, client, &video).await?;
+        let auto = vaider_call(fake, client, options, scratch, &video, "auto").await?;
+        let full = vaider_call(fake, client, options, scratch, &video, "full").await?;
+        if round > 0 {
+            comparison.curl.push(c);
+            comparison.auto.push(auto);
+            comparison.full.push(full);
+        }
+    }
+    let _ = std::fs::remove_file(&video);
+    Ok(comparison)
+}
+
+async fn curl_call(fake: &FakeGemini, client: &reqwest::Client, video: &Path) -> Result<Duration> {
+    let run = curl::four_calls(&fake.base_url(), FakeGemini::API_KEY, video, "video/avi").await?;
+    // Outside the timing: the fake's project quota must not fill up over the runs.
+    client
+        .delete(format!("{}/v1beta/{}", fake.base_url(), run.file_name))
+        .header("x-goog-api-key", FakeGemini::API_KEY)
+        .send()
+        .await
+        .context("DELETE the curl upload")?;
+    Ok(run.total)
+}
+
+async fn vaider_call(
+    fake: &FakeGemini,
+    client: &reqwest::Client,
+    options: &Options,
+    scratch: &Path,
+    video: &Path,
+    sampling: &str,
+) -> Result<WholeSample> {
+    let server = Server::start(
+        &options.vaider,
+        &fake.base_url(),
+        scratch,
+        options.chunk_mib,
+    )
+    .await?;
+    let rss = RssSampler::start(server.pid, SAMPLE_EVERY);
+    let body = serde_json::json!({
+        "videoPath": video,
+        "timeoutSec": 600,
+        "noCache": true,
+        "sampling": sampling,
+    });
+    let done = server::analyse_body(client, &server, &body).await;
+    let (sampled_kib, _) = rss.finish();
+    let hwm = server.status().map(|s| s.vm_hwm_kib).unwrap_or(0);
+    server.stop().await?;
+    let done = done?;
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    Ok(WholeSample {
+        total: done.done.saturating_duration_since(done.sent),
+        peak_kib: sampled_kib.max(hwm),
+        used: text(&done.body["sampling"]["used"]),
+        reason: text(&done.body["sampling"]["reason"]),
+    })
+}
+
+pub(super) fn render_whole(w: &WholeComparison) -> String {
+    let mut out = format!(
+        "\n### Whole calls against curl ({:.0} MB raw 1280x720 recording, 20 s, the fake answering at once, medians of {} interleaved rounds after a warm-up)\n\n",
+        w.size as f64 / 1e6,
+        w.curl.len()
+    );
+    let curl = Spread::of(&w.curl);
+    let mut t = Table::new(&[
+        "Who",
+        "Whole (median, min–max)",
+        "× curl",
+        "Peak RSS of vaider serve",
+        "Video went as",
+        "Target",
+        "Result",
+    ]);
+    t.row(&[
+        "curl: start, upload+finalize streamed, GET, generate",
+        &format!(
+            "{} ({}–{})",
+            secs(curl.median),
+            secs(curl.min),
+            secs(curl.max)
+        ),
+        "1.00",
+        "",
+        "whole",
+        "",
+        "",
+    ]);
+    for (who, samples, target) in [
+        (
+            "Vaider, sampling auto (scan beside the upload)",
+            &w.auto,
+            true,
+        ),
+        ("Vaider, sampling full", &w.full, false),
+    ] {
+        let total = Spread::of(&samples.iter().map(|s| s.total).collect::<Vec<_>>());
+        let ratio = total.median.as_secs_f64() / curl.median.as_secs_f64().max(1e-9);
+        let peak = samples.iter().map(|s| s.peak_kib).max().unwrap_or(0);
+        let mut went: Vec<&str> = samples.iter().map(|s| s.used.as_str()).collect();
+        went.dedup();
+        t.row(&[
+            who,
+            &format!(
+                "{} ({}–{})",
+                secs(total.median),
+                secs(total.min),
+                secs(total.max)
+            ),
+            &format!("{ratio:.2}"),
+            &mb(peak),
+            &went.join(", "),
+            if target { "≤ 1.1 × curl" } else { "" },
+            if target { verdict(ratio <= 1.1) } else { "" },
+        ]);
+    }
+    out.push_str(&t.finish());
+    if let Some(last) = w.auto.last() {
+        out.push_str(&format!("\nWhy (auto, last round): {}\n", last.reason));
+    }
+    out.push_str(
+        "\nEach Vaider call is a whole analysis (REST request sent → response received) on a \
+         fresh `vaider serve` with noCache; it also deletes the upload before answering, which \
+         curl does not. Peak RSS is the largest of VmHWM and VmRSS sampled every 50 ms.\n",
+    );
+    out
+}
