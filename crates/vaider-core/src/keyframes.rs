@@ -237,8 +237,16 @@ pub async fn timeline(video: &Path, options: &KeyframeOptions) -> Result<Timelin
         sampled_seconds: found.frames as f64 / options.sample_fps,
         duration: found.input.duration,
         has_audio: found.input.has_audio,
-        width: found.geometry.width as u32,
-        height: found.geometry.height as u32,
+        // The video's own size, which decides how its clips are sent; the frames scanned
+        // were shrunk to the detector's size.
+        width: found
+            .input
+            .size
+            .map_or(found.geometry.width as u32, |s| s.0),
+        height: found
+            .input
+            .size
+            .map_or(found.geometry.height as u32, |s| s.1),
     })
 }
 
@@ -295,6 +303,8 @@ struct InputFacts {
     /// The container's duration; none for a WebM written live.
     duration: Option<f64>,
     has_audio: bool,
+    /// The video's own frame size (a scan decodes it shrunk, at the detector's size).
+    size: Option<(u32, u32)>,
 }
 
 impl InputFacts {
@@ -308,10 +318,20 @@ impl InputFacts {
                 facts.duration = rest.split(',').next().and_then(clock_seconds);
             } else if line.starts_with("Stream #0:") && line.contains(": Audio:") {
                 facts.has_audio = true;
+            } else if line.starts_with("Stream #0:") && line.contains(": Video:") {
+                facts.size = facts.size.or_else(|| frame_size(line));
             }
         }
         facts
     }
+}
+
+/// The `1280x720` of a video stream's description (`Video: vp8, yuv420p, 1280x720, ...`).
+fn frame_size(line: &str) -> Option<(u32, u32)> {
+    line.split([',', ' ', '[']).find_map(|word| {
+        let (w, h) = word.split_once('x')?;
+        Some((w.parse().ok()?, h.parse().ok()?)).filter(|&(w, h)| w > 0 && h > 0)
+    })
 }
 
 /// "00:01:02.50" in seconds.
@@ -887,6 +907,7 @@ mod tests {
         );
         let live = log.replace("00:01:02.50", "N/A");
         assert_eq!(InputFacts::from_log(&live).duration, None);
+        assert_eq!(facts.size, Some((800, 450)), "the video's own size");
     }
 
     #[test]
