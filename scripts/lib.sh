@@ -258,8 +258,12 @@ ensure_visual_packages() {
     ensure_node20
     if [ ! -f "$dir/node_modules/pixelmatch/package.json" ] ||
         [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-        step "npm ci in tests/visual (pixelmatch and odiff, the pixel diff's references)"
-        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+        # `npm install`, not `npm ci`: odiff-bin lists its binary per platform as optional
+        # packages, and a registry mirror that holds only this platform's leaves the others
+        # out of the lock, which `npm ci` refuses as out of sync. The lock still pins every
+        # version installed here.
+        step "npm install in tests/visual (pixelmatch and odiff, the pixel diff's references)"
+        (cd "$dir" && npm install --no-audit --no-fund --loglevel=error)
     fi
 }
 
