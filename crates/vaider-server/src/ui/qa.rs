@@ -101,7 +101,7 @@ fn workspace(path: &str) -> Result<PathBuf, ApiError> {
 }
 
 /// A QA error as the API's error, with its code.
-fn refused(error: QaError) -> ApiError {
+pub(super) fn refused(error: QaError) -> ApiError {
     let status = match error.code {
         ErrorCode::PlanNotFound | ErrorCode::RunNotFound => StatusCode::NOT_FOUND,
         ErrorCode::InvalidInput => StatusCode::BAD_REQUEST,

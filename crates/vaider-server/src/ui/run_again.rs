@@ -106,8 +106,8 @@ async fn plan_again(
         headless: true,
         run_id: None,
     };
-    let ready =
-        qa_service::prepare_run(request).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    // The one mapping of a QA error to the API's (a plan gone is a 404, with its code).
+    let ready = qa_service::prepare_run(request).map_err(super::qa::refused)?;
     let run_id = ready.run_id.clone();
     let engine = state.engine.clone();
     tokio::spawn(async move {
