@@ -184,38 +184,94 @@ pub fn fewer(default: u64, used: u64) -> String {
 }
 
 /// The sentence the model reads before the clips: which moments it sees, that the screen
-/// did not change between them, and where a small spot kept changing meanwhile.
+/// did not change between them, and where a small spot kept changing meanwhile. Short on
+/// purpose: on Gemini 3 a frame costs 70 tokens, so every 70 tokens of note cost a frame's
+/// worth of the savings. Times are the video's own seconds, as the clips' offsets are.
 pub fn clips_note(clips: &[Clip], ongoing: &[keyframes::Ongoing]) -> String {
-    let mut lines = vec![format!(
-        "The recording is sent as {} parts of the same video, in order. The screen was watched \
-         for changes: each still stretch is shown by one frame, taken when it began, and the \
-         screen did not change until the next part begins; changes in quick succession are shown \
-         as short clips. Use the video's own times.",
-        clips.len()
-    )];
-    for clip in clips {
-        let (from, to) = (
-            keyframes::timestamp(clip.start),
-            keyframes::timestamp(clip.end),
-        );
-        lines.push(match clip.kind {
-            ClipKind::Still => format!("- {from}–{to}: one frame; unchanged until {to}."),
-            ClipKind::Motion => format!(
-                "- {from}–{to}: {} frames of changes; the last one stays until {to}.",
-                clip.frames()
-            ),
-        });
-    }
+    let shown: Vec<String> = clips
+        .iter()
+        .map(|clip| match clip.kind {
+            ClipKind::Still => seconds(clip.start),
+            ClipKind::Motion => {
+                let last = clip.frame_times().last().unwrap_or(clip.start);
+                format!(
+                    "{}–{} ({} frames)",
+                    seconds(clip.start),
+                    seconds(last),
+                    clip.frames()
+                )
+            }
+        })
+        .collect();
+    let end = clips.last().map_or(0.0, |c| c.end);
+    let counted = if clips.iter().any(|c| c.kind == ClipKind::Motion) {
+        " unless a count is given"
+    } else {
+        ""
+    };
+    let mut note = format!(
+        "The video is sent as {} clips, at its own times in seconds: {}; end {}. Each is one \
+         frame{counted}; the screen did not change until the next.",
+        clips.len(),
+        shown.join(", "),
+        seconds(end)
+    );
     for spot in ongoing {
-        let (from, to) = (
-            keyframes::timestamp(spot.start),
-            keyframes::timestamp(spot.end),
-        );
-        lines.push(if spot.blinking {
-            format!("- {from}–{to}: a small spot blinked (a text caret or the like); not shown at each blink.")
+        let (from, to) = (seconds(spot.start), seconds(spot.end));
+        note.push_str(&if spot.blinking {
+            format!("\nA caret-like spot blinked {from}–{to} (not each blink shown).")
         } else {
-            format!("- {from}–{to}: a small spot kept changing (a spinner or the like); shown where it starts and stops.")
+            format!("\nA spinner-like spot kept changing {from}–{to} (shown at its start and end).")
         });
     }
-    lines.join("\n")
+    note
+}
+
+/// "17.75", "4": seconds to the millisecond, without trailing zeros.
+fn seconds(at: f64) -> String {
+    format!("{}", (at * 1000.0).round() / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Setting;
+
+    fn clip(start: f64, end: f64, fps: f64, kind: ClipKind) -> Clip {
+        Clip {
+            start,
+            end,
+            fps,
+            kind,
+            setting: Setting::None,
+        }
+    }
+
+    #[test]
+    fn the_note_names_every_moment_sent_and_each_spot_in_few_tokens() {
+        let clips = [
+            clip(0.0, 4.0, 0.999 / 4.0, ClipKind::Still),
+            clip(4.0, 5.0, 0.999, ClipKind::Still),
+            clip(5.0, 5.5625, 8.0, ClipKind::Motion),
+            clip(10.0, 17.75, 0.999 / 7.75, ClipKind::Still),
+            clip(17.75, 60.0, 0.999 / 42.25, ClipKind::Still),
+        ];
+        let caret = keyframes::Ongoing {
+            start: 0.5,
+            end: 59.5,
+            blinking: true,
+        };
+        let note = clips_note(&clips, &[caret]);
+        assert!(
+            note.starts_with("The video is sent as 5 clips, at its own times in seconds: 0, 4, 5–5.5 (5 frames), 10, 17.75; end 60. Each is one frame unless a count is given;"),
+            "{note}"
+        );
+        assert!(note.contains("did not change until the next"), "{note}");
+        // Without motion there is no count to speak of.
+        let stills = clips_note(&clips[..2], &[]);
+        assert!(stills.contains("Each is one frame;"), "{stills}");
+        assert!(note.contains("blinked 0.5–59.5"), "{note}");
+        // About 60 tokens (Gemini counts about 4 characters a token): less than a frame.
+        assert!(note.chars().count() < 280, "{} chars: {note}", note.len());
+    }
 }
