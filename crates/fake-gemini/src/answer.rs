@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::generate::{is_pro, thinking_model, Prompt};
 use crate::media::{self, Modality};
+use crate::received::Received;
 use crate::schema;
 
 /// The model's output before it is cut into responses.
@@ -89,7 +90,7 @@ fn default_text(prompt: &Prompt) -> String {
             Value::String(v) => v,
             other => other.to_string(),
         },
-        ("application/json", Some(s)) => scripted(s, &prompt.user_text, &sentence)
+        ("application/json", Some(s)) => scripted(s, &prompt.read, &sentence)
             .unwrap_or_else(|| schema::example(s, &sentence))
             .to_string(),
         ("application/json", None) => json!({
@@ -119,15 +120,14 @@ fn default_text(prompt: &Prompt) -> String {
 
 /// The answers a test can predict, when the request is one they script: a page judgement
 /// (`judge`), a browsing action (`browse`) or a test plan (`planner`).
-fn scripted(schema: &Value, prompt: &str, proof: &str) -> Option<Value> {
+fn scripted(schema: &Value, read: &Received, proof: &str) -> Option<Value> {
     if crate::planner::asks_for_plan(schema) {
-        return Some(crate::planner::plan(prompt, proof));
+        return Some(crate::planner::plan(read, schema, proof));
     }
-    if let Some(judged) = crate::judge::judgement(schema, prompt) {
+    if let Some(judged) = crate::judge::judgement(schema, read) {
         return Some(crate::judge::with_proof(judged, schema, proof));
     }
-    crate::browse::decision(schema, prompt)
-        .map(|next| crate::browse::with_proof(next, schema, proof))
+    crate::browse::decision(schema, read).map(|next| crate::browse::with_proof(next, schema, proof))
 }
 
 pub(crate) fn build_answer(prompt: &Prompt, reply_text: Option<String>, model: &str) -> Answer {

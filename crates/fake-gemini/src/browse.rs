@@ -1,19 +1,25 @@
 //! A scripted browser user, so tests of QA plans can check an `agentic_browsing` step end to
-//! end: a request whose schema asks for a browsing `action` (its enum has `give_up`) and whose
-//! prompt gives the `Instruction:`, the `Action N:` lines done so far and the page's numbered
-//! elements between `<<<` and `>>>` (as Vaider's browsing loop sends them) gets the next action
-//! by a rule a test can predict:
-//! - the instruction's quoted hints are done in order, one per turn, counted by the `Action N:`
-//!   lines: `click "Sign in"`, `type "ada@example.com" into "Email"`, `press "Enter"`,
+//! end: a request whose schema asks for a browsing `action` (its enum has `give_up`) gets the
+//! next action by a rule a test can predict, read from the content as a model reads it, not
+//! from the client's wording (`received`):
+//! - the instruction is the line with the most quoted hints, done in order, one per turn:
+//!   `click "Sign in"`, `type "ada@example.com" into "Email"`, `press "Enter"`,
 //!   `scroll "down"`, `navigate "/login"`, and `click ref "99"` (a ref as it is, even one the
-//!   page does not have); an element is found in the page's lines by its quoted name; after the
-//!   last hint the answer is `done`;
-//! - `never finish` in the instruction: scroll down, every turn;
-//! - `give up` in the instruction: give up.
+//!   page does not have); after the last hint the answer is `done`;
+//! - the actions done so far are the earlier turns of the conversation, or the other lines
+//!   that record one (an action's word with its target: an element, a quoted value, a way to
+//!   scroll or an address);
+//! - an element is found among the page's element lines (`[3] button "Sign in"`, or
+//!   `- button "Sign in" [ref=e12]`), wherever they are, by its quoted name;
+//! - `never finish` in what the client wrote: scroll down, every turn;
+//! - `give up` in it: give up.
 //!
-//! The reasoning carries the proof of which media bytes arrived, like every answer of the fake.
+//! The reasoning carries the proof of which media bytes arrived, like every answer of the fake,
+//! and the answer fits the schema sent.
 
 use serde_json::{json, Value};
+
+use crate::received::{Element, Received};
 
 /// The next action, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,19 +42,16 @@ enum Hint {
 }
 
 /// The rule's next action, when the request asks for one.
-pub(crate) fn decision(schema: &Value, prompt: &str) -> Option<Decided> {
+pub(crate) fn decision(schema: &Value, read: &Received) -> Option<Decided> {
     let asks_action = schema["properties"]["action"]["enum"]
         .as_array()
         .is_some_and(|actions| actions.iter().any(|a| a == "give_up"));
     if !asks_action {
         return None;
     }
-    let instruction = prompt
-        .lines()
-        .find_map(|line| line.strip_prefix("Instruction: "))?;
-    let elements = prompt.split_once("<<<")?.1.split_once(">>>")?.0;
-    let lower = instruction.to_lowercase();
-    if lower.contains("give up") {
+    let prose = read.prose();
+    let said = |words: &str| prose.iter().any(|l| l.to_lowercase().contains(words));
+    if said("give up") {
         return Some(decided(
             "give_up",
             "",
@@ -56,7 +59,7 @@ pub(crate) fn decision(schema: &Value, prompt: &str) -> Option<Decided> {
             "The instruction tells me to give up.",
         ));
     }
-    if lower.contains("never finish") {
+    if said("never finish") {
         return Some(decided(
             "scroll",
             "",
@@ -64,8 +67,21 @@ pub(crate) fn decision(schema: &Value, prompt: &str) -> Option<Decided> {
             "The instruction never finishes, so I keep scrolling.",
         ));
     }
-    let hints = hints(instruction);
-    let done = actions_done(prompt);
+    // The instruction: the line with the most hints, the first of equals.
+    let mut instruction: Option<(usize, Vec<Hint>)> = None;
+    for (at, line) in prose.iter().enumerate() {
+        let found = hints(line);
+        if found.len() > instruction.as_ref().map_or(0, |(_, h)| h.len()) {
+            instruction = Some((at, found));
+        }
+    }
+    let (at, hints) = instruction.unwrap_or((usize::MAX, Vec::new()));
+    let recorded = prose
+        .iter()
+        .enumerate()
+        .filter(|(i, line)| *i != at && records_an_action(line))
+        .count();
+    let done = recorded.max(read.answers.len());
     Some(match hints.get(done) {
         None => decided(
             "done",
@@ -73,23 +89,37 @@ pub(crate) fn decision(schema: &Value, prompt: &str) -> Option<Decided> {
             "",
             &format!("All {} scripted actions are done.", hints.len()),
         ),
-        Some(hint) => act(hint, elements),
+        Some(hint) => act(hint, &read.elements()),
     })
 }
 
 /// The decision in the schema's shape, other fields filled as the generic example fills them.
 pub(crate) fn with_proof(decided: Decided, schema: &Value, proof: &str) -> Value {
-    let mut answer = crate::schema::example(schema, proof);
-    if let Some(object) = answer.as_object_mut() {
-        object.insert("action".into(), json!(decided.action));
-        object.insert("ref".into(), json!(decided.reference));
-        object.insert("text".into(), json!(decided.text));
-        object.insert(
-            "reasoning".into(),
-            json!(format!("{} {proof}", decided.why)),
-        );
-    }
-    answer
+    let answer = json!({
+        "action": decided.action,
+        "ref": decided.reference,
+        "text": decided.text,
+        "reasoning": format!("{} {proof}", decided.why),
+    });
+    crate::schema::fit(schema, &answer, proof)
+}
+
+/// Whether a line records an action done: an action's word, and its target (an element, a
+/// quoted value, a way to scroll or an address).
+fn records_an_action(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let acted = words
+        .iter()
+        .any(|w| ["click", "type", "press", "scroll", "navigate"].contains(w));
+    let target = line.contains('[')
+        || line.contains('"')
+        || line.contains('/')
+        || words.iter().any(|w| *w == "up" || *w == "down");
+    acted && target
 }
 
 fn decided(action: &'static str, reference: &str, text: &str, why: &str) -> Decided {
@@ -103,7 +133,7 @@ fn decided(action: &'static str, reference: &str, text: &str, why: &str) -> Deci
 
 /// The hint as an action on the page's elements; a name the page does not list is given up on,
 /// as a user would.
-fn act(hint: &Hint, elements: &str) -> Decided {
+fn act(hint: &Hint, elements: &[Element]) -> Decided {
     let missing = |name: &str| {
         decided(
             "give_up",
@@ -131,38 +161,13 @@ fn act(hint: &Hint, elements: &str) -> Decided {
 }
 
 /// The ref of the first element named `name`, one of the `preferred` roles first.
-fn find(elements: &str, name: &str, preferred: &[&str]) -> Option<String> {
-    let named: Vec<(String, String)> = elements
-        .lines()
-        .filter_map(element)
-        .filter(|(_, _, n)| n == name)
-        .map(|(r, role, _)| (r, role))
-        .collect();
+fn find(elements: &[Element], name: &str, preferred: &[&str]) -> Option<String> {
+    let named: Vec<&Element> = elements.iter().filter(|e| e.name == name).collect();
     named
         .iter()
-        .find(|(_, role)| preferred.contains(&role.as_str()))
+        .find(|e| preferred.contains(&e.role.as_str()))
         .or(named.first())
-        .map(|(r, _)| r.clone())
-}
-
-/// `[3] button "Sign in" …` as (ref, role, name).
-fn element(line: &str) -> Option<(String, String, String)> {
-    let (reference, rest) = line.trim().strip_prefix('[')?.split_once("] ")?;
-    let (role, rest) = rest.split_once(' ')?;
-    let name = rest.strip_prefix('"')?.split_once('"')?.0;
-    Some((reference.to_string(), role.to_string(), name.to_string()))
-}
-
-/// How many `Action N:` lines the prompt lists.
-fn actions_done(prompt: &str) -> usize {
-    prompt
-        .lines()
-        .filter(|line| {
-            line.strip_prefix("Action ")
-                .and_then(|rest| rest.split_once(':'))
-                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-        })
-        .count()
+        .map(|e| e.reference.clone())
 }
 
 /// The quoted hints of the instruction, in order.
@@ -217,13 +222,20 @@ mod tests {
 
     fn prompt(instruction: &str, done: usize) -> String {
         let actions: String = (1..=done)
-            .map(|n| format!("Action {n}: something — ok\n"))
+            .map(|n| format!("Action {n}: click [9] button \"Elsewhere\" — ok\n"))
             .collect();
         format!("Instruction: {instruction}\nActions so far:\n{actions}The page's elements:\n{ELEMENTS}\nAnswer.")
     }
 
+    fn received(text: &str) -> Received {
+        Received {
+            texts: vec![text.to_string()],
+            ..Received::default()
+        }
+    }
+
     fn next(instruction: &str, done: usize) -> Decided {
-        decision(&schema(), &prompt(instruction, done)).unwrap()
+        decision(&schema(), &received(&prompt(instruction, done))).unwrap()
     }
 
     #[test]
@@ -284,9 +296,10 @@ mod tests {
     #[test]
     fn other_requests_get_no_action() {
         let judge = json!({"type": "object", "properties": {"passed": {"type": "boolean"}}});
-        assert!(decision(&judge, &prompt("click \"Sign in\"", 0)).is_none());
-        assert!(decision(&schema(), "no instruction here <<< >>>").is_none());
-        assert!(decision(&schema(), "Instruction: x\nno elements").is_none());
+        assert!(decision(&judge, &received(&prompt("click \"Sign in\"", 0))).is_none());
+        // Nothing to do on a page with no elements: done.
+        let nothing = decision(&schema(), &received("Instruction: x\nno elements")).unwrap();
+        assert_eq!(nothing.action, "done");
     }
 
     #[test]

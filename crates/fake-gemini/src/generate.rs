@@ -177,6 +177,9 @@ pub(crate) struct GenConfig {
 pub(crate) struct Prompt {
     pub(crate) media: Vec<MediaPart>,
     pub(crate) user_text: String,
+    /// What a model reads besides the media: the system instruction, each user text part in
+    /// order, and the text of the earlier `model` turns of the conversation.
+    pub(crate) read: crate::received::Received,
     pub(crate) text_tokens: u64,
     pub(crate) config: GenConfig,
 }
@@ -451,6 +454,7 @@ fn parse_request(
                 check_fields(part, PART_FIELDS, &at)?;
                 if let Some(t) = field(part, "text").and_then(Value::as_str) {
                     prompt.text_tokens += text_tokens(t);
+                    prompt.read.system.push(t.to_string());
                 }
             }
         }
@@ -515,8 +519,11 @@ fn parse_request(
                     .as_str()
                     .ok_or_else(|| invalid_value(&format!("{at}.text"), "TYPE_STRING", t))?;
                 prompt.text_tokens += text_tokens(t);
-                if role == "user" && field(part, "thought") != Some(&Value::Bool(true)) {
-                    user_texts.push(t.to_string());
+                if field(part, "thought") != Some(&Value::Bool(true)) {
+                    match role {
+                        "user" => user_texts.push(t.to_string()),
+                        _ => prompt.read.answers.push(t.to_string()),
+                    }
                 }
             } else if let Some(blob) = field(part, "inlineData") {
                 let at = format!("{at}.inline_data");
@@ -621,6 +628,7 @@ fn parse_request(
         }
     }
     prompt.user_text = user_texts.join(" ");
+    prompt.read.texts = user_texts;
     Ok(prompt)
 }
 

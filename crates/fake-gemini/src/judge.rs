@@ -1,11 +1,14 @@
 //! A scripted judge, so tests of QA plans can check a page judgement end to end: a request
-//! whose schema asks for `passed` (a boolean) and whose prompt gives `Criteria:` and the page's
-//! visible text between `<<<` and `>>>` (as Vaider's agentic assertions send them) is judged by
-//! a rule a test can predict: it passes when every phrase quoted in the criteria is in the
-//! page's text. The reasoning names the phrases found and missing, and carries the proof of
-//! which media bytes arrived, like every other answer of the fake.
+//! whose schema asks for `passed` (a boolean) and its `reasoning` is judged by a rule a test can predict, read from
+//! the content as a model reads it, not from the client's wording (`received`): it passes when
+//! every phrase quoted in what the client wrote (the criteria) is also shown unquoted (the
+//! page's text), wherever the client put each. The reasoning names the phrases found and
+//! missing, and carries the proof of which media bytes arrived, like every other answer of the
+//! fake; the answer fits the schema sent.
 
 use serde_json::{json, Value};
+
+use crate::received::Received;
 
 /// What the rule decided: passed, and why.
 pub(crate) struct Judged {
@@ -14,20 +17,19 @@ pub(crate) struct Judged {
 }
 
 /// The rule's judgement, when the request is a page judgement.
-pub(crate) fn judgement(schema: &Value, prompt: &str) -> Option<Judged> {
-    let asks_passed = schema["properties"]["passed"]["type"]
-        .as_str()
-        .is_some_and(|t| t.eq_ignore_ascii_case("boolean"));
-    if !asks_passed {
+pub(crate) fn judgement(schema: &Value, read: &Received) -> Option<Judged> {
+    let typed = |name: &str, kind: &str| {
+        schema["properties"][name]["type"]
+            .as_str()
+            .is_some_and(|t| t.eq_ignore_ascii_case(kind))
+    };
+    if !(typed("passed", "boolean") && typed("reasoning", "string")) {
         return None;
     }
-    let criteria = prompt
-        .lines()
-        .find_map(|line| line.strip_prefix("Criteria: "))?;
-    let page = prompt.split_once("<<<")?.1.split_once(">>>")?.0;
-    let phrases: Vec<&str> = criteria.split('"').skip(1).step_by(2).collect();
-    let (found, missing): (Vec<&str>, Vec<&str>) =
-        phrases.iter().partition(|phrase| page.contains(*phrase));
+    let (found, missing): (Vec<String>, Vec<String>) = read
+        .phrases()
+        .into_iter()
+        .partition(|phrase| read.shows(phrase));
     let why = format!(
         "Quoted in the criteria and on the page: {:?}; not on the page: {:?}.",
         found, missing
@@ -40,13 +42,12 @@ pub(crate) fn judgement(schema: &Value, prompt: &str) -> Option<Judged> {
 
 /// The judgement in the schema's shape, other fields filled as the generic example fills them.
 pub(crate) fn with_proof(judged: Judged, schema: &Value, proof: &str) -> Value {
-    let mut answer = crate::schema::example(schema, proof);
-    if let Some(object) = answer.as_object_mut() {
-        object.insert("passed".into(), json!(judged.passed));
-        object.insert("reasoning".into(), json!(format!("{} {proof}", judged.why)));
-        object.insert("confidence".into(), json!(0.9));
-    }
-    answer
+    let answer = json!({
+        "passed": judged.passed,
+        "reasoning": format!("{} {proof}", judged.why),
+        "confidence": 0.9,
+    });
+    crate::schema::fit(schema, &answer, proof)
 }
 
 #[cfg(test)]
@@ -59,12 +60,19 @@ mod tests {
             "reasoning": {"type": "string"}, "confidence": {"type": "number"}}})
     }
 
+    fn received(text: &str) -> Received {
+        Received {
+            texts: vec![text.to_string()],
+            ..Received::default()
+        }
+    }
+
     #[test]
     fn quoted_phrases_decide() {
         let prompt = "Check it.\nCriteria: the greeting says \"Welcome, Ada\" and \"3 items\"\n<<<\nWelcome, Ada\n3 items\n>>>";
-        assert!(judgement(&schema(), prompt).unwrap().passed);
+        assert!(judgement(&schema(), &received(prompt)).unwrap().passed);
         let wrong = prompt.replace("Welcome, Ada\n3", "Welcome, guest\n3");
-        let judged = judgement(&schema(), &wrong).unwrap();
+        let judged = judgement(&schema(), &received(&wrong)).unwrap();
         assert!(!judged.passed);
         assert!(
             judged.why.contains("not on the page: [\"Welcome, Ada\"]"),
@@ -82,7 +90,6 @@ mod tests {
     #[test]
     fn other_requests_are_not_judged() {
         let other = json!({"type": "object", "properties": {"description": {"type": "string"}}});
-        assert!(judgement(&other, "Criteria: \"x\"\n<<<x>>>").is_none());
-        assert!(judgement(&schema(), "no criteria here").is_none());
+        assert!(judgement(&other, &received("Criteria: \"x\"\n<<<x>>>")).is_none());
     }
 }

@@ -32,6 +32,7 @@ pub mod media;
 mod models;
 mod planner;
 mod quota;
+mod received;
 mod router;
 pub mod schema;
 mod seen;

@@ -1,6 +1,8 @@
 //! A small generic example generator for `responseJsonSchema` (JSON Schema) and
 //! `responseSchema` (Gemini's OpenAPI subset): it builds one value that validates against the
-//! schema, putting the "proof" sentence (media sizes and hashes) into every free string.
+//! schema, putting the "proof" sentence (media sizes and hashes) into every free string; and
+//! [`fit`], which makes a scripted answer fit the schema the request sent, as a model's
+//! constrained decoding does.
 
 use serde_json::{Map, Value};
 
@@ -16,12 +18,108 @@ pub fn example(schema: &Value, sentence: &str) -> Value {
     .value(schema, 0)
 }
 
+/// `value` made to fit `schema`: the properties the schema names (each fitted), the others
+/// dropped; an enum value, a type or a length the schema does not allow replaced or cut; what
+/// is missing filled as [`example`] fills it.
+pub fn fit(schema: &Value, value: &Value, sentence: &str) -> Value {
+    Gen {
+        root: schema,
+        sentence,
+    }
+    .fit(schema, value, 0)
+}
+
 struct Gen<'a> {
     root: &'a Value,
     sentence: &'a str,
 }
 
 impl Gen<'_> {
+    fn fit(&self, schema: &Value, value: &Value, depth: usize) -> Value {
+        let Value::Object(obj) = schema else {
+            return value.clone();
+        };
+        if depth > MAX_DEPTH || value.is_null() {
+            return self.value(schema, depth);
+        }
+        if let Some(Value::String(r)) = obj.get("$ref") {
+            return match self.resolve(r) {
+                Some(target) => self.fit(target, value, depth + 1),
+                None => value.clone(),
+            };
+        }
+        if let Some(Value::Array(values)) = obj.get("enum") {
+            return match values.contains(value) {
+                true => value.clone(),
+                false => self.value(schema, depth),
+            };
+        }
+        let fits = match (type_of(obj).as_deref(), value) {
+            (Some("object"), Value::Object(given)) => {
+                return self.fit_object(obj, given, depth);
+            }
+            (Some("array"), Value::Array(items)) => return self.fit_array(obj, items, depth),
+            (Some("string"), Value::String(text)) => {
+                let max = uint(obj.get("maxLength")).unwrap_or(u64::MAX) as usize;
+                return Value::String(text.chars().take(max).collect());
+            }
+            (Some("integer"), Value::Number(n)) => n.is_i64() || n.is_u64(),
+            (Some("number"), Value::Number(_)) | (Some("boolean"), Value::Bool(_)) => true,
+            // anyOf, allOf and the like: taken as they come.
+            (None, _) => true,
+            _ => false,
+        };
+        match fits {
+            true => value.clone(),
+            false => self.value(schema, depth),
+        }
+    }
+
+    fn fit_object(
+        &self,
+        obj: &Map<String, Value>,
+        given: &Map<String, Value>,
+        depth: usize,
+    ) -> Value {
+        let mut out = Map::new();
+        if let Some(Value::Object(props)) = obj.get("properties") {
+            for (name, sub) in props {
+                let value = match given.get(name) {
+                    Some(v) => self.fit(sub, v, depth + 1),
+                    None => self.value(sub, depth + 1),
+                };
+                out.insert(name.clone(), value);
+            }
+        }
+        if let Some(Value::Array(required)) = obj.get("required") {
+            for name in required.iter().filter_map(Value::as_str) {
+                if !out.contains_key(name) {
+                    let value = given
+                        .get(name)
+                        .cloned()
+                        .unwrap_or_else(|| Value::String(self.sentence.to_string()));
+                    out.insert(name.to_string(), value);
+                }
+            }
+        }
+        Value::Object(out)
+    }
+
+    fn fit_array(&self, obj: &Map<String, Value>, items: &[Value], depth: usize) -> Value {
+        let max = uint(obj.get("maxItems")).unwrap_or(u64::MAX) as usize;
+        let min = uint(obj.get("minItems")).unwrap_or(0) as usize;
+        let item = obj.get("items").unwrap_or(&Value::Bool(true));
+        let mut out: Vec<Value> = items
+            .iter()
+            .take(max)
+            .map(|v| self.fit(item, v, depth + 1))
+            .collect();
+        while out.len() < min {
+            out.push(self.value(item, depth + 1));
+        }
+        Value::Array(out)
+    }
+
     fn value(&self, schema: &Value, depth: usize) -> Value {
         if depth > MAX_DEPTH {
             return Value::Null;
@@ -328,6 +426,26 @@ mod tests {
             .is_some_and(|s| s.ends_with('Z')));
         assert_eq!(v["note"], "proof");
         assert_eq!(v["extra"], "proof sentence");
+    }
+
+    #[test]
+    fn an_answer_is_fitted_to_the_schema_sent() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["click", "done"]},
+                "ref": {"type": "string", "maxLength": 3},
+                "passed": {"type": "boolean"},
+                "steps": {"type": "array", "maxItems": 1, "items": {"type": "object", "properties": {"id": {"type": "string"}}}}
+            },
+            "required": ["action"]
+        });
+        let answer = json!({"action": "give_up", "ref": "12345", "passed": "yes", "extra": 1,
+            "steps": [{"id": "a", "other": 2}, {"id": "b"}]});
+        assert_eq!(
+            fit(&schema, &answer, "s"),
+            json!({"action": "click", "ref": "123", "passed": true, "steps": [{"id": "a"}]})
+        );
     }
 
     #[test]
