@@ -170,6 +170,21 @@ fn find(elements: &[Element], name: &str, preferred: &[&str]) -> Option<String> 
         .map(|e| e.reference.clone())
 }
 
+/// The quoted values a line asks to act on: the names, texts, keys and addresses of its hints.
+pub(crate) fn acted_on(line: &str) -> Vec<String> {
+    hints(line)
+        .into_iter()
+        .flat_map(|hint| match hint {
+            Hint::Type { text, into } => vec![text, into],
+            Hint::Click(v)
+            | Hint::ClickRef(v)
+            | Hint::Press(v)
+            | Hint::Scroll(v)
+            | Hint::Navigate(v) => vec![v],
+        })
+        .collect()
+}
+
 /// The quoted hints of the instruction, in order.
 fn hints(instruction: &str) -> Vec<Hint> {
     // Between quotes on odd indices; a last quote left open is not a hint.

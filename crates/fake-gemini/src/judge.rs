@@ -1,8 +1,9 @@
 //! A scripted judge, so tests of QA plans can check a page judgement end to end: a request
 //! whose schema asks for `passed` (a boolean) and its `reasoning` is judged by a rule a test can predict, read from
 //! the content as a model reads it, not from the client's wording (`received`): it passes when
-//! every phrase quoted in what the client wrote (the criteria) is also shown unquoted (the
-//! page's text), wherever the client put each. The reasoning names the phrases found and
+//! every phrase quoted in what the client wrote (the criteria; not the values an instruction
+//! acts on, such as `type "ada" into "Email"`) is also shown unquoted (the page's text),
+//! wherever the client put each. The reasoning names the phrases found and
 //! missing, and carries the proof of which media bytes arrived, like every other answer of the
 //! fake; the answer fits the schema sent.
 
@@ -26,8 +27,9 @@ pub(crate) fn judgement(schema: &Value, read: &Received) -> Option<Judged> {
     if !(typed("passed", "boolean") && typed("reasoning", "string")) {
         return None;
     }
+    // What a line asks to act on (`type "ada" into "Email"`) is no criterion.
     let (found, missing): (Vec<String>, Vec<String>) = read
-        .phrases()
+        .phrases_but(crate::browse::acted_on)
         .into_iter()
         .partition(|phrase| read.shows(phrase));
     let why = format!(
@@ -79,6 +81,9 @@ mod tests {
             "{}",
             judged.why
         );
+        // The values of an instruction's actions are not criteria.
+        let acting = format!("Log in: type \"ada\" into \"Email\".\n{prompt}");
+        assert!(judgement(&schema(), &received(&acting)).unwrap().passed);
         let answer = with_proof(judged, &schema(), "media 1: image/png");
         assert_eq!(answer["passed"], false);
         assert!(answer["reasoning"]

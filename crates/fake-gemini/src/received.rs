@@ -44,13 +44,15 @@ impl Received {
         self.lines().filter(|l| element(l).is_none()).collect()
     }
 
-    /// The phrases quoted in the prose, in order, each once: `the page shows "Welcome"`.
-    /// A quoted value of code (`id="email"`, `x = "a_b"`) is no phrase.
-    pub(crate) fn phrases(&self) -> Vec<String> {
+    /// The phrases quoted in the prose, in order, each once (`the page shows "Welcome"`), but
+    /// those `left_out` of their line (what a line asks to act on, say, or what it says of the
+    /// model's own answer). A quoted value of code (`id="email"`, `x = "a_b"`) is no phrase.
+    pub(crate) fn phrases_but(&self, left_out: impl Fn(&str) -> Vec<String>) -> Vec<String> {
         let mut phrases: Vec<String> = Vec::new();
         for line in self.prose() {
+            let skip = left_out(line);
             for phrase in quoted(line) {
-                if !phrases.iter().any(|p| p == phrase) {
+                if !skip.iter().any(|s| s == phrase) && !phrases.iter().any(|p| p == phrase) {
                     phrases.push(phrase.to_string());
                 }
             }
@@ -165,7 +167,10 @@ mod tests {
         let text = received(
             "It shows \"Sign in\" and (\"Welcome, Ada\").\n<input id=\"email\">\nconst BUG = \"__BUG__\";\nIt shows \"Sign in\"",
         );
-        assert_eq!(text.phrases(), ["Sign in", "Welcome, Ada"]);
+        assert_eq!(
+            text.phrases_but(|_| Vec::new()),
+            ["Sign in", "Welcome, Ada"]
+        );
         let page = received("the page shows \"Welcome\"\nWelcome back");
         assert!(page.shows("Welcome"));
         assert!(!page.shows("Welcome, Ada"));
