@@ -2,16 +2,16 @@
 //! adapters, the one analysis pipeline, the history, the interaction files, the config, the
 //! secrets and the cost. The `vaider` binary, the HTTP server and the tray app all use it.
 
+// Re-exports of the crate that owns them (vaider-base), so `vaider_core::error` and the like
+// keep naming them.
+pub use vaider_base::{atomic_file, child_env, env_vars, error, progress, secrets};
+
 pub mod analysis;
-pub mod atomic_file;
 pub mod aws;
-pub mod child_env;
 pub mod client_setup;
 pub mod config;
 pub mod cost;
 pub mod engine;
-pub mod env_vars;
-pub mod error;
 pub mod history;
 pub mod image_fit;
 pub mod interaction_log;
@@ -21,14 +21,12 @@ pub mod lease;
 pub mod media;
 pub mod models;
 pub mod pipeline;
-pub mod progress;
 pub mod prompts;
 pub mod provider;
 pub mod quota;
 pub mod recovery;
 pub mod redact;
 pub mod sampling;
-pub mod secrets;
 pub mod source;
 pub mod status;
 pub mod task;

@@ -158,7 +158,7 @@ pub fn markdown() -> String {
     let mut out = String::from(
         "# Environment variables\n\n\
          Every variable Vaider reads. This page is made from the table in\n\
-         `crates/vaider-core/src/env_vars.rs`, and a test fails when the two differ (run\n\
+         `crates/vaider-base/src/env_vars.rs`, and a test fails when the two differ (run\n\
          `VAIDER_WRITE_DOCS=1 cargo test -p vaider-core --test env_vars` to write it again).\n\
          An empty variable counts as not set.\n",
     );

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::media::MediaError;
+use crate::media_error::MediaError;
 
 /// Stable error codes, shared by every door. The REST contract maps them to HTTP statuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -98,7 +98,7 @@ pub enum VaiderError {
 
     /// The provider does not serve the model (boxed: the error path is the rare one).
     #[error("{}", .0.message())]
-    ModelNotFound(Box<crate::models::ModelGone>),
+    ModelNotFound(Box<ModelGone>),
 
     #[error("Vaider is paused: a person paused it from the tray menu or the history window. Ask them to choose Resume server, or retry later.")]
     Paused,
@@ -135,6 +135,27 @@ impl VaiderError {
             VaiderError::ModelNotFound(gone) => gone.response.as_ref(),
             _ => None,
         }
+    }
+}
+
+/// What [`VaiderError::ModelNotFound`] carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelGone {
+    pub provider: String,
+    pub model: String,
+    /// The shutdown day, when the model is in the table of retirements.
+    pub shut_down: Option<String>,
+    /// The models to pick instead: the provider's list, else the table's replacements.
+    pub choices: Vec<String>,
+    /// The provider's own answer.
+    pub response: Option<UpstreamResponse>,
+    /// The sentence shown, made from the table of models (`models::not_found_message`).
+    pub sentence: String,
+}
+
+impl ModelGone {
+    pub fn message(&self) -> String {
+        self.sentence.clone()
     }
 }
 
