@@ -34,26 +34,8 @@ pub struct TaskOptions {
     pub analysis_focus: Option<String>,
 }
 
-/// Which door a request came in by, for the history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Door {
-    Mcp,
-    Rest,
-    Cli,
-    Ui,
-}
-
-impl Door {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Door::Mcp => "mcp",
-            Door::Rest => "rest",
-            Door::Cli => "cli",
-            Door::Ui => "ui",
-        }
-    }
-}
+/// Which door a request came in by, for the history (a re-export of the history's own).
+pub use vaider_history::Door;
 
 /// One request to the pipeline, whichever door it came by.
 #[derive(Debug, Clone)]

@@ -5,6 +5,9 @@
 // Re-exports of the crate that owns them (vaider-base), so `vaider_core::error` and the like
 // keep naming them.
 pub use vaider_base::{atomic_file, child_env, env_vars, error, progress, secrets};
+// Re-exports of the crate that owns them (vaider-history).
+pub use vaider_history as history;
+pub use vaider_history::{interaction_log, job, lease, recovery};
 
 pub mod analysis;
 pub mod aws;
@@ -12,19 +15,14 @@ pub mod client_setup;
 pub mod config;
 pub mod cost;
 pub mod engine;
-pub mod history;
 pub mod image_fit;
-pub mod interaction_log;
-pub mod job;
 pub mod keyframes;
-pub mod lease;
 pub mod media;
 pub mod models;
 pub mod pipeline;
 pub mod prompts;
 pub mod provider;
 pub mod quota;
-pub mod recovery;
 pub mod redact;
 pub mod sampling;
 pub mod source;

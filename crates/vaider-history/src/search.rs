@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{row_to_interaction, History, Interaction, Status, COLUMNS};
-use crate::error::Result;
+use vaider_base::error::Result;
 
 /// What the history view asks for: text search and filters, newest first, a page at a time.
 #[derive(Debug, Clone, Default)]

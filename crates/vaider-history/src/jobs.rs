@@ -6,7 +6,7 @@
 use rusqlite::params;
 
 use super::{History, Interaction, NewInteraction, Status, COLUMNS};
-use crate::error::Result;
+use vaider_base::error::Result;
 
 /// What is known when a job starts.
 #[derive(Debug, Clone, Default)]
@@ -119,7 +119,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::Outcome;
+    use crate::Outcome;
 
     #[test]
     fn a_job_sums_the_cost_of_its_calls_and_lists_them() {

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::history::{History, Outcome};
 use crate::interaction_log::InteractionLog;
 use crate::lease::Lease;
-use crate::pipeline::now_rfc3339;
+use crate::now_rfc3339;
+use crate::{History, Outcome};
 
 /// What the history and `response.json` say of a call its process did not live to end.
 pub const INTERRUPTED_MESSAGE: &str = "Vaider stopped while this call was running (the process ended before the model answered): nothing was returned to the caller. Run it again.";

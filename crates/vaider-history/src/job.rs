@@ -4,11 +4,9 @@
 //! A job dropped before it is finished (a panic, a cancelled request) closes its row as
 //! interrupted, like a call.
 
-use crate::analysis::Door;
-use crate::engine::Vaider;
-use crate::error::Result;
-use crate::history::{History, JobEnd, NewJob, Outcome, Status};
-use crate::pipeline::now_rfc3339;
+use vaider_base::error::Result;
+
+use crate::{now_rfc3339, Door, History, JobEnd, NewJob, Outcome, Status};
 
 /// A fresh job id (time-ordered, like a call's), for a caller that names the job's folder
 /// before the job starts.
@@ -50,9 +48,10 @@ pub struct Job {
     ended: bool,
 }
 
-impl Vaider {
-    /// Opens a job's history row (status `running`), as this process's.
-    pub async fn start_job(&self, start: JobStart<'_>) -> Result<Job> {
+impl Job {
+    /// Opens a job's history row (status `running`), as `owner`'s (the process's lease);
+    /// the engine's `Vaider::start_job` calls it with its own history and lease.
+    pub async fn start(history: &History, owner: &str, start: JobStart<'_>) -> Result<Job> {
         let id = start.id.clone();
         let row = NewJob {
             id: start.id,
@@ -63,19 +62,17 @@ impl Vaider {
             expectations: start.expectations.to_vec(),
             log_dir: start.log_dir.map(|d| d.display().to_string()),
             project: start.project.map(|d| d.display().to_string()),
-            owner: Some(self.owner().to_string()),
+            owner: Some(owner.to_string()),
         };
-        self.history().run(move |h| h.start_job(&row)).await?;
+        history.run(move |h| h.start_job(&row)).await?;
         Ok(Job {
-            history: self.history().clone(),
+            history: history.clone(),
             id,
             started: std::time::Instant::now(),
             ended: false,
         })
     }
-}
 
-impl Job {
     /// The id its model calls give as `parent_id`.
     pub fn id(&self) -> &str {
         &self.id

@@ -1,3 +1,8 @@
+//! Vaider's history: what was asked, when, by which door, and how it ended. It holds the
+//! SQLite store of every call and job (this file), the jobs that group calls (`job`), the
+//! interaction files beside the media (`interaction_log`), each process's claim on the rows it
+//! runs (`lease`), and the closing of rows a dead process left running (`recovery`).
+//!
 //! The SQLite history of every analysis. A row is written before the provider is called
 //! (status `running`) and completed after, so a crash leaves a trace, not a hole. The same
 //! table answers cache look-ups and the history views of the CLI and the tray app.
@@ -9,13 +14,42 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+pub mod interaction_log;
+pub mod job;
 mod jobs;
+pub mod lease;
+pub mod recovery;
 mod search;
 pub use jobs::{JobEnd, NewJob};
 pub use search::{Facets, Page, Query};
 
-use crate::analysis::AnalysisResult;
-use crate::error::{Result, VaiderError};
+use vaider_base::error::{Result, VaiderError};
+
+/// Which door a request came in by, for the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Door {
+    Mcp,
+    Rest,
+    Cli,
+    Ui,
+}
+
+impl Door {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Door::Mcp => "mcp",
+            Door::Rest => "rest",
+            Door::Cli => "cli",
+            Door::Ui => "ui",
+        }
+    }
+}
+
+/// The time a row records: UTC, RFC 3339, to the millisecond.
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
 
 /// Where an interaction stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,10 +188,26 @@ pub struct Change {
     pub kind: &'static str,
 }
 
+/// What a successful call stores: its whole result as JSON, and the columns the history
+/// lists and sums, taken from it by the caller (vaider-core's `AnalysisResult`).
+#[derive(Debug, Clone)]
+pub struct Answered<'a> {
+    pub cached: bool,
+    pub description: &'a str,
+    pub result_json: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    pub duration_ms: u64,
+    pub model: &'a str,
+    /// What Gemini's default sampling of the video would have cost, when it was a video.
+    pub default_sampling_input_tokens: Option<u64>,
+}
+
 /// How a row ends.
 #[derive(Debug, Clone)]
 pub enum Outcome<'a> {
-    Ok(&'a AnalysisResult),
+    Ok(Answered<'a>),
     Failed {
         status: Status,
         code: &'a str,
@@ -277,7 +327,7 @@ impl History {
             VaiderError::internal(format!("open the history {}", path.display()), e)
         })?;
         // Its WAL and shared-memory files take the database's permissions.
-        crate::atomic_file::make_private(path).map_err(|e| {
+        vaider_base::atomic_file::make_private(path).map_err(|e| {
             VaiderError::internal(format!("make the history {} private", path.display()), e)
         })?;
         // WAL lets the CLI and the server write to one history at once.
@@ -406,16 +456,13 @@ impl History {
                         finished_at,
                         result.cached,
                         result.description,
-                        serde_json::to_string(result).ok(),
-                        result.usage.input_tokens as i64,
-                        result.usage.output_tokens as i64,
+                        result.result_json,
+                        result.input_tokens as i64,
+                        result.output_tokens as i64,
                         result.cost_usd,
                         result.duration_ms as i64,
                         result.model,
-                        result
-                            .sampling
-                            .as_ref()
-                            .map(|s| s.default_sampling_input_tokens as i64),
+                        result.default_sampling_input_tokens.map(|t| t as i64),
                     ],
                 ),
                 Outcome::Failed {
@@ -470,7 +517,10 @@ impl History {
     }
 
     /// The stored result of an earlier successful, uncached call with this cache key.
-    pub fn cached_result(&self, cache_key: &str) -> Result<Option<AnalysisResult>> {
+    pub fn cached_result<T: serde::de::DeserializeOwned>(
+        &self,
+        cache_key: &str,
+    ) -> Result<Option<T>> {
         let json: Option<String> = self.with(
             |c| {
                 c.query_row(
@@ -518,7 +568,7 @@ impl History {
     }
 
     /// The full stored answer of a successful row.
-    pub fn result(&self, id: &str) -> Result<Option<AnalysisResult>> {
+    pub fn result<T: serde::de::DeserializeOwned>(&self, id: &str) -> Result<Option<T>> {
         self.stored_answer(id)
     }
 

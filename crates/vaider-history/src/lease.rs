@@ -6,7 +6,7 @@
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Result, VaiderError};
+use vaider_base::error::{Result, VaiderError};
 
 pub struct Lease {
     owner: String,

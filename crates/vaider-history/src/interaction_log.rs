@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::atomic_file;
-use crate::error::{Result, VaiderError};
+use vaider_base::atomic_file;
+use vaider_base::error::{Result, VaiderError};
 
 pub struct InteractionLog {
     dir: PathBuf,
