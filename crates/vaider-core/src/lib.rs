@@ -8,6 +8,8 @@ pub use vaider_base::{atomic_file, child_env, env_vars, error, progress, secrets
 // Re-exports of the crate that owns them (vaider-history).
 pub use vaider_history as history;
 pub use vaider_history::{interaction_log, job, lease, recovery};
+// Re-exports of the crate that owns them (vaider-media).
+pub use vaider_media::{image_fit, keyframes, media};
 
 pub mod analysis;
 pub mod aws;
@@ -15,9 +17,6 @@ pub mod client_setup;
 pub mod config;
 pub mod cost;
 pub mod engine;
-pub mod image_fit;
-pub mod keyframes;
-pub mod media;
 pub mod models;
 pub mod pipeline;
 pub mod prompts;

@@ -6,7 +6,7 @@ use std::io::Cursor;
 
 use image::{DynamicImage, ImageFormat, ImageReader};
 
-use crate::error::{Result, VaiderError};
+use vaider_base::error::{Result, VaiderError};
 
 /// What a provider takes for one image.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use crate::error::{Result, VaiderError};
+use vaider_base::error::{Result, VaiderError};
 
 mod blinks;
 mod change;
@@ -854,7 +854,7 @@ pub fn timestamp(seconds: f64) -> String {
 /// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
 fn ffmpeg() -> tokio::process::Command {
     let program = std::env::var_os("VAIDER_FFMPEG").unwrap_or_else(|| "ffmpeg".into());
-    let mut command = crate::child_env::async_command(program);
+    let mut command = vaider_base::child_env::async_command(program);
     command.kill_on_drop(true);
     command
 }
@@ -872,7 +872,7 @@ fn ffprobe() -> tokio::process::Command {
         }
         None => "ffprobe".into(),
     };
-    let mut command = crate::child_env::async_command(program);
+    let mut command = vaider_base::child_env::async_command(program);
     command.kill_on_drop(true);
     command
 }
