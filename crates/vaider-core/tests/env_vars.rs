@@ -135,6 +135,8 @@ fn every_variable_the_readme_or_docs_name_is_in_the_table() {
 const SHIPPED: &[&str] = &[
     "crates/vaider-base/src",
     "crates/vaider-core/src",
+    "crates/vaider-history/src",
+    "crates/vaider-media/src",
     "crates/vaider-server/src",
     "crates/vaider-cli/src",
     "crates/vaider-qa/src",
