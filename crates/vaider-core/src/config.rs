@@ -12,8 +12,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, VaiderError};
 
+// Re-exports of the crate that owns them (vaider-providers): a provider's resolved settings.
+pub use vaider_providers::settings::{
+    Adapter, GeminiConfig, ProviderConfig, BEDROCK_BASE_URL, DEFAULT_GEMINI_BASE_URL,
+};
+
 pub const DEFAULT_PORT: u16 = 3456;
-pub const DEFAULT_GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 /// A current, inexpensive Gemini model that understands video: the replacement Google names
 /// for gemini-2.5-flash, in the same price class. Retiring models are listed in models.rs.
 pub const DEFAULT_GEMINI_MODEL: &str = "gemini-3.5-flash-lite";
@@ -23,29 +27,6 @@ pub const DEFAULT_GEMINI_MODEL: &str = "gemini-3.5-flash-lite";
 pub struct Price {
     pub input_per_million: f64,
     pub output_per_million: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct GeminiConfig {
-    pub base_url: String,
-    /// Size of each resumable-upload chunk; the official SDK uses 8 MiB. Rounded to 256 KiB.
-    pub upload_chunk_mib: u32,
-    /// How often to ask whether an uploaded video has finished processing.
-    pub poll_interval_ms: u64,
-    /// First backoff wait after a 500/503/504; doubled on each further try.
-    pub retry_base_ms: u64,
-}
-
-impl Default for GeminiConfig {
-    fn default() -> Self {
-        GeminiConfig {
-            base_url: DEFAULT_GEMINI_BASE_URL.to_string(),
-            upload_chunk_mib: 8,
-            poll_interval_ms: 1000,
-            retry_base_ms: 1000,
-        }
-    }
 }
 
 /// How QA test plans run (`[qa]` in config.toml).
@@ -184,20 +165,6 @@ pub fn default_prices() -> BTreeMap<String, Price> {
     .collect()
 }
 
-/// Which wire protocol a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Adapter {
-    /// Google's native Gemini API (video through the Files API).
-    Gemini,
-    /// OpenAI chat completions, also spoken by z.ai, vLLM, Ollama and LM Studio.
-    Openai,
-    /// Anthropic messages.
-    Anthropic,
-    /// Amazon Bedrock's Converse API, signed with AWS credentials (SigV4).
-    Bedrock,
-}
-
 /// A provider's settings as written in the config file; every field is optional and falls
 /// back to the built-in value for that name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -230,26 +197,6 @@ pub struct ProviderSettings {
     pub aws_profile: Option<String>,
 }
 
-/// A provider with every setting resolved.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProviderConfig {
-    pub name: String,
-    pub adapter: Adapter,
-    pub base_url: String,
-    pub model: String,
-    pub needs_key: bool,
-    pub accepts_video: bool,
-    pub max_image_bytes: u64,
-    pub max_image_side: u32,
-    pub image_formats: Vec<String>,
-    /// Bedrock only: the AWS region and profile chosen in the config file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub region: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub aws_profile: Option<String>,
-}
-
 /// The providers Vaider knows without configuration.
 pub const BUILT_IN_PROVIDERS: &[&str] = &[
     "gemini",
@@ -261,9 +208,6 @@ pub const BUILT_IN_PROVIDERS: &[&str] = &[
     "vllm",
     "bedrock",
 ];
-
-/// Bedrock's runtime endpoint; `{region}` is filled in from the AWS region at each call.
-pub const BEDROCK_BASE_URL: &str = "https://bedrock-runtime.{region}.amazonaws.com";
 
 fn built_in(name: &str) -> Option<ProviderConfig> {
     let p = |adapter,

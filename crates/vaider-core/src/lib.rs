@@ -10,9 +10,10 @@ pub use vaider_history as history;
 pub use vaider_history::{interaction_log, job, lease, recovery};
 // Re-exports of the crate that owns them (vaider-media).
 pub use vaider_media::{image_fit, keyframes, media};
+// Re-exports of the crate that owns them (vaider-providers).
+pub use vaider_providers::{aws, provider, quota, sampling, tokens};
 
 pub mod analysis;
-pub mod aws;
 pub mod client_setup;
 pub mod config;
 pub mod cost;
@@ -20,14 +21,10 @@ pub mod engine;
 pub mod models;
 pub mod pipeline;
 pub mod prompts;
-pub mod provider;
-pub mod quota;
 pub mod redact;
-pub mod sampling;
 pub mod source;
 pub mod status;
 pub mod task;
-pub mod tokens;
 pub mod workspace;
 
 pub use analysis::{AnalysisRequest, AnalysisResult, Door, Tool};

@@ -137,6 +137,7 @@ const SHIPPED: &[&str] = &[
     "crates/vaider-core/src",
     "crates/vaider-history/src",
     "crates/vaider-media/src",
+    "crates/vaider-providers/src",
     "crates/vaider-server/src",
     "crates/vaider-cli/src",
     "crates/vaider-qa/src",

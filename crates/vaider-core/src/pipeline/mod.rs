@@ -282,7 +282,8 @@ impl Vaider {
             &checked.provider,
             self.http.clone(),
             checked.key.clone(),
-            &call.config,
+            call.config.max_attempts,
+            &call.config.gemini,
         );
         let answer = provider
             .describe(ProviderJob {

@@ -14,14 +14,14 @@ use tokio::io::AsyncReadExt;
 use super::{
     MediaPart, ProviderAnswer, ProviderJob, RetryRules, Upstream, UpstreamCall, VisionProvider,
 };
-use crate::analysis::Usage;
-use crate::config::GeminiConfig;
-use crate::error::{UpstreamResponse, VaiderError};
-use crate::media::MediaInfo;
-use crate::progress::Progress;
+use crate::provider::Usage;
 use crate::sampling::Sending;
-use crate::secrets::ApiKey;
+use crate::settings::GeminiConfig;
 use crate::tokens::{self, Resolution, Setting, TokenRules};
+use vaider_base::error::{UpstreamResponse, VaiderError};
+use vaider_base::progress::Progress;
+use vaider_base::secrets::ApiKey;
+use vaider_media::media::MediaInfo;
 
 mod quota;
 use quota::Quota429;
@@ -160,7 +160,7 @@ impl GeminiProvider {
                     self.wait_until_active(file, job, calls).await?;
                     let mut file_data =
                         json!({"fileData": {"fileUri": file.uri, "mimeType": mime}});
-                    if media.kind == crate::media::MediaKind::Image {
+                    if media.kind == vaider_media::media::MediaKind::Image {
                         // An image too large to go inline: a screenshot all the same.
                         set_part_resolution(&mut file_data, rules.screenshot_setting());
                     } else {
@@ -225,7 +225,7 @@ impl GeminiProvider {
 
 fn add_image(
     parts: &mut Vec<Value>,
-    image: &crate::image_fit::FittedImage,
+    image: &vaider_media::image_fit::FittedImage,
     label: Option<&str>,
     setting: Setting,
 ) {
@@ -762,7 +762,7 @@ mod tests {
             let error = upstream_error(429, &body);
             assert_eq!(
                 error.code(),
-                crate::error::ErrorCode::RateLimited,
+                vaider_base::error::ErrorCode::RateLimited,
                 "{delay}"
             );
         }

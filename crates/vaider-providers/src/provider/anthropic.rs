@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{MediaPart, ProviderAnswer, ProviderJob, RetryRules, Upstream, VisionProvider};
-use crate::error::{UpstreamResponse, VaiderError};
-use crate::progress::Progress;
-use crate::secrets::ApiKey;
+use vaider_base::error::{UpstreamResponse, VaiderError};
+use vaider_base::progress::Progress;
+use vaider_base::secrets::ApiKey;
 
 const API_VERSION: &str = "2023-06-01";
 const MAX_TOKENS: u32 = 4096;

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
-use crate::progress::{Progress, ProgressSink};
-use crate::secrets::ApiKey;
+use vaider_base::progress::{Progress, ProgressSink};
+use vaider_base::secrets::ApiKey;
 
 /// A minute, plus a margin for the time a request takes to reach the provider: the provider
 /// counts a call when it arrives, Vaider when it leaves.
@@ -363,7 +363,7 @@ pub async fn not_counted<F: Future>(deadline: &Deadline, work: F) -> F::Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::progress::NoProgress;
+    use vaider_base::progress::NoProgress;
 
     fn meter<'a>(quotas: &Quotas, cap: u32, deadline: &'a Deadline) -> Meter<'a> {
         quotas.meter("gemini", Some(&ApiKey::new("k")), "m", cap, deadline)

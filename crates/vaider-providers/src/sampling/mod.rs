@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 pub use plan::{Clip, ClipKind, Plan, Used, VideoFacts};
 pub use planned::{PlannedVideo, Sending};
 
-use crate::error::Result;
-use crate::keyframes::{self, KeyframeOptions};
+use vaider_base::error::Result;
+use vaider_media::keyframes::{self, KeyframeOptions};
 
 /// How a video is sampled for a model that takes video.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -14,8 +14,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::VideoSampling;
-use crate::keyframes::Timeline;
 use crate::tokens::{self, Setting, TokenRules};
+use vaider_media::keyframes::Timeline;
 
 /// Gemini takes at most 10 videos in one request; each clip is one `fileData` part.
 pub const MAX_VIDEO_PARTS: usize = 10;

@@ -8,9 +8,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{retry_wait, upstream_error, GeminiProvider};
-use crate::error::{UpstreamResponse, VaiderError};
-use crate::progress::Progress;
 use crate::provider::{ProviderJob, RetryRules, UpstreamCall};
+use vaider_base::error::{UpstreamResponse, VaiderError};
+use vaider_base::progress::Progress;
 
 impl GeminiProvider {
     /// generateContent, in its turn under the key's and model's per-minute quota. A 429 for

@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 use super::{
     data_url, MediaPart, ProviderAnswer, ProviderJob, RetryRules, Upstream, VisionProvider,
 };
-use crate::error::{UpstreamResponse, VaiderError};
-use crate::progress::Progress;
-use crate::secrets::ApiKey;
+use vaider_base::error::{UpstreamResponse, VaiderError};
+use vaider_base::progress::Progress;
+use vaider_base::secrets::ApiKey;
 
 pub struct OpenAiProvider {
     upstream: Upstream,

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::error::VaiderError;
-use crate::secrets::ApiKey;
+use vaider_base::error::VaiderError;
+use vaider_base::secrets::ApiKey;
 
 /// An access key pair, and a session token for temporary credentials. The secret and the
 /// token never print: Debug shows only the key id and where it came from.

@@ -10,11 +10,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{MediaPart, ProviderAnswer, ProviderJob, RetryRules, Upstream, VisionProvider};
-use crate::analysis::Usage;
 use crate::aws::sigv4::{self, Scope, SigningRequest};
 use crate::aws::{AwsChoice, AwsSetup};
-use crate::error::{UpstreamResponse, VaiderError};
-use crate::progress::Progress;
+use crate::provider::Usage;
+use vaider_base::error::{UpstreamResponse, VaiderError};
+use vaider_base::progress::Progress;
 
 const MAX_TOKENS: u32 = 4096;
 /// Bedrock's limit on a video sent inline (larger ones must come from S3).
@@ -112,7 +112,7 @@ async fn content_blocks(job: &ProviderJob<'_>) -> Result<Vec<Value>, VaiderError
 
 async fn video_block(
     path: &std::path::Path,
-    media: &crate::media::MediaInfo,
+    media: &vaider_media::media::MediaInfo,
 ) -> Result<Value, VaiderError> {
     let format = video_format(media.mime_type).ok_or_else(|| {
         VaiderError::InvalidRequest(format!(
@@ -403,7 +403,7 @@ mod tests {
             ),
             region: "eu-west-3".into(),
         };
-        let signed = sign_request(crate::config::BEDROCK_BASE_URL, "m:0", b"{}", &setup).unwrap();
+        let signed = sign_request(crate::settings::BEDROCK_BASE_URL, "m:0", b"{}", &setup).unwrap();
         assert_eq!(
             signed.url,
             "https://bedrock-runtime.eu-west-3.amazonaws.com/model/m%3A0/converse"
@@ -425,7 +425,7 @@ mod tests {
 
     #[tokio::test]
     async fn videos_go_whole_in_the_formats_bedrock_takes_and_within_its_limit() {
-        use crate::media::{MediaInfo, MediaKind};
+        use vaider_media::media::{MediaInfo, MediaKind};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("flow.mp4");
         std::fs::write(&path, b"\0\0\0\x18ftypisom video bytes").unwrap();

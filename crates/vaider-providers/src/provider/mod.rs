@@ -13,13 +13,15 @@ pub mod openai;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::analysis::Usage;
-use crate::config::{Adapter, ProviderConfig};
-use crate::error::VaiderError;
-use crate::image_fit::{FittedImage, ImageLimits};
-use crate::media::MediaInfo;
-use crate::progress::ProgressSink;
-use crate::secrets::ApiKey;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use vaider_base::error::VaiderError;
+use vaider_base::progress::ProgressSink;
+use vaider_base::secrets::ApiKey;
+use vaider_media::image_fit::{FittedImage, ImageLimits};
+use vaider_media::media::MediaInfo;
+
+use crate::settings::{Adapter, GeminiConfig, ProviderConfig};
 
 /// One piece of media, in the form the provider takes it.
 #[derive(Debug, Clone)]
@@ -122,6 +124,19 @@ pub fn stopped() -> VaiderError {
     )
 }
 
+/// The tokens a call used, as the provider counted them, beside Vaider's estimate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// What the provider counted (Gemini's `usageMetadata.promptTokenCount`): the truth.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Vaider's estimate of the input tokens, worked out before the call from the request
+    /// sent and the token rules of the model called; shown beside `inputTokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_input_tokens: Option<u64>,
+}
+
 /// What a provider answers.
 #[derive(Debug, Clone)]
 pub struct ProviderAnswer {
@@ -160,19 +175,20 @@ pub fn build(
     config: &ProviderConfig,
     http: reqwest::Client,
     key: Option<ApiKey>,
-    settings: &crate::config::Config,
+    max_attempts: u32,
+    gemini: &GeminiConfig,
 ) -> Box<dyn VisionProvider> {
     let upstream = Upstream {
         http,
-        max_attempts: settings.max_attempts.max(1),
-        retry_base: Duration::from_millis(settings.gemini.retry_base_ms.max(1)),
+        max_attempts: max_attempts.max(1),
+        retry_base: Duration::from_millis(gemini.retry_base_ms.max(1)),
         service: config.name.clone(),
         base_url: config.base_url.trim_end_matches('/').to_string(),
     };
     match config.adapter {
         Adapter::Gemini => Box::new(gemini::GeminiProvider::new(
             upstream,
-            &settings.gemini,
+            gemini,
             key.unwrap_or_else(|| ApiKey::new("")),
         )),
         Adapter::Openai => Box::new(openai::OpenAiProvider::new(upstream, key)),
@@ -339,7 +355,7 @@ pub async fn read_json(
     })?;
     serde_json::from_str(&text).map_err(|_| VaiderError::Upstream {
         message: format!("{service}'s answer was not JSON."),
-        response: Some(crate::error::UpstreamResponse { status, body: text }),
+        response: Some(vaider_base::error::UpstreamResponse { status, body: text }),
     })
 }
 
@@ -359,7 +375,7 @@ pub fn chat_answer(
                 "{service} gave no description ({}).",
                 no_text_reason.unwrap_or("no text in the answer")
             ),
-            response: Some(crate::error::UpstreamResponse {
+            response: Some(vaider_base::error::UpstreamResponse {
                 status: 200,
                 body: answer.to_string(),
             }),
