@@ -199,3 +199,20 @@ impl Quota429 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quota_failure_names_the_quota_and_its_size() {
+        let body = r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[
+            {"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-3.5-flash-lite"},"quotaValue":"20"}]},
+            {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37.5s"}]}}"#;
+        let quota = Quota429::read(body);
+        assert!(!quota.daily);
+        assert_eq!(quota.limit, Some(20));
+        assert_eq!(quota.retry, Some(Duration::from_millis(37_500)));
+        assert!(Quota429::read(&body.replace("PerMinute", "PerDay")).daily);
+    }
+}
