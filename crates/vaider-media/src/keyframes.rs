@@ -8,6 +8,10 @@
 //! find the changes ([`change`]: sharp changes per pixel, pale ones over an area), and
 //! JPEG-encodes only the frames that can still be chosen: encoding every sampled frame cost
 //! more than decoding the video. A few frames are held at a time, whatever the video's size.
+//!
+//! Here: ffmpeg and ffprobe, the scan and the choice of frames. Beside it: reading the Y4M
+//! stream (`y4m`), encoding the kept frames (`jpeg`), the probe and its changes (`change`),
+//! and telling a blink from a change (`blinks`).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -23,10 +27,14 @@ use vaider_base::error::{Result, VaiderError};
 
 mod blinks;
 mod change;
+mod jpeg;
+mod y4m;
 
 pub use blinks::Ongoing;
 use blinks::{Change, Runs};
 use change::Prober;
+use jpeg::Encoder;
+use y4m::{stream_error, FrameReader, Geometry};
 
 /// How keyframes are chosen.
 #[derive(Debug, Clone)]
@@ -67,12 +75,6 @@ pub struct Keyframe {
 /// A sample flickers when more than this share of its probe moved a little since the sample
 /// before (see [`change`]): noise, or motion everywhere.
 const FLICKERING_SHARE: f64 = 0.25;
-/// JPEG quality of the kept frames: small text stays legible for the model.
-const JPEG_QUALITY: u8 = 90;
-/// Frames being encoded at once. Reading waits for a free encoder, so memory stays bounded
-/// even when every sampled frame is a change.
-const ENCODERS: usize = 2;
-
 /// Finds where the screen changes, without writing any frame. Returns timestamps in seconds.
 pub async fn change_points(video: &Path, options: &KeyframeOptions) -> Result<Vec<f64>> {
     let chosen = scan(video, options, None).await?;
@@ -450,301 +452,6 @@ async fn read_frames(
     }
 }
 
-fn stream_error(e: std::io::Error) -> VaiderError {
-    VaiderError::internal("read ffmpeg's frames", e)
-}
-
-/// Frames read ahead from the pipe on their own task, so that ffmpeg goes on decoding while
-/// the last frame is measured (the pipe itself holds a fraction of one frame).
-struct FrameReader {
-    frames: tokio::sync::mpsc::Receiver<Result<Vec<u8>>>,
-    spare: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-/// Frames read ahead at most: each is 1.4 MB at 1280x720.
-const FRAMES_AHEAD: usize = 2;
-
-impl FrameReader {
-    fn start(mut stream: impl AsyncBufRead + Unpin + Send + 'static, frame_len: usize) -> Self {
-        let (sender, frames) = tokio::sync::mpsc::channel(FRAMES_AHEAD);
-        let (spare, mut spares) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
-        let task = tokio::spawn(async move {
-            let mut line = Vec::new();
-            loop {
-                line.clear();
-                let frame = match stream.read_until(b'\n', &mut line).await {
-                    Ok(0) => return,
-                    Ok(_) if !line.starts_with(b"FRAME") => Err(VaiderError::internal(
-                        "read ffmpeg's frames",
-                        "the Y4M stream lost its frame markers",
-                    )),
-                    Ok(_) => {
-                        // Buffers come back once measured, so a long video allocates few.
-                        let mut frame = spares.try_recv().unwrap_or_else(|_| vec![0; frame_len]);
-                        match stream.read_exact(&mut frame).await {
-                            Ok(_) => Ok(frame),
-                            Err(e) => Err(stream_error(e)),
-                        }
-                    }
-                    Err(e) => Err(stream_error(e)),
-                };
-                let failed = frame.is_err();
-                // The receiver is gone when reading stopped early: stop too, closing the pipe.
-                if sender.send(frame).await.is_err() || failed {
-                    return;
-                }
-            }
-        });
-        FrameReader {
-            frames,
-            spare,
-            task,
-        }
-    }
-
-    /// The next frame, or `None` at the end of the stream.
-    async fn next(&mut self) -> Result<Option<Vec<u8>>> {
-        self.frames.recv().await.transpose()
-    }
-
-    fn recycle(&self, frame: Vec<u8>) {
-        let _ = self.spare.send(frame);
-    }
-}
-
-impl Drop for FrameReader {
-    fn drop(&mut self) {
-        // Dropping the task's stream closes the pipe, and ffmpeg stops.
-        self.task.abort();
-    }
-}
-
-/// The size of the frames in ffmpeg's stream.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Geometry {
-    width: usize,
-    height: usize,
-}
-
-impl Geometry {
-    /// Reads `YUV4MPEG2 W1280 H720 F4:1 Ip A1:1 C420jpeg ...`; only 4:2:0 is asked for.
-    fn from_header(line: &[u8]) -> Result<Geometry> {
-        let bad = |why: &str| VaiderError::internal("read ffmpeg's frames", why.to_string());
-        let text = std::str::from_utf8(line).map_err(|_| bad("the Y4M header is not text"))?;
-        let mut words = text.split_ascii_whitespace();
-        if words.next() != Some("YUV4MPEG2") {
-            return Err(bad("the stream is not Y4M"));
-        }
-        let (mut width, mut height) = (0usize, 0usize);
-        for word in words {
-            match word.split_at(1) {
-                ("W", n) => width = n.parse().map_err(|_| bad("bad Y4M width"))?,
-                ("H", n) => height = n.parse().map_err(|_| bad("bad Y4M height"))?,
-                ("C", c) if !c.starts_with("420") => {
-                    return Err(bad("the Y4M stream is not 4:2:0"))
-                }
-                _ => {}
-            }
-        }
-        if width == 0 || height == 0 {
-            return Err(bad("the Y4M header has no size"));
-        }
-        Ok(Geometry { width, height })
-    }
-
-    fn luma_len(&self) -> usize {
-        self.width * self.height
-    }
-
-    fn chroma_width(&self) -> usize {
-        self.width.div_ceil(2)
-    }
-
-    fn chroma_height(&self) -> usize {
-        self.height.div_ceil(2)
-    }
-
-    fn chroma_len(&self) -> usize {
-        self.chroma_width() * self.chroma_height()
-    }
-
-    fn frame_len(&self) -> usize {
-        self.luma_len() + 2 * self.chroma_len()
-    }
-}
-
-/// Writes frames as JPEG on blocking threads while the stream is read, and keeps only those
-/// finally chosen.
-struct Encoder {
-    dir: PathBuf,
-    slots: Arc<Semaphore>,
-    tasks: JoinSet<Result<(u64, PathBuf)>>,
-    encoded: std::collections::BTreeSet<u64>,
-    /// The shares of the changes encoded so far, smallest on top. At most `max_frames - 2`
-    /// changes besides the first are chosen, the largest: a change smaller than all of the
-    /// largest so far can never be chosen, so it is not encoded. (Shares are non-negative, so
-    /// their bit patterns order like the numbers.)
-    largest: BinaryHeap<Reverse<u64>>,
-    room: usize,
-}
-
-impl Encoder {
-    fn new(dir: &Path, max_frames: usize) -> Encoder {
-        Encoder {
-            dir: dir.to_path_buf(),
-            slots: Arc::new(Semaphore::new(ENCODERS)),
-            tasks: JoinSet::new(),
-            encoded: Default::default(),
-            largest: BinaryHeap::new(),
-            room: max_frames.max(2) - 2,
-        }
-    }
-
-    /// Whether a change of this share can still be among the chosen ones.
-    fn may_choose(&mut self, share: f64) -> bool {
-        if share.is_infinite() {
-            return true; // the first frame
-        }
-        let bits = Reverse(share.to_bits());
-        if self.largest.len() < self.room {
-            self.largest.push(bits);
-            return true;
-        }
-        match self.largest.peek() {
-            Some(smallest) if bits < *smallest => {
-                self.largest.pop();
-                self.largest.push(bits);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn has(&self, index: u64) -> bool {
-        self.encoded.contains(&index)
-    }
-
-    async fn encode(&mut self, index: u64, at: f64, frame: Vec<u8>, geometry: Geometry) {
-        // The semaphore is never closed, so acquiring only waits.
-        let Ok(slot) = self.slots.clone().acquire_owned().await else {
-            return;
-        };
-        let path = self
-            .dir
-            .join(format!("frame-{:08}ms.jpg", (at * 1000.0).round() as u64));
-        self.encoded.insert(index);
-        self.tasks.spawn_blocking(move || {
-            let _slot = slot;
-            write_jpeg(&path, &frame, geometry)?;
-            Ok((index, path))
-        });
-    }
-
-    /// Waits for every frame, removes those not `chosen` and returns the rest by index.
-    async fn finish(mut self, chosen: &[u64]) -> Result<BTreeMap<u64, PathBuf>> {
-        let mut written = BTreeMap::new();
-        let mut failure = None;
-        while let Some(done) = self.tasks.join_next().await {
-            match done {
-                Ok(Ok((index, path))) => {
-                    written.insert(index, path);
-                }
-                Ok(Err(e)) => failure = Some(e),
-                Err(e) => failure = Some(VaiderError::internal("write a frame", e)),
-            }
-        }
-        written.retain(|index, path| {
-            let keep = failure.is_none() && chosen.contains(index);
-            if !keep {
-                let _ = std::fs::remove_file(path);
-            }
-            keep
-        });
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(written),
-        }
-    }
-}
-
-/// One 4:2:0 frame to a JPEG file. JPEG stores YCbCr too, so the planes go in as they are,
-/// only stretched from video's limited range (Y 16-235) to JPEG's full range.
-fn write_jpeg(path: &Path, frame: &[u8], geometry: Geometry) -> Result<()> {
-    let fail =
-        |e: &dyn std::fmt::Display| VaiderError::internal(format!("write {}", path.display()), e);
-    let image = Yuv420 {
-        frame,
-        geometry,
-        luma: range_table(16.0, 219.0, 0.0),
-        chroma: range_table(128.0, 224.0, 128.0),
-    };
-    if u16::try_from(geometry.width).is_err() || u16::try_from(geometry.height).is_err() {
-        return Err(fail(&"the frame is over 65535 pixels a side"));
-    }
-    let file = std::fs::File::create(path).map_err(|e| fail(&e))?;
-    let mut encoder = jpeg_encoder::Encoder::new(std::io::BufWriter::new(file), JPEG_QUALITY);
-    encoder.set_sampling_factor(jpeg_encoder::SamplingFactor::F_2_2);
-    encoder.encode_image(image).map_err(|e| fail(&e))
-}
-
-/// Maps a video level to JPEG's full range: `(v - offset) * 255 / span + centre`, clamped.
-fn range_table(offset: f32, span: f32, centre: f32) -> [u8; 256] {
-    let mut table = [0u8; 256];
-    for (v, out) in table.iter_mut().enumerate() {
-        *out = ((v as f32 - offset) * 255.0 / span + centre)
-            .round()
-            .clamp(0.0, 255.0) as u8;
-    }
-    table
-}
-
-/// A frame from the Y4M stream, as the JPEG encoder reads it: row by row.
-struct Yuv420<'a> {
-    frame: &'a [u8],
-    geometry: Geometry,
-    luma: [u8; 256],
-    chroma: [u8; 256],
-}
-
-impl jpeg_encoder::ImageBuffer for Yuv420<'_> {
-    fn get_jpeg_color_type(&self) -> jpeg_encoder::JpegColorType {
-        jpeg_encoder::JpegColorType::Ycbcr
-    }
-
-    fn width(&self) -> u16 {
-        self.geometry.width as u16
-    }
-
-    fn height(&self) -> u16 {
-        self.geometry.height as u16
-    }
-
-    fn fill_buffers(&self, y: u16, buffers: &mut [Vec<u8>; 4]) {
-        let g = self.geometry;
-        let y = usize::from(y);
-        let (luma, chroma) = self.frame.split_at(g.luma_len());
-        let (u, v) = chroma.split_at(g.chroma_len());
-        let start = (y / 2) * g.chroma_width();
-        let (u, v) = (&u[start..], &v[start..]);
-        let [y_out, cb_out, cr_out, _] = buffers;
-        y_out.extend(
-            luma[y * g.width..(y + 1) * g.width]
-                .iter()
-                .map(|&l| self.luma[usize::from(l)]),
-        );
-        // Each chroma sample covers two pixels of the row.
-        for (plane, out) in [(u, cb_out), (v, cr_out)] {
-            out.extend(
-                plane[..g.chroma_width()]
-                    .iter()
-                    .flat_map(|&c| [self.chroma[usize::from(c)]; 2])
-                    .take(g.width),
-            );
-        }
-    }
-}
-
 /// Whether the file is WebM by its EBML header's DocType.
 fn is_webm(video: &Path) -> bool {
     use std::io::Read;
@@ -959,53 +666,6 @@ mod tests {
             .expect("ffmpeg (scripts/test.sh installs it)");
         assert!(status.success());
         path
-    }
-
-    /// A 4:2:0 frame of one colour, given as limited-range Y, U, V.
-    fn flat_frame(geometry: Geometry, (y, u, v): (u8, u8, u8)) -> Vec<u8> {
-        let mut frame = vec![y; geometry.luma_len()];
-        frame.extend(std::iter::repeat_n(u, geometry.chroma_len()));
-        frame.extend(std::iter::repeat_n(v, geometry.chroma_len()));
-        frame
-    }
-
-    #[test]
-    fn y4m_headers_give_the_frame_size() {
-        let g =
-            Geometry::from_header(b"YUV4MPEG2 W1280 H720 F4:1 Ip A1:1 C420jpeg XYSCSS=420JPEG\n")
-                .unwrap();
-        assert_eq!(
-            (g.width, g.height, g.frame_len()),
-            (1280, 720, 1280 * 720 * 3 / 2)
-        );
-        // Odd sizes round the chroma planes up.
-        let g = Geometry::from_header(b"YUV4MPEG2 W33 H17 F4:1\n").unwrap();
-        assert_eq!(g.frame_len(), 33 * 17 + 2 * 17 * 9);
-        assert!(Geometry::from_header(b"YUV4MPEG2 W2 H2 C444\n").is_err());
-        assert!(Geometry::from_header(b"P6 2 2\n").is_err());
-    }
-
-    #[test]
-    fn frames_become_jpegs_of_the_same_colours() {
-        let dir = tempfile::tempdir().unwrap();
-        let g = Geometry {
-            width: 33,
-            height: 17,
-        };
-        // Limited-range white, and BT.601 limited-range pure red.
-        for ((y, u, v), want) in [
-            ((235, 128, 128), [255, 255, 255]),
-            ((81, 90, 240), [255, 0, 0]),
-        ] {
-            let path = dir.path().join("frame.jpg");
-            write_jpeg(&path, &flat_frame(g, (y, u, v)), g).unwrap();
-            let decoded = image::open(&path).unwrap().to_rgb8();
-            assert_eq!(decoded.dimensions(), (33, 17));
-            let pixel = decoded.get_pixel(16, 8).0;
-            for (got, want) in pixel.iter().zip(want) {
-                assert!(got.abs_diff(want) <= 6, "{pixel:?} for {want:?}");
-            }
-        }
     }
 
     /// Whatever the codec (VP9 has no frames to skip, H.264 with B-frames does) and size, the

@@ -4,7 +4,7 @@
 //! just far enough to refuse truncated or still-being-written recordings, so that secrets, text
 //! files and broken videos never leave the machine. Playwright's live-recorded WebM is first-class.
 //!
-//! Here: what a file is (its magic bytes) and the reading both share (a bounded window on the
+//! Here: what a file is (its magic bytes) and the reading they share (a bounded window on the
 //! file, the element budget, the fault). Each container's walk is its own file: `matroska`,
 //! `iso_bmff`, `riff` (AVI, WebP) and `images` (PNG, JPEG, GIF).
 
