@@ -1,6 +1,9 @@
-//! Vaider's engine, without any web framework or window: the media checks, the provider
-//! adapters, the one analysis pipeline, the history, the interaction files, the config, the
-//! secrets and the cost. The `vaider` binary, the HTTP server and the tray app all use it.
+//! Vaider's engine, without any web framework or window: the one analysis pipeline every door
+//! calls (`pipeline`, `engine`), the tasks and their prompts, the analysis types, the config,
+//! the table of models and the cost. The history (vaider-history), the media (vaider-media),
+//! the providers (vaider-providers) and the error type with the shared helpers (vaider-base)
+//! are their own crates, re-exported here under their old names. The `vaider` binary, the
+//! HTTP server and the tray app all use it.
 
 // Re-exports of the crate that owns them (vaider-base), so `vaider_core::error` and the like
 // keep naming them.

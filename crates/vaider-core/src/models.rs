@@ -1,6 +1,6 @@
 //! Which models a provider offers today, and which are going away. Providers shut models down
 //! on a published schedule, so Vaider does not hard-code one model as the only choice: it
-//! ships a current default (config.rs), keeps the known shutdowns in one table here, lists
+//! ships a current default (config/mod.rs), keeps the known shutdowns in one table here, lists
 //! what the provider serves (`GET /v1beta/models` for Gemini, `GET /models` for
 //! OpenAI-compatible servers, `GET /v1/models` for Anthropic), and turns a provider's "no
 //! such model" answer into an error that names the model and the current choices.
