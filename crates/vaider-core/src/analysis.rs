@@ -34,26 +34,8 @@ pub struct TaskOptions {
     pub analysis_focus: Option<String>,
 }
 
-/// Which door a request came in by, for the history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Door {
-    Mcp,
-    Rest,
-    Cli,
-    Ui,
-}
-
-impl Door {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Door::Mcp => "mcp",
-            Door::Rest => "rest",
-            Door::Cli => "cli",
-            Door::Ui => "ui",
-        }
-    }
-}
+/// Which door a request came in by, for the history (a re-export of the history's own).
+pub use vaider_history::Door;
 
 /// One request to the pipeline, whichever door it came by.
 #[derive(Debug, Clone)]
@@ -117,17 +99,8 @@ impl AnalysisRequest {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    /// What the provider counted (Gemini's `usageMetadata.promptTokenCount`): the truth.
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// Vaider's estimate of the input tokens, worked out before the call from the request
-    /// sent and the token rules of the model called; shown beside `inputTokens`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimated_input_tokens: Option<u64>,
-}
+/// Tokens a call used (a re-export of the crate that owns it, vaider-providers).
+pub use vaider_providers::provider::Usage;
 
 /// The model's verdict on one expectation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -171,6 +171,11 @@ impl Vaider {
         self.lease.owner()
     }
 
+    /// Opens a job's history row (status `running`), as this process's.
+    pub async fn start_job(&self, start: crate::job::JobStart<'_>) -> Result<crate::job::Job> {
+        crate::job::Job::start(self.history(), self.owner(), start).await
+    }
+
     /// A provider's key, looked up once and then kept; a missing key is looked up again on
     /// the next call, so `vaider key set` works without a restart.
     pub async fn api_key(&self, provider: &str) -> Option<(ApiKey, KeySource)> {

@@ -1,38 +1,33 @@
-//! Vaider's engine, without any web framework or window: the media checks, the provider
-//! adapters, the one analysis pipeline, the history, the interaction files, the config, the
-//! secrets and the cost. The `vaider` binary, the HTTP server and the tray app all use it.
+//! Vaider's engine, without any web framework or window: the one analysis pipeline every door
+//! calls (`pipeline`, `engine`), the tasks and their prompts, the analysis types, the config,
+//! the table of models and the cost. The history (vaider-history), the media (vaider-media),
+//! the providers (vaider-providers) and the error type with the shared helpers (vaider-base)
+//! are their own crates, re-exported here under their old names. The `vaider` binary, the
+//! HTTP server and the tray app all use it.
+
+// Re-exports of the crate that owns them (vaider-base), so `vaider_core::error` and the like
+// keep naming them.
+pub use vaider_base::{atomic_file, child_env, env_vars, error, progress, secrets};
+// Re-exports of the crate that owns them (vaider-history).
+pub use vaider_history as history;
+pub use vaider_history::{interaction_log, job, lease, recovery};
+// Re-exports of the crate that owns them (vaider-media).
+pub use vaider_media::{image_fit, keyframes, media};
+// Re-exports of the crate that owns them (vaider-providers).
+pub use vaider_providers::{aws, provider, quota, sampling, tokens};
 
 pub mod analysis;
-pub mod atomic_file;
-pub mod aws;
-pub mod child_env;
 pub mod client_setup;
 pub mod config;
 pub mod cost;
 pub mod engine;
-pub mod env_vars;
-pub mod error;
-pub mod history;
-pub mod image_fit;
-pub mod interaction_log;
-pub mod job;
-pub mod keyframes;
-pub mod lease;
-pub mod media;
 pub mod models;
 pub mod pipeline;
-pub mod progress;
 pub mod prompts;
-pub mod provider;
-pub mod quota;
-pub mod recovery;
 pub mod redact;
-pub mod sampling;
-pub mod secrets;
 pub mod source;
 pub mod status;
 pub mod task;
-pub mod tokens;
 pub mod workspace;
 
 pub use analysis::{AnalysisRequest, AnalysisResult, Door, Tool};

@@ -1,6 +1,6 @@
 //! Which models a provider offers today, and which are going away. Providers shut models down
 //! on a published schedule, so Vaider does not hard-code one model as the only choice: it
-//! ships a current default (config.rs), keeps the known shutdowns in one table here, lists
+//! ships a current default (config/mod.rs), keeps the known shutdowns in one table here, lists
 //! what the provider serves (`GET /v1beta/models` for Gemini, `GET /models` for
 //! OpenAI-compatible servers, `GET /v1/models` for Anthropic), and turns a provider's "no
 //! such model" answer into an error that names the model and the current choices.
@@ -392,29 +392,8 @@ pub async fn current_choices(
     choices
 }
 
-/// What [`VaiderError::ModelNotFound`] carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelGone {
-    pub provider: String,
-    pub model: String,
-    /// The shutdown day, when the model is in the table of retirements.
-    pub shut_down: Option<String>,
-    /// The models to pick instead: the provider's list, else the table's replacements.
-    pub choices: Vec<String>,
-    /// The provider's own answer.
-    pub response: Option<crate::error::UpstreamResponse>,
-}
-
-impl ModelGone {
-    pub fn message(&self) -> String {
-        not_found_message(
-            &self.provider,
-            &self.model,
-            self.shut_down.as_deref(),
-            &self.choices,
-        )
-    }
-}
+// The error's payload lives with the error type (vaider-base).
+pub use crate::error::ModelGone;
 
 /// The error for a model the provider does not serve, keeping the provider's answer.
 pub fn not_found_error(
@@ -423,10 +402,12 @@ pub fn not_found_error(
     choices: Vec<String>,
     upstream: VaiderError,
 ) -> VaiderError {
+    let shut_down = retirement(model).map(|r| r.shutdown.to_string());
     VaiderError::ModelNotFound(Box::new(ModelGone {
+        sentence: not_found_message(&provider.name, model, shut_down.as_deref(), &choices),
         provider: provider.name.clone(),
         model: model.to_string(),
-        shut_down: retirement(model).map(|r| r.shutdown.to_string()),
+        shut_down,
         choices,
         response: upstream.upstream_response().cloned(),
     }))

@@ -156,7 +156,7 @@ async fn the_estimate_of_a_screenshot_is_within_two_percent_on_both_families() {
     let kept = server
         .engine
         .history()
-        .result(&three.interaction_id)
+        .result::<AnalysisResult>(&three.interaction_id)
         .unwrap()
         .unwrap();
     assert_eq!(kept.usage, three.usage);

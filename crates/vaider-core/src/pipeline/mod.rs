@@ -138,7 +138,7 @@ impl Vaider {
             .history()
             .run(move |history| history.cached_result(&key))
             .await;
-        let mut cached = found.ok().flatten()?;
+        let mut cached: AnalysisResult = found.ok().flatten()?;
         cached.cached = true;
         cached.cost_usd = 0.0;
         cached.duration_ms = call.elapsed_ms();
@@ -282,7 +282,8 @@ impl Vaider {
             &checked.provider,
             self.http.clone(),
             checked.key.clone(),
-            &call.config,
+            call.config.max_attempts,
+            &call.config.gemini,
         );
         let answer = provider
             .describe(ProviderJob {
@@ -444,6 +445,5 @@ async fn finish_cached(record: Record, cached: AnalysisResult) -> AnalysisResult
     cached
 }
 
-pub fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+/// The history's time format (a re-export of the crate that owns it, vaider-history).
+pub use vaider_history::now_rfc3339;

@@ -14,7 +14,7 @@ use super::{now_rfc3339, AnalysisFailure, VERSION};
 use crate::analysis::AnalysisResult;
 use crate::engine::Vaider;
 use crate::error::{ErrorCode, Result, UpstreamResponse, VaiderError};
-use crate::history::{History, NewInteraction, Outcome, Status};
+use crate::history::{Answered, History, NewInteraction, Outcome, Status};
 use crate::interaction_log::InteractionLog;
 use crate::provider::UpstreamCall;
 use crate::recovery;
@@ -176,7 +176,7 @@ impl Record {
                 if let Err(e) = InteractionLog::at(&log_dir).write_response(&response) {
                     tracing::error!("{e}");
                 }
-                history.finish(&id, &finished_at, Outcome::Ok(&result))
+                history.finish(&id, &finished_at, Outcome::Ok(answered(&result)))
             })
             .await;
         if let Err(e) = done {
@@ -297,6 +297,24 @@ pub fn error_json(error: &VaiderError) -> serde_json::Value {
         value["choices"] = json!(gone.choices);
     }
     value
+}
+
+/// What the history keeps of a successful call: the whole result, and the columns it lists.
+fn answered(result: &AnalysisResult) -> Answered<'_> {
+    Answered {
+        cached: result.cached,
+        description: &result.description,
+        result_json: serde_json::to_string(result).ok(),
+        input_tokens: result.usage.input_tokens,
+        output_tokens: result.usage.output_tokens,
+        cost_usd: result.cost_usd,
+        duration_ms: result.duration_ms,
+        model: &result.model,
+        default_sampling_input_tokens: result
+            .sampling
+            .as_ref()
+            .map(|s| s.default_sampling_input_tokens),
+    }
 }
 
 /// Writes a call's cache key and media hash into its row; a failure only costs a later cache

@@ -192,7 +192,7 @@ pub(super) async fn detail(
     let row = find(&state, &id).await?;
     let history = state.engine.history().clone();
     let key = id.clone();
-    let result = blocking(move || history.result(&key)).await?;
+    let result = blocking(move || history.result::<vaider_core::AnalysisResult>(&key)).await?;
     let log_dir = row.log_dir.clone();
     let compared = row.clone();
     let jobs = state.engine.history().clone();

@@ -1,0 +1,216 @@
+//! Where the config comes from: the TOML file in the config folder, then the `VAIDER_*`
+//! environment variables over it; and where the data folder is.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::error::{Result, VaiderError};
+
+impl Config {
+    /// The config folder: `VAIDER_CONFIG_DIR`, else the OS config folder for Vaider.
+    pub fn dir() -> PathBuf {
+        if let Some(dir) = env_path("VAIDER_CONFIG_DIR") {
+            return dir;
+        }
+        directories::ProjectDirs::from("dev", "Vaider", "vaider")
+            .map(|d| d.config_dir().to_path_buf())
+            .unwrap_or_else(|| PathBuf::from(".vaider"))
+    }
+
+    pub fn file_path() -> PathBuf {
+        Self::dir().join("config.toml")
+    }
+
+    /// Reads the config file (if any), applies the environment, and checks every range.
+    pub fn load() -> Result<Config> {
+        let mut config = Self::load_file(&Self::file_path())?;
+        config.apply_env(|name| std::env::var(name).ok())?;
+        config.validate()?;
+        crate::child_env::declare_pass_through(&config.child_env_pass);
+        Ok(config)
+    }
+
+    pub fn load_file(path: &Path) -> Result<Config> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| {
+                VaiderError::InvalidRequest(format!(
+                    "The config file {} is not valid TOML: {e}. Fix it or delete it to go back to the defaults.",
+                    path.display()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(VaiderError::internal(
+                format!("read the config file {}", path.display()),
+                e,
+            )),
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = toml::to_string_pretty(self)
+            .map_err(|e| VaiderError::internal("write the config", e))?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| VaiderError::internal(format!("create {}", parent.display()), e))?;
+        }
+        std::fs::write(path, text)
+            .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))
+    }
+
+    /// Applies `VAIDER_*` overrides; `lookup` is the environment (injectable for tests).
+    pub fn apply_env(&mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<()> {
+        fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T> {
+            value.trim().parse().map_err(|_| {
+                VaiderError::InvalidRequest(format!(
+                    "The environment variable {name}={value:?} is not a valid value."
+                ))
+            })
+        }
+        // The variables and their order come from the one table (env_vars.rs).
+        let overrides = crate::env_vars::settings().map(|v| v.name);
+        for (name, value) in overrides.filter_map(|n| lookup(n).map(|v| (n, v))) {
+            if value.is_empty() {
+                continue;
+            }
+            match name {
+                "VAIDER_PROVIDER" => self.provider = value,
+                "VAIDER_MODEL" | "VAIDER_GEMINI_MODEL" => self.model = value,
+                "VAIDER_PORT" => self.port = parse(name, &value)?,
+                "VAIDER_TIMEOUT_SEC" => self.timeout_sec = parse(name, &value)?,
+                "VAIDER_MAX_CONCURRENT" => self.max_concurrent = parse(name, &value)?,
+                "VAIDER_CACHE" => self.cache = parse_bool(name, &value)?,
+                "VAIDER_MAX_ATTEMPTS" => self.max_attempts = parse(name, &value)?,
+                "VAIDER_MAX_CALLS_PER_MINUTE" => self.max_calls_per_minute = parse(name, &value)?,
+                "VAIDER_DATA_DIR" => self.data_dir = Some(PathBuf::from(value)),
+                "VAIDER_DOWNLOAD_LIMIT_MB" => self.download_limit_mb = parse(name, &value)?,
+                "VAIDER_VIDEO_SAMPLING" => {
+                    self.video_sampling =
+                        crate::sampling::VideoSampling::parse(&value).ok_or_else(|| {
+                            VaiderError::InvalidRequest(format!(
+                            "The environment variable {name}={value:?} is not a sampling: use {}.",
+                            crate::sampling::VideoSampling::NAMES
+                        ))
+                        })?
+                }
+                "VAIDER_GEMINI_BASE_URL" => {
+                    self.gemini.base_url = value.trim_end_matches('/').to_string()
+                }
+                "VAIDER_GEMINI_UPLOAD_CHUNK_MIB" => {
+                    self.gemini.upload_chunk_mib = parse(name, &value)?
+                }
+                "VAIDER_GEMINI_POLL_INTERVAL_MS" => {
+                    self.gemini.poll_interval_ms = parse(name, &value)?
+                }
+                "VAIDER_GEMINI_RETRY_BASE_MS" => self.gemini.retry_base_ms = parse(name, &value)?,
+                "VAIDER_QA_PARALLEL_RUNS" => self.qa.parallel_runs = parse(name, &value)?,
+                "VAIDER_QA_BROWSE_MAX_ACTIONS" => self.qa.browse_max_actions = parse(name, &value)?,
+                "VAIDER_QA_STEP_TIMEOUT_MS" => self.qa.step_timeout_ms = parse(name, &value)?,
+                "VAIDER_MAX_MODEL_CALLS" => self.max_model_calls = parse(name, &value)?,
+                "VAIDER_CHILD_ENV_PASS" => {
+                    self.child_env_pass = value
+                        .split(',')
+                        .map(|n| n.trim().to_string())
+                        .filter(|n| !n.is_empty())
+                        .collect()
+                }
+                _ => {}
+            }
+        }
+        // VAIDER_OPENAI_BASE_URL, VAIDER_ANTHROPIC_BASE_URL, ...: point a provider elsewhere.
+        for name in BUILT_IN_PROVIDERS.iter().filter(|n| **n != "gemini") {
+            let var = format!("VAIDER_{}_BASE_URL", name.to_ascii_uppercase());
+            if let Some(url) = lookup(&var).filter(|u| !u.is_empty()) {
+                self.providers.entry(name.to_string()).or_default().base_url =
+                    Some(url.trim_end_matches('/').to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// The data folder: config, else `VAIDER_DATA_DIR` (applied into config), else the OS one.
+    pub fn data_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.data_dir {
+            return dir.clone();
+        }
+        directories::ProjectDirs::from("dev", "Vaider", "vaider")
+            .map(|d| d.data_dir().to_path_buf())
+            .unwrap_or_else(|| PathBuf::from(".vaider"))
+    }
+}
+
+fn parse_bool(name: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(VaiderError::InvalidRequest(format!(
+            "The environment variable {name}={value:?} must be true or false."
+        ))),
+    }
+}
+
+fn env_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_overrides_file_values() {
+        let mut config: Config =
+            toml::from_str("model = \"gemini-3.5-flash\"\nport = 4000\n").unwrap();
+        let env = |name: &str| match name {
+            "VAIDER_PORT" => Some("5000".to_string()),
+            "VAIDER_CACHE" => Some("off".to_string()),
+            "VAIDER_GEMINI_BASE_URL" => Some("http://127.0.0.1:9/".to_string()),
+            _ => None,
+        };
+        config.apply_env(env).unwrap();
+        assert_eq!(config.model, "gemini-3.5-flash");
+        assert_eq!(config.port, 5000);
+        assert!(!config.cache);
+        assert_eq!(config.gemini.base_url, "http://127.0.0.1:9");
+    }
+
+    #[test]
+    fn a_bad_env_value_is_named_in_the_error() {
+        let mut config = Config::default();
+        let err = config
+            .apply_env(|n| (n == "VAIDER_PORT").then(|| "http".to_string()))
+            .unwrap_err();
+        assert!(err.to_string().contains("VAIDER_PORT"), "{err}");
+    }
+
+    #[test]
+    fn video_sampling_comes_from_the_file_or_the_environment() {
+        let mut config: Config = toml::from_str("video_sampling = \"full\"\n").unwrap();
+        assert_eq!(config.video_sampling, crate::sampling::VideoSampling::Full);
+        config
+            .apply_env(|n| (n == "VAIDER_VIDEO_SAMPLING").then(|| "Keyframes".to_string()))
+            .unwrap();
+        assert_eq!(
+            config.video_sampling,
+            crate::sampling::VideoSampling::Keyframes
+        );
+        let err = config
+            .apply_env(|n| (n == "VAIDER_VIDEO_SAMPLING").then(|| "some".to_string()))
+            .unwrap_err();
+        assert!(err.to_string().contains("auto, full or keyframes"), "{err}");
+        assert!(toml::from_str::<Config>("video_sampling = \"some\"\n").is_err());
+    }
+
+    #[test]
+    fn config_round_trips_through_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let config = Config {
+            max_concurrent: 2,
+            ..Config::default()
+        };
+        config.save(&path).unwrap();
+        assert_eq!(Config::load_file(&path).unwrap(), config);
+    }
+}

@@ -1,0 +1,791 @@
+//! Keyframes: turns a video into the few still frames where the screen changes (plus the first
+//! and the last), each with its timestamp, for providers that take images but no video. A
+//! 1 fps sampler would send 60 near-identical frames of a minute-long screen recording; this
+//! sends one per change, so the description still follows the timeline at a fraction of the cost.
+//!
+//! One ffmpeg pass decodes the video at `sample_fps` and streams the frames uncompressed
+//! (YUV 4:2:0, as a Y4M stream) through a pipe. Vaider shrinks each to a tiny colour probe to
+//! find the changes ([`change`]: sharp changes per pixel, pale ones over an area), and
+//! JPEG-encodes only the frames that can still be chosen: encoding every sampled frame cost
+//! more than decoding the video. A few frames are held at a time, whatever the video's size.
+//!
+//! Here: ffmpeg and ffprobe, the scan and the choice of frames. Beside it: reading the Y4M
+//! stream (`y4m`), encoding the kept frames (`jpeg`), the probe and its changes (`change`),
+//! and telling a blink from a change (`blinks`).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use vaider_base::error::{Result, VaiderError};
+
+mod blinks;
+mod change;
+mod jpeg;
+mod y4m;
+
+pub use blinks::Ongoing;
+use blinks::{Change, Runs};
+use change::Prober;
+use jpeg::Encoder;
+use y4m::{stream_error, FrameReader, Geometry};
+
+/// How keyframes are chosen.
+#[derive(Debug, Clone)]
+pub struct KeyframeOptions {
+    /// Frames a second looked at for changes; a change shorter than 1/fps may be missed.
+    pub sample_fps: f64,
+    /// Probe pixels (each the average of a box of the frame, 160x90 of them at most) that must
+    /// differ sharply (over pixelmatch's default threshold) from the last kept frame to count
+    /// as a change; a pale change over a large area counts whatever this is.
+    pub min_changed_pixels: usize,
+    /// Never more than this many frames (the biggest changes are kept, with first and last).
+    pub max_frames: usize,
+    /// Width of the frames sent to the model (never upscaled).
+    pub max_width: u32,
+}
+
+impl Default for KeyframeOptions {
+    fn default() -> Self {
+        KeyframeOptions {
+            sample_fps: 4.0,
+            // A count, not a share of the screen: a changed character of 12 px type moves one
+            // probe pixel clearly, a 12 px spinner a few. A blinking caret is a change too,
+            // told apart by its repeating (`blinks`).
+            min_changed_pixels: 1,
+            max_frames: 30,
+            max_width: 1280,
+        }
+    }
+}
+
+/// One chosen frame, written as JPEG.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keyframe {
+    pub at_seconds: f64,
+    pub path: PathBuf,
+}
+
+/// A sample flickers when more than this share of its probe moved a little since the sample
+/// before (see [`change`]): noise, or motion everywhere.
+const FLICKERING_SHARE: f64 = 0.25;
+/// Finds where the screen changes, without writing any frame. Returns timestamps in seconds.
+pub async fn change_points(video: &Path, options: &KeyframeOptions) -> Result<Vec<f64>> {
+    let chosen = scan(video, options, None).await?;
+    Ok(chosen.into_iter().map(|(at, _)| at).collect())
+}
+
+/// Chooses the frames and keeps each as `out_dir/frame-<ms>ms.jpg`, in one decoding pass.
+pub async fn extract(
+    video: &Path,
+    out_dir: &Path,
+    options: &KeyframeOptions,
+) -> Result<Vec<Keyframe>> {
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", out_dir.display()), e))?;
+    scan(video, options, Some(out_dir))
+        .await?
+        .into_iter()
+        .map(|(at, path)| {
+            let path = path.ok_or_else(|| {
+                VaiderError::internal(
+                    "take frames with ffmpeg",
+                    format!("the frame at {at} s was chosen but not written"),
+                )
+            })?;
+            Ok(Keyframe {
+                at_seconds: at,
+                path,
+            })
+        })
+        .collect()
+}
+
+/// One ffmpeg pass: every change, the number of samples and the last frame; changes that can
+/// still be chosen go to `encoder` as they are found.
+async fn decode(
+    video: &Path,
+    options: &KeyframeOptions,
+    encoder: Option<&mut Encoder>,
+) -> Result<Found> {
+    let mut command = ffmpeg();
+    // At `info`, ffmpeg describes its input (duration, streams) before decoding: the length
+    // and the sound track come for free, with no ffprobe to start.
+    command.args(["-nostdin", "-hide_banner", "-nostats", "-v", "info"]);
+    // WebM holds only VP8, VP9 and AV1, which have no such frames: no need to ask ffprobe
+    // (which takes longer to start than a short recording takes to scan).
+    if !is_webm(video) && has_unreferenced_frames(video).await {
+        // Frames that no other frame refers to (B-frames, here) need not be decoded at all,
+        // which halves the decoding time. The frame shown for a sample is then at most a frame
+        // or two older than its time: far less than the sampling interval. With frames
+        // skipped, ffmpeg's frame threads mostly wait on each other (on 2 cores its default of
+        // 3 threads took 2.0 s where 1 took 1.2), so one core is left to Vaider instead, for
+        // reading and measuring the frames.
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        command.args(["-skip_frame", "noref"]);
+        command.args(["-threads", &cores.saturating_sub(1).max(1).to_string()]);
+    }
+    // `round=up`: each sample shows the last frame at or before its time, so a change is
+    // found at the first sample that shows it, and a frame the model is sent at that time
+    // shows it too (by default ffmpeg takes the nearest frame, up to half an interval later).
+    let filter = format!(
+        "fps={fps}:round=up,{scale}",
+        fps = options.sample_fps,
+        scale = match encoder {
+            Some(_) => format!("scale='min({},iw)':-2:flags=area", options.max_width),
+            None => detector_scale(),
+        }
+    );
+    command
+        .arg("-i")
+        .arg(video)
+        .args(["-an", "-sn", "-dn", "-vf", &filter])
+        .args(["-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "pipe:1"]);
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(ffmpeg_error)?;
+    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(VaiderError::internal("read ffmpeg's frames", "no pipe"));
+    };
+    // Read alongside the frames, so that a chatty ffmpeg never blocks on a full pipe.
+    let errors = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text).await;
+        text
+    });
+
+    // The reader owns the pipe: if reading stops early, ffmpeg sees the pipe close and exits.
+    let stream = BufReader::with_capacity(1 << 20, stdout);
+    let read = read_frames(stream, options, encoder).await;
+    let decoded = child.wait().await.is_ok_and(|status| status.success());
+    let reason = errors.await.unwrap_or_default();
+    match read {
+        Ok(mut found) if decoded => {
+            found.input = InputFacts::from_log(&reason);
+            Ok(found)
+        }
+        Err(e) if decoded && !matches!(e, VaiderError::InvalidPath { .. }) => Err(e),
+        _ => Err(VaiderError::InvalidPath {
+            message: format!(
+                "ffmpeg could not decode {} ({}). Check that the video plays; re-encode it if it does not.",
+                video.display(),
+                failure_line(&reason)
+            ),
+        }),
+    }
+}
+
+/// The scale filter for a scan that writes no frame: the detector measures probes of at most
+/// `PROBE_WIDTH` x `PROBE_HEIGHT` box-averaged pixels, so frames need only twice that in each
+/// direction (the chroma planes are half size) and are shrunk by ffmpeg as they are decoded.
+/// A 1280x720 frame goes down the pipe as 320x180, a sixteenth of the bytes to copy and
+/// measure. Never upscaled; the aspect ratio is kept, so the probe's grid is the same.
+fn detector_scale() -> String {
+    let (w, h) = (2 * change::PROBE_WIDTH, 2 * change::PROBE_HEIGHT);
+    let factor = format!("min(1,max({w}/iw,{h}/ih))");
+    // `fast_bilinear` would alias (skip pixels); `area` averages them, as the probe does.
+    format!("scale='min(iw,2*ceil(iw*{factor}/2))':'min(ih,2*ceil(ih*{factor}/2))':flags=area")
+}
+
+/// Every change the detector finds in a video (none dropped, unlike the keyframes), for
+/// planning what a model that takes video is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// Sample times (seconds) where the screen differs from the last change; the first frame
+    /// (0 s) always counts. The repeats of a small spot that keeps changing are left out
+    /// (see `ongoing`).
+    pub changes: Vec<f64>,
+    /// For each change, whether what changed has fine detail (text) that a frame must be
+    /// sharp to show; for the first frame, whether the screen has any.
+    pub detail: Vec<bool>,
+    /// Small spots that kept changing (a blinking caret, a spinner): each is a change where
+    /// it starts (unless it blinks) and where it stops, not at every repeat.
+    pub ongoing: Vec<Ongoing>,
+    /// Seconds between two samples: a change is seen at most this late.
+    pub interval: f64,
+    /// Samples decoded.
+    pub samples: u64,
+    /// Samples where much of the screen moved a little since the sample before (noise, or
+    /// motion everywhere): when most do, changes cannot be told from noise.
+    pub flickering_samples: u64,
+    /// Samples decoded times the interval: the video's length as the detector saw it.
+    pub sampled_seconds: f64,
+    /// The container's duration, as ffmpeg read it; none for a WebM written live.
+    pub duration: Option<f64>,
+    /// The video has a sound track.
+    pub has_audio: bool,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Finds every change in one decoding pass, writing no frame.
+pub async fn timeline(video: &Path, options: &KeyframeOptions) -> Result<Timeline> {
+    let found = decode(video, options, None).await?;
+    Ok(Timeline {
+        changes: found.changes.iter().map(|c| c.at).collect(),
+        detail: found.changes.iter().map(|c| c.detail).collect(),
+        ongoing: found.ongoing,
+        interval: 1.0 / options.sample_fps,
+        samples: found.frames,
+        flickering_samples: found.flickering,
+        sampled_seconds: found.frames as f64 / options.sample_fps,
+        duration: found.input.duration,
+        has_audio: found.input.has_audio,
+        // The video's own size, which decides how its clips are sent; the frames scanned
+        // were shrunk to the detector's size.
+        width: found
+            .input
+            .size
+            .map_or(found.geometry.width as u32, |s| s.0),
+        height: found
+            .input
+            .size
+            .map_or(found.geometry.height as u32, |s| s.1),
+    })
+}
+
+/// Decodes the video once at `sample_fps`, finds the changes and, when `out_dir` is given,
+/// keeps the chosen frames there. Returns each chosen time with its file, if one was written.
+async fn scan(
+    video: &Path,
+    options: &KeyframeOptions,
+    out_dir: Option<&Path>,
+) -> Result<Vec<(f64, Option<PathBuf>)>> {
+    let mut encoder = out_dir.map(|dir| Encoder::new(dir, options.max_frames));
+    let found = match decode(video, options, encoder.as_mut()).await {
+        Ok(found) => found,
+        Err(e) => {
+            if let Some(encoder) = encoder {
+                let _ = encoder.finish(&[]).await;
+            }
+            return Err(e);
+        }
+    };
+    let last_index = found.frames - 1;
+    let last_at = last_index as f64 / options.sample_fps;
+    let index_of = |at: f64| (at * options.sample_fps).round() as u64;
+    // Only the changes the encoder kept can be chosen (it turned away the smallest while
+    // the repeats of a blink, removed since, still counted).
+    let changes = found
+        .changes
+        .iter()
+        .filter(|c| encoder.as_ref().is_none_or(|e| e.has(index_of(c.at))))
+        .map(|c| (c.at, c.share))
+        .collect();
+    let times = pick(changes, last_at, options.max_frames);
+    let Some(mut encoder) = encoder else {
+        return Ok(times.into_iter().map(|at| (at, None)).collect());
+    };
+    let chosen: Vec<u64> = times.iter().map(|t| index_of(*t)).collect();
+    // The final screen is always chosen; it was encoded only if it was a change.
+    if !encoder.has(last_index) {
+        encoder
+            .encode(last_index, last_at, found.last_frame, found.geometry)
+            .await;
+    }
+    let mut written = encoder.finish(&chosen).await?;
+    Ok(times
+        .into_iter()
+        .zip(chosen)
+        .map(|(at, index)| (at, written.remove(&index)))
+        .collect())
+}
+
+/// What ffmpeg said of its input before decoding it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct InputFacts {
+    /// The container's duration; none for a WebM written live.
+    duration: Option<f64>,
+    has_audio: bool,
+    /// The video's own frame size (a scan decodes it shrunk, at the detector's size).
+    size: Option<(u32, u32)>,
+}
+
+impl InputFacts {
+    /// Reads `Duration: 00:01:00.00, ...` and `Stream #0:1: Audio: ...` from ffmpeg's
+    /// description of input #0 (what it says of its output comes after "Stream mapping").
+    fn from_log(log: &str) -> InputFacts {
+        let mut facts = InputFacts::default();
+        for line in log.lines().take_while(|l| !l.starts_with("Stream mapping")) {
+            let line = line.trim();
+            if let Some(rest) = line.strip_prefix("Duration: ") {
+                facts.duration = rest.split(',').next().and_then(clock_seconds);
+            } else if line.starts_with("Stream #0:") && line.contains(": Audio:") {
+                facts.has_audio = true;
+            } else if line.starts_with("Stream #0:") && line.contains(": Video:") {
+                facts.size = facts.size.or_else(|| frame_size(line));
+            }
+        }
+        facts
+    }
+}
+
+/// The `1280x720` of a video stream's description (`Video: vp8, yuv420p, 1280x720, ...`).
+fn frame_size(line: &str) -> Option<(u32, u32)> {
+    line.split([',', ' ', '[']).find_map(|word| {
+        let (w, h) = word.split_once('x')?;
+        Some((w.parse().ok()?, h.parse().ok()?)).filter(|&(w, h)| w > 0 && h > 0)
+    })
+}
+
+/// "00:01:02.50" in seconds.
+fn clock_seconds(text: &str) -> Option<f64> {
+    let mut seconds = 0.0;
+    for part in text.trim().split(':') {
+        seconds = seconds * 60.0 + part.parse::<f64>().ok()?;
+    }
+    (seconds.is_finite() && seconds > 0.0).then_some(seconds)
+}
+
+/// The line of ffmpeg's log that says why it failed: the last one that is not the
+/// description of its input.
+fn failure_line(log: &str) -> &str {
+    log.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no frames")
+}
+
+/// The changes one pass found, and the last frame (always chosen).
+struct Found {
+    input: InputFacts,
+    /// Each change; the first frame counts as the largest.
+    changes: Vec<Change>,
+    ongoing: Vec<Ongoing>,
+    frames: u64,
+    /// Samples where more than `FLICKERING_SHARE` of the probe moved since the sample before.
+    flickering: u64,
+    last_frame: Vec<u8>,
+    geometry: Geometry,
+}
+
+/// Reads ffmpeg's Y4M stream frame by frame, measures each against the last kept frame and
+/// hands the changes that can still be chosen to the encoder.
+async fn read_frames(
+    mut stream: impl AsyncBufRead + Unpin + Send + 'static,
+    options: &KeyframeOptions,
+    mut encoder: Option<&mut Encoder>,
+) -> Result<Found> {
+    let mut line = Vec::new();
+    stream
+        .read_until(b'\n', &mut line)
+        .await
+        .map_err(stream_error)?;
+    // ffmpeg wrote nothing when it could not decode the video; it says why on stderr.
+    let no_frames = || VaiderError::InvalidPath {
+        message: "no frames".into(),
+    };
+    if line.is_empty() {
+        return Err(no_frames());
+    }
+    let geometry = Geometry::from_header(&line)?;
+    let prober = Prober::new(geometry);
+    let mut incoming = FrameReader::start(stream, geometry.frame_len());
+    let mut probe = prober.empty();
+    let mut before = prober.empty();
+    let mut kept: Option<change::Probe> = None;
+    let mut changes = Vec::new();
+    let mut runs = Runs::default();
+    let (mut frames, mut flickering) = (0u64, 0u64);
+    let mut last_frame: Option<Vec<u8>> = None;
+    while let Some(frame) = incoming.next().await? {
+        let index = frames;
+        frames += 1;
+        let at = index as f64 / options.sample_fps;
+        std::mem::swap(&mut probe, &mut before);
+        prober.probe(&frame, &mut probe);
+        if index > 0 {
+            let flicker = change::difference(&before, &probe, options.min_changed_pixels).flicker;
+            flickering += u64::from(flicker > FLICKERING_SHARE);
+        }
+        // Against the last change, not the sample before: a slow fade adds up to a change.
+        let (share, spots, detail) = match &kept {
+            None => (f64::INFINITY, Vec::new(), prober.has_detail(&frame, None)),
+            Some(kept) => {
+                let d = change::difference(kept, &probe, options.min_changed_pixels);
+                // A pale change over an area (no sharp pixel) has no detail to read.
+                let detail = d.spot.is_some_and(|s| prober.has_detail(&frame, Some(s)));
+                (d.changed, d.spots, detail)
+            }
+        };
+        if share > 0.0 {
+            if let Some(kept) = &kept {
+                runs.note(changes.len(), at, &spots, &probe, kept);
+            }
+            changes.push(Change { at, share, detail });
+            match &mut kept {
+                Some(kept) => kept.clone_from(&probe),
+                None => kept = Some(probe.clone()),
+            }
+            if let Some(encoder) = encoder.as_deref_mut() {
+                if encoder.may_choose(share) {
+                    encoder.encode(index, at, frame.clone(), geometry).await;
+                }
+            }
+        }
+        if let Some(previous) = last_frame.replace(frame) {
+            incoming.recycle(previous);
+        }
+    }
+    let end = frames.saturating_sub(1) as f64 / options.sample_fps;
+    let ongoing = runs.collapse(&mut changes, end);
+    match last_frame {
+        Some(last_frame) => Ok(Found {
+            input: InputFacts::default(),
+            changes,
+            ongoing,
+            frames,
+            flickering,
+            last_frame,
+            geometry,
+        }),
+        None => Err(no_frames()),
+    }
+}
+
+/// Whether the file is WebM by its EBML header's DocType.
+fn is_webm(video: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let Ok(read) = std::fs::File::open(video).and_then(|mut f| f.read(&mut head)) else {
+        return false;
+    };
+    let head = &head[..read];
+    head.starts_with(&[0x1A, 0x45, 0xDF, 0xA3])
+        && head
+            .windows(6)
+            .any(|w| w == [0x42, 0x82, 0x84, b'w', b'e', b'b'])
+}
+
+/// Whether the video's codec marks frames that nothing refers to, so that they can be skipped:
+/// H.264 and HEVC with B-frames. Asked of ffprobe; when in doubt, every frame is decoded.
+async fn has_unreferenced_frames(video: &Path) -> bool {
+    let output = ffprobe()
+        .args(["-v", "error", "-select_streams", "v:0"])
+        .args([
+            "-show_entries",
+            "stream=codec_name,has_b_frames",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(video)
+        .stdin(Stdio::null())
+        .output()
+        .await;
+    let Ok(output) = output else { return false };
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut fields = text.trim().split(',');
+    let codec = fields.next().unwrap_or_default();
+    let b_frames: u32 = fields.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    output.status.success() && matches!(codec, "h264" | "hevc") && b_frames > 0
+}
+
+/// A video's length in seconds, asked of ffprobe: the container's duration, else (a WebM
+/// written live, which has none) the last video packet's time. None without ffprobe.
+pub async fn duration_seconds(video: &Path) -> Option<f64> {
+    let container = ffprobe_text(video, &["-show_entries", "format=duration"]).await;
+    if let Some(seconds) = container.as_deref().and_then(parse_seconds) {
+        return Some(seconds);
+    }
+    let packets = ffprobe_text(
+        video,
+        &["-select_streams", "v:0", "-show_entries", "packet=pts_time"],
+    )
+    .await?;
+    packets
+        .lines()
+        .filter_map(parse_seconds)
+        .max_by(f64::total_cmp)
+}
+
+async fn ffprobe_text(video: &Path, entries: &[&str]) -> Option<String> {
+    let output = ffprobe()
+        .args(["-v", "error"])
+        .args(entries)
+        .args(["-of", "csv=p=0"])
+        .arg(video)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn parse_seconds(text: &str) -> Option<f64> {
+    let seconds: f64 = text.trim().trim_end_matches(',').parse().ok()?;
+    (seconds.is_finite() && seconds > 0.0).then_some(seconds)
+}
+
+/// Keeps the first frame, the last, and the largest changes in between, in time order.
+fn pick(mut changes: Vec<(f64, f64)>, last_at: f64, max_frames: usize) -> Vec<f64> {
+    let max_frames = max_frames.max(2);
+    if changes.len() + 1 > max_frames {
+        let first = changes.remove(0);
+        changes.sort_by(|a, b| b.1.total_cmp(&a.1));
+        changes.truncate(max_frames - 2);
+        changes.push(first);
+        changes.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let mut times: Vec<f64> = changes.into_iter().map(|(t, _)| t).collect();
+    // The final screen is what a test ends on: always include it.
+    if times.last().is_none_or(|t| (last_at - t).abs() > 1e-6) {
+        times.push(last_at);
+    }
+    times
+}
+
+/// `mm:ss.s`, as the model is told each frame's time; `mm:ss.ss` when the hundredths matter
+/// (samples are a quarter of a second apart: 01:15.25 is not 01:15.2).
+pub fn timestamp(seconds: f64) -> String {
+    let total = (seconds.max(0.0) * 100.0).round() as u64;
+    let (minutes, hundredths) = (total / 6000, total % 6000);
+    if hundredths % 10 == 0 {
+        format!("{minutes:02}:{:04.1}", hundredths as f64 / 100.0)
+    } else {
+        format!("{minutes:02}:{:05.2}", hundredths as f64 / 100.0)
+    }
+}
+
+/// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
+fn ffmpeg() -> tokio::process::Command {
+    let program = std::env::var_os("VAIDER_FFMPEG").unwrap_or_else(|| "ffmpeg".into());
+    let mut command = vaider_base::child_env::async_command(program);
+    command.kill_on_drop(true);
+    command
+}
+
+/// ffprobe beside the ffmpeg in use (`VAIDER_FFMPEG`), or from PATH.
+fn ffprobe() -> tokio::process::Command {
+    let program = match std::env::var_os("VAIDER_FFMPEG") {
+        Some(ffmpeg) => {
+            let ffmpeg = PathBuf::from(ffmpeg);
+            let name = ffmpeg
+                .file_name()
+                .map(|n| n.to_string_lossy().replacen("ffmpeg", "ffprobe", 1))
+                .unwrap_or_else(|| "ffprobe".into());
+            ffmpeg.with_file_name(name).into_os_string()
+        }
+        None => "ffprobe".into(),
+    };
+    let mut command = vaider_base::child_env::async_command(program);
+    command.kill_on_drop(true);
+    command
+}
+
+fn ffmpeg_error(e: std::io::Error) -> VaiderError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        VaiderError::InvalidRequest(
+            "ffmpeg is needed to turn the video into frames for a provider that takes no video, and it is not installed. \
+Install it (Debian/Ubuntu: `sudo apt-get install ffmpeg`; macOS: `brew install ffmpeg`; Windows: `winget install ffmpeg`), \
+or use a provider that takes video (Gemini)."
+                .to_string(),
+        )
+    } else {
+        VaiderError::internal("run ffmpeg", e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_length_and_sound_come_from_ffmpegs_description_of_its_input() {
+        let log = "Input #0, matroska,webm, from 'a.webm':\n  Duration: 00:01:02.50, start: 0.000000, bitrate: 62 kb/s\n  Stream #0:0: Video: vp8, yuv420p, 800x450\n  Stream #0:1: Audio: opus, 48000 Hz\nStream mapping:\n  Stream #0:1 -> #0:1 (opus -> pcm): Audio: pcm\n";
+        let facts = InputFacts::from_log(log);
+        assert_eq!(facts.duration, Some(62.5));
+        assert!(facts.has_audio);
+        let silent = log.replace("  Stream #0:1: Audio: opus, 48000 Hz\n", "");
+        assert!(
+            !InputFacts::from_log(&silent).has_audio,
+            "the output's audio does not count"
+        );
+        let live = log.replace("00:01:02.50", "N/A");
+        assert_eq!(InputFacts::from_log(&live).duration, None);
+        assert_eq!(facts.size, Some((800, 450)), "the video's own size");
+    }
+
+    #[test]
+    fn picking_keeps_first_last_and_biggest_changes_in_order() {
+        let changes = vec![
+            (0.0, f64::INFINITY),
+            (1.0, 0.01),
+            (2.0, 0.5),
+            (3.0, 0.02),
+            (4.0, 0.3),
+        ];
+        assert_eq!(pick(changes.clone(), 6.0, 4), vec![0.0, 2.0, 4.0, 6.0]);
+        assert_eq!(pick(changes, 4.0, 10), vec![0.0, 1.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn timestamps_read_as_minutes_and_seconds() {
+        assert_eq!(timestamp(0.0), "00:00.0");
+        assert_eq!(timestamp(75.25), "01:15.25");
+        assert_eq!(timestamp(75.5), "01:15.5");
+        assert_eq!(timestamp(59.999), "01:00.0");
+    }
+
+    #[tokio::test]
+    async fn a_missing_ffmpeg_says_how_to_install_it() {
+        // Only this test sets the variable; nextest runs each test in its own process.
+        std::env::set_var("VAIDER_FFMPEG", "/nonexistent/ffmpeg");
+        let err = change_points(Path::new("/tmp/x.mp4"), &KeyframeOptions::default())
+            .await
+            .unwrap_err()
+            .to_string();
+        std::env::remove_var("VAIDER_FFMPEG");
+        assert!(
+            err.contains("apt-get install ffmpeg") && err.contains("brew install ffmpeg"),
+            "{err}"
+        );
+    }
+
+    /// A video made by ffmpeg from lavfi filters; `codec` args after the filter.
+    fn make_video(dir: &Path, name: &str, source: &str, filter: &str, codec: &[&str]) -> PathBuf {
+        let path = dir.join(name);
+        let status = std::process::Command::new("ffmpeg")
+            .args([
+                "-v", "error", "-y", "-f", "lavfi", "-i", source, "-vf", filter,
+            ])
+            .args(codec)
+            .arg(&path)
+            .status()
+            .expect("ffmpeg (scripts/test.sh installs it)");
+        assert!(status.success());
+        path
+    }
+
+    /// Whatever the codec (VP9 has no frames to skip, H.264 with B-frames does) and size, the
+    /// changes are found at their moments and exactly the chosen frames are kept.
+    #[tokio::test]
+    async fn changes_are_found_in_vp9_and_odd_sizes_too() {
+        let dir = tempfile::tempdir().unwrap();
+        // Between samples: each is found at the first sample that shows it.
+        let filter = "drawbox=enable='gte(t,1.6)':x=10:y=10:w=90:h=40:color=black:t=fill,\
+drawbox=enable='gte(t,3.2)':x=120:y=80:w=60:h=60:color=red:t=fill";
+        let vp9 = make_video(
+            dir.path(),
+            "changes.webm",
+            "color=c=white:s=241x161:r=25:d=4",
+            filter,
+            &["-c:v", "libvpx-vp9", "-deadline", "realtime", "-b:v", "1M"],
+        );
+        let h264 = make_video(
+            dir.path(),
+            "changes.mp4",
+            "color=c=white:s=320x180:r=30:d=4",
+            filter,
+            &["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+        );
+        assert!(!has_unreferenced_frames(&vp9).await);
+        assert!(has_unreferenced_frames(&h264).await);
+        for video in [vp9, h264] {
+            let out = dir
+                .path()
+                .join(video.file_name().unwrap())
+                .with_extension("frames");
+            let frames = extract(&video, &out, &KeyframeOptions::default())
+                .await
+                .unwrap();
+            let times: Vec<f64> = frames.iter().map(|f| f.at_seconds).collect();
+            assert_eq!(times, vec![0.0, 1.75, 3.25, 3.75], "{}", video.display());
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&out)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            files.sort();
+            assert_eq!(
+                files,
+                frames.iter().map(|f| f.path.clone()).collect::<Vec<_>>()
+            );
+            // The frame after the first change shows it: black where the box is.
+            let after = image::open(&frames[1].path).unwrap().to_rgb8();
+            assert!(
+                after.get_pixel(50, 30).0.iter().all(|&c| c < 40),
+                "{}",
+                video.display()
+            );
+            assert!(
+                after.get_pixel(200, 30).0.iter().all(|&c| c > 215),
+                "{}",
+                video.display()
+            );
+        }
+    }
+
+    /// With more changes than frames allowed, the frames written on the way are exactly the
+    /// ones chosen: the largest changes, with the first and last.
+    #[tokio::test]
+    async fn only_the_largest_changes_are_kept_when_there_are_too_many() {
+        let dir = tempfile::tempdir().unwrap();
+        // Boxes of mixed sizes appear side by side, one every half second.
+        let sizes = [20, 60, 30, 90, 40, 120, 25, 70];
+        let mut x = 10;
+        let filter: Vec<String> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, side)| {
+                let draw = format!(
+                    "drawbox=enable='gte(t,{})':x={x}:y=10:w={side}:h={side}:color=black:t=fill",
+                    0.5 * (i + 1) as f64,
+                );
+                x += side + 10;
+                draw
+            })
+            .collect();
+        let video = make_video(
+            dir.path(),
+            "many.mp4",
+            "color=c=white:s=640x180:r=20:d=5",
+            &filter.join(","),
+            &["-c:v", "libx264", "-pix_fmt", "yuv420p"],
+        );
+        let options = KeyframeOptions {
+            max_frames: 5,
+            ..KeyframeOptions::default()
+        };
+        let all = change_points(
+            &video,
+            &KeyframeOptions {
+                max_frames: 100,
+                ..options.clone()
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(all.len(), sizes.len() + 2, "{all:?}");
+        let out = dir.path().join("frames");
+        let frames = extract(&video, &out, &options).await.unwrap();
+        let times: Vec<f64> = frames.iter().map(|f| f.at_seconds).collect();
+        // The three largest boxes (120, 90, 70 px) appear at 3, 2 and 4 s.
+        assert_eq!(times, vec![0.0, 2.0, 3.0, 4.0, 4.75]);
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 5);
+    }
+
+    #[tokio::test]
+    async fn a_file_ffmpeg_cannot_decode_is_refused_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let video = dir.path().join("broken.mp4");
+        std::fs::write(&video, b"\x00\x00\x00\x18ftypmp42 but nothing more").unwrap();
+        let out = dir.path().join("frames");
+        let err = extract(&video, &out, &KeyframeOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, VaiderError::InvalidPath { .. }), "{err}");
+        assert!(err.to_string().contains("could not decode"), "{err}");
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    }
+}
