@@ -13,6 +13,7 @@ use vaider_core::analysis::{AnalysisResult, TaskOptions, Verdict};
 use vaider_core::{AnalysisRequest, Door, Tool};
 
 use super::answer::answer;
+use crate::api_error::Mapped;
 use super::workspace::Need;
 use super::VaiderMcp;
 
@@ -66,7 +67,7 @@ impl VaiderMcp {
             Ok(result) => analysis_answer(&result),
             // Failures are tool results with isError, so the agent reads them and can act.
             Err(failure) => {
-                let mut text = format!("{}: {}", failure.error.code().as_str(), failure.error);
+                let mut text = Mapped::from(&failure.error).line();
                 if let Some(id) = &failure.interaction_id {
                     text.push_str(&format!("\n(interactionId {id})"));
                 }

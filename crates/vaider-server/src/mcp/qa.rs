@@ -17,6 +17,7 @@ use vaider_qa::service::{self, GenerateRequest, RunRequest};
 use vaider_qa::QaError;
 
 use super::answer::said;
+use crate::api_error::Mapped;
 use super::call::non_empty;
 use super::workspace::Need;
 use super::VaiderMcp;
@@ -292,7 +293,8 @@ fn answered(sentence: String, structured: Value) -> CallToolResult {
     said(sentence, structured, false)
 }
 
-/// The contract's `{error: {code, message, details?}}`, as an error result.
+/// The contract's `{error: {code, message, details?}}`, as an error result whose text is the
+/// code and message every door shows (`api_error`).
 fn failed(error: &QaError) -> CallToolResult {
-    said(error.to_string(), error.to_json(), true)
+    said(Mapped::from(error).line(), error.to_json(), true)
 }

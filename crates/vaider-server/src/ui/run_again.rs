@@ -107,7 +107,7 @@ async fn plan_again(
         run_id: None,
     };
     // The one mapping of a QA error to the API's (a plan gone is a 404, with its code).
-    let ready = qa_service::prepare_run(request).map_err(super::qa::refused)?;
+    let ready = qa_service::prepare_run(request)?;
     let run_id = ready.run_id.clone();
     let engine = state.engine.clone();
     tokio::spawn(async move {
