@@ -319,30 +319,9 @@ async fn analyse(request: AnalysisRequest, json: bool) -> Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&result)?);
             } else {
-                println!("{}", result.description.trim());
-                for e in &result.expectations {
-                    println!("- [{:?}] {} — {}", e.verdict, e.expectation, e.evidence);
-                }
-                eprintln!(
-                    "\n{} {} · {} ms · {} in{} / {} out tokens · ${:.6}{} · log {}",
-                    result.provider,
-                    result.model,
-                    result.duration_ms,
-                    result.usage.input_tokens,
-                    // What Gemini counted, with the estimate made before the call beside it.
-                    result
-                        .usage
-                        .estimated_input_tokens
-                        .map(|e| format!(" (estimated {e})"))
-                        .unwrap_or_default(),
-                    result.usage.output_tokens,
-                    result.cost_usd,
-                    if result.cached { " · cached" } else { "" },
-                    result.log_dir
-                );
-                if let Some(sampling) = &result.sampling {
-                    eprintln!("{}", sampling.summary(result.usage.input_tokens));
-                }
+                let told = vaider_server::text::analysis(&result);
+                println!("{}", told.body);
+                eprintln!("\n{}", told.notes);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -353,11 +332,8 @@ async fn analyse(request: AnalysisRequest, json: bool) -> Result<ExitCode> {
                     serde_json::json!({"error": vaider_core::pipeline::error_json(&failure.error), "durationMs": failure.duration_ms})
                 );
             } else {
-                eprintln!(
-                    "vaider: {}: {}",
-                    failure.error.code().as_str(),
-                    failure.error
-                );
+                let mapped = vaider_server::api_error::Mapped::from(&failure.error);
+                eprintln!("vaider: {}", mapped.line());
             }
             Ok(ExitCode::FAILURE)
         }

@@ -17,10 +17,10 @@ use vaider_qa::service::{self, GenerateRequest, RunRequest};
 use vaider_qa::QaError;
 
 use super::answer::said;
-use crate::api_error::Mapped;
 use super::call::non_empty;
 use super::workspace::Need;
 use super::VaiderMcp;
+use crate::api_error::Mapped;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -136,10 +136,15 @@ impl VaiderMcp {
         Ok(
             match service::generate_test_plan(&self.engine, request).await {
                 Ok(generated) => {
+                    let written = crate::text::plan_written(
+                        &generated.name,
+                        generated.steps,
+                        &generated.path,
+                    );
                     let sentence = format!(
-                    "Wrote the plan {:?} ({} steps) at {}; run it with run_test_plan planId {:?}.",
-                    generated.name, generated.steps, generated.path, generated.plan_id
-                );
+                        "{written}. Run it with run_test_plan planId {:?}.",
+                        generated.plan_id
+                    );
                     answered(
                         sentence,
                         serde_json::to_value(&generated).unwrap_or_default(),
@@ -175,7 +180,7 @@ impl VaiderMcp {
         // `isError`: that is kept for a run Vaider could not carry out.
         Ok(match service::run_test_plan(&self.engine, request).await {
             Ok(summary) => answered(
-                run_sentence(&workspace, &summary),
+                run_text(&workspace, &summary),
                 serde_json::to_value(&summary).unwrap_or_default(),
             ),
             Err(error) => failed(&error),
@@ -238,7 +243,7 @@ impl VaiderMcp {
         };
         Ok(match service::get_test_run(&workspace, &args.run_id) {
             Ok(run) => answered(
-                service::sentence(&run),
+                crate::text::run(&run).whole(),
                 serde_json::to_value(&run).unwrap_or_default(),
             ),
             Err(error) => failed(&error),
@@ -265,25 +270,12 @@ impl VaiderMcp {
     }
 }
 
-/// How the run went, its time as Playwright prints it; a failed run names its failing step.
-fn run_sentence(workspace: &std::path::Path, summary: &service::RunSummary) -> String {
-    let took = vaider_core::job::duration_text(summary.duration);
-    let failing = service::get_test_run(workspace, &summary.run_id)
-        .ok()
-        .and_then(|run| service::failing_step(&run));
-    match (&summary.error, failing) {
-        (_, Some(step)) => format!(
-            "The run {} failed in {took} ({} of {} steps passed): {step}",
-            summary.run_id, summary.steps_passed, summary.steps_executed
-        ),
-        (None, None) => format!(
-            "The run {} {:?} in {took}: {} of {} steps passed.",
-            summary.run_id, summary.status, summary.steps_passed, summary.steps_executed
-        ),
-        (Some(error), None) => format!(
-            "The run {} ended {:?} in {took}: {error}",
-            summary.run_id, summary.status
-        ),
+/// The run as every door reads it (its steps, then how it went), from its file; the summary's
+/// error if the file cannot be read.
+fn run_text(workspace: &std::path::Path, summary: &service::RunSummary) -> String {
+    match service::get_test_run(workspace, &summary.run_id) {
+        Ok(run) => crate::text::run(&run).whole(),
+        Err(error) => summary.error.clone().unwrap_or_else(|| error.to_string()),
     }
 }
 

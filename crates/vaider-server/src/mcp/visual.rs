@@ -16,7 +16,6 @@ use serde_json::{json, Value};
 use vaider_capture::{Request as CaptureRequest, Target, Viewport};
 use vaider_core::analysis::Door;
 use vaider_visual::service::{self, CompareRequest, Removal};
-use vaider_visual::Store;
 
 use super::answer::said;
 use super::workspace::Need;
@@ -192,20 +191,10 @@ impl VaiderMcp {
             match service::capture_screenshot(&project, &args.name, &args.description, &target)
                 .await
             {
-                Ok(data) => {
-                    let sentence = format!(
-                        "Phase {} kept: {} ({}x{}, {}).",
-                        data.phase,
-                        data.path,
-                        data.dimensions.width,
-                        data.dimensions.height,
-                        data.platform
-                    );
-                    envelope(
-                        Ok(serde_json::to_value(&data).unwrap_or_default()),
-                        sentence,
-                    )
-                }
+                Ok(data) => envelope(
+                    Ok(serde_json::to_value(&data).unwrap_or_default()),
+                    crate::text::capture(&data),
+                ),
                 Err(e) => envelope(Err(e.to_string()), String::new()),
             }
             .into(),
@@ -251,7 +240,7 @@ impl VaiderMcp {
                     .include_image
                     .then(|| vaider_visual::thumbnail(data.annotated_screenshot.as_ref(), 512).ok())
                     .flatten();
-                let summary = compare_sentence(&data);
+                let summary = crate::text::comparison(&data).whole();
                 let mut result =
                     envelope(Ok(serde_json::to_value(&data).unwrap_or_default()), summary);
                 if let Some(png) = thumbnail {
@@ -305,23 +294,15 @@ impl VaiderMcp {
             Ok(project) => project,
             Err(early) => return Ok(early),
         };
-        let which = match (args.phase_to_remove, args.keep_last) {
-            (0, 0) => Removal::AllButLast(3),
-            (0, n) => Removal::AllButLast(n as usize),
-            (phase, _) => Removal::Phase(phase),
-        };
-        let store = Store::in_project(&project);
-        Ok(
-            match tokio::task::spawn_blocking(move || store.remove(which)).await {
-                Ok(Ok(removed)) => {
-                    let sentence = format!("{} screenshots removed.", removed.len());
-                    envelope(Ok(json!({"removed": removed})), sentence)
-                }
-                Ok(Err(e)) => envelope(Err(e.to_string()), String::new()),
-                Err(e) => envelope(Err(format!("the cleanup stopped: {e}")), String::new()),
+        let which = Removal::of(args.phase_to_remove, args.keep_last);
+        Ok(match service::remove_screenshots(&project, which).await {
+            Ok(removed) => {
+                let sentence = format!("{} screenshots removed.", removed.len());
+                envelope(Ok(json!({"removed": removed})), sentence)
             }
-            .into(),
-        )
+            Err(e) => envelope(Err(e.to_string()), String::new()),
+        }
+        .into())
     }
 }
 
@@ -369,27 +350,4 @@ fn envelope(outcome: Result<Value, String>, sentence: String) -> CallToolResult 
             true,
         ),
     }
-}
-
-fn compare_sentence(data: &service::CompareData) -> String {
-    let diff = &data.pixel_diff;
-    if diff.total_changes == 0 {
-        return format!(
-            "{} Annotated: {}",
-            data.agentic_analysis.summary, data.annotated_screenshot
-        );
-    }
-    let v = &data.validation;
-    format!(
-        "{} changed regions ({} pixels, {:.2} %). {} Expected and found: {}; expected but missing: {}; unexpected: {}{}. Annotated: {}",
-        diff.total_changes,
-        diff.changed_pixels,
-        diff.diff_percentage,
-        data.agentic_analysis.summary,
-        v.expected_matched.len(),
-        v.expected_missed.len(),
-        v.unexpected_found.len(),
-        if v.regressions { " (regressions)" } else { "" },
-        data.annotated_screenshot
-    )
 }
