@@ -279,7 +279,7 @@ async fn stdio(tools: &str) -> Result<ExitCode> {
     let engine = Vaider::open(Config::load()?)?;
     vaider_server::panics::install_quiet_hook();
     let server = vaider_server::VaiderMcp::for_stdio(engine, tools);
-    let service = vaider_server::panics::AnswersPanics(server)
+    let service = server
         .serve(rmcp::transport::stdio())
         .await
         .context("the MCP client did not complete the handshake")?;
