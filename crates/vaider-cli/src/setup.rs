@@ -12,7 +12,7 @@ use vaider_core::client_setup::{
     TokenPlacement, TokenSource,
 };
 use vaider_core::secrets::{self, KeychainStatus};
-use vaider_core::{Config, VERSION};
+use vaider_core::{Config, Vaider, VERSION};
 
 /// `vaider init`'s arguments.
 pub struct InitArgs {
@@ -177,48 +177,13 @@ async fn machine(report: &mut Report) -> Result<Config> {
             ),
         },
     );
-    line(
-        true,
-        "provider",
-        format!(
-            "{} · model {} · {}",
-            config.provider, config.model, config.gemini.base_url
-        ),
-    );
     let keychain = tokio::task::spawn_blocking(secrets::keychain_status).await?;
-    let dirs = crate::commands::dotenv_dirs();
-    let provider = config.provider.clone();
-    let key = tokio::task::spawn_blocking(move || secrets::find_api_key(&provider, &dirs)).await?;
-    match &key {
-        Some((_, source)) => line(true, "API key", format!("set, from the {source}")),
-        None => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
-    }
-    // Where every other provider's key comes from, for those that have one.
-    let others: Vec<String> = config
-        .provider_names()
-        .into_iter()
-        .filter(|name| *name != config.provider)
-        .collect();
-    let dirs = crate::commands::dotenv_dirs();
-    let found = tokio::task::spawn_blocking(move || {
-        others
-            .into_iter()
-            .filter_map(|name| secrets::find_api_key(&name, &dirs).map(|(_, from)| (name, from)))
-            .collect::<Vec<_>>()
-    })
-    .await?;
-    for (name, source) in found {
-        line(
-            true,
-            &format!("{name} key"),
-            format!("set, from the {source}"),
-        );
-    }
+    let key_found = keys(&mut line, &config).await;
     model_check(&mut line, &config).await;
     match keychain {
         KeychainStatus::Available => line(true, "keychain", "available".into()),
         KeychainStatus::Unavailable(reason) => line(
-            key.is_some(),
+            key_found,
             "keychain",
             format!(
                 "not available: {reason}. Keys can come from GEMINI_API_KEY or a .env file instead"
@@ -274,6 +239,43 @@ async fn machine(report: &mut Report) -> Result<Config> {
         println!("     environment overrides: {}", overridden.join(", "));
     }
     Ok(config)
+}
+
+/// The provider, and where each provider's key comes from, as `vaider_status` reports them
+/// (one place decides: the keychain, the environment, a .env file, Bedrock's AWS chain, a
+/// local server that needs none). Whether the configured provider can be called.
+async fn keys(line: &mut impl FnMut(bool, &str, String), config: &Config) -> bool {
+    let status = match Vaider::open(config.clone()) {
+        Ok(engine) => engine.status().await,
+        Err(e) => {
+            line(false, "provider", format!("Vaider cannot start here: {e}"));
+            return false;
+        }
+    };
+    let default = status.providers.iter().find(|p| p.name == status.provider);
+    let base_url = default.map(|p| p.base_url.as_str()).unwrap_or_default();
+    let provider = format!("{} · model {} · {base_url}", status.provider, status.model);
+    line(true, "provider", provider);
+    match (&status.key_source, status.key_configured) {
+        (Some(source), _) => line(true, "API key", format!("set, from the {source}")),
+        (None, true) => line(true, "API key", format!("not needed by {}", status.provider)),
+        (None, false) => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
+    }
+    // Where every other provider's key comes from, for those that have one.
+    for other in status
+        .providers
+        .iter()
+        .filter(|p| p.name != status.provider)
+    {
+        if let Some(source) = &other.key_source {
+            line(
+                true,
+                &format!("{} key", other.name),
+                format!("set, from the {source}"),
+            );
+        }
+    }
+    status.key_configured
 }
 
 /// The configured model: gone (shut down, or not in the provider's list) or deprecated (a
