@@ -148,34 +148,9 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
             };
             run(request, json).await
         }
-        PlanAction::List { project, json } => {
-            let plans = service::list_test_plans(&workspace, project.as_deref());
-            Ok(match json {
-                true => print_json(&plans),
-                false => print_rows(
-                    &plans["plans"],
-                    &["id", "name", "project", "stepCount", "createdAt"],
-                ),
-            })
+        PlanAction::List { .. } | PlanAction::Runs { .. } | PlanAction::Show { .. } => {
+            read(&workspace, action)
         }
-        PlanAction::Runs { plan, status, json } => Ok(
-            match service::list_test_runs(&workspace, plan.as_deref(), status.as_deref()) {
-                Ok(runs) if json => print_json(&runs),
-                Ok(runs) => print_rows(
-                    &runs["runs"],
-                    &["id", "planName", "status", "duration", "startedAt"],
-                ),
-                Err(error) => report(&error),
-            },
-        ),
-        PlanAction::Show { run_id, json } => Ok(match service::get_test_run(&workspace, &run_id) {
-            Ok(run) if json => print_json(&serde_json::to_value(&run)?),
-            Ok(run) => {
-                print_run(&run);
-                ExitCode::SUCCESS
-            }
-            Err(error) => report(&error),
-        }),
         PlanAction::Export { plan, format, out } => {
             Ok(export(&workspace, &plan, &format, out.as_deref()))
         }
@@ -190,6 +165,42 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
             });
             Ok(import(&workspace, &file, &base_url, &project))
         }
+    }
+}
+
+/// `vaider plan list`, `runs` and `show`: what the project's `.qa-agent/` holds.
+fn read(workspace: &Path, action: PlanAction) -> Result<ExitCode> {
+    match action {
+        PlanAction::List { project, json } => {
+            let plans = service::list_test_plans(workspace, project.as_deref());
+            Ok(match json {
+                true => print_json(&plans),
+                false => print_rows(
+                    &plans["plans"],
+                    &["id", "name", "project", "stepCount", "createdAt"],
+                ),
+            })
+        }
+        PlanAction::Runs { plan, status, json } => Ok(
+            match service::list_test_runs(workspace, plan.as_deref(), status.as_deref()) {
+                Ok(runs) if json => print_json(&runs),
+                Ok(runs) => print_rows(
+                    &runs["runs"],
+                    &["id", "planName", "status", "duration", "startedAt"],
+                ),
+                Err(error) => report(&error),
+            },
+        ),
+        PlanAction::Show { run_id, json } => Ok(match service::get_test_run(workspace, &run_id) {
+            Ok(run) if json => print_json(&serde_json::to_value(&run)?),
+            Ok(run) => {
+                print_run(&run);
+                ExitCode::SUCCESS
+            }
+            Err(error) => report(&error),
+        }),
+        // plan() sends only the three above here.
+        _ => Ok(ExitCode::FAILURE),
     }
 }
 
