@@ -58,28 +58,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             analyse(request, json).await
         }
         Command::History { json, limit } => history(json, limit),
-        Command::Capture {
-            name,
-            description,
-            url,
-            window,
-            target,
-            viewport,
-            full_page,
-            json,
-        } => {
-            crate::visual::capture(crate::visual::CaptureArgs {
-                name,
-                description,
-                url,
-                window,
-                target,
-                viewport,
-                full_page,
-                json,
-            })
-            .await
-        }
+        Command::Capture(args) => crate::visual::capture(args).await,
         Command::Compare {
             before,
             after,
@@ -111,28 +90,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             };
             crate::visual::compare(&before, &after, expected, &settings, json).await
         }
-        Command::Validate {
-            test_file,
-            project_dir,
-            grep,
-            expectations,
-            max_test_duration_ms,
-            min_screenshots,
-            timeout,
-            json,
-        } => {
-            crate::validate::validate(crate::validate::ValidateArgs {
-                test_file,
-                project_dir,
-                grep,
-                expectations,
-                max_test_duration_ms,
-                min_screenshots,
-                timeout,
-                json,
-            })
-            .await
-        }
+        Command::Validate(args) => crate::validate::validate(args).await,
         Command::TestResults { path, json } => crate::validate::test_results(path, json).await,
         Command::Plan { action, dir } => crate::plan::plan(action, dir).await,
         Command::Token { rotate: true } => crate::setup::rotate_token(),

@@ -14,14 +14,28 @@ use vaider_core::{Config, Vaider};
 use vaider_validate::{AgentResult, Limits, ResultsRequest, ValidateRequest};
 
 /// What `vaider validate` was asked.
+#[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
+    /// The spec file, e.g. e2e/login.spec.ts.
     pub test_file: String,
+    /// The folder of playwright.config.* (default: the nearest one above the test).
+    #[arg(long)]
     pub project_dir: Option<String>,
+    /// Only the tests whose title matches (Playwright's --grep).
+    #[arg(long)]
     pub grep: Option<String>,
+    /// A statement the recording must show (the video is watched); repeat for several.
+    #[arg(long = "expect")]
     pub expectations: Vec<String>,
+    #[arg(long, default_value_t = 45_000)]
     pub max_test_duration_ms: u64,
+    #[arg(long, default_value_t = 1)]
     pub min_screenshots: usize,
+    /// Time limit in seconds for the run (default 120).
+    #[arg(long)]
     pub timeout: Option<u64>,
+    /// Print the AgentResult as JSON.
+    #[arg(long)]
     pub json: bool,
 }
 

@@ -14,14 +14,28 @@ use vaider_visual::service::{self, CompareRequest};
 use vaider_visual::{CompareOptions, CompareSettings};
 
 /// What `vaider capture` was asked.
+#[derive(Debug, clap::Args)]
 pub struct CaptureArgs {
+    /// The screenshot's name, e.g. before-card-update.
     pub name: String,
+    #[arg(long, default_value = "")]
     pub description: String,
+    /// A web page to capture in headless Chromium.
+    #[arg(long)]
     pub url: Option<String>,
+    /// The first window whose title or application name contains this.
+    #[arg(long)]
     pub window: Option<String>,
+    /// auto (default), web, desktop, ios or android.
+    #[arg(long)]
     pub target: Option<String>,
+    /// The web page's viewport, WIDTHxHEIGHT (default 1280x800).
+    #[arg(long, value_parser = crate::parse_viewport)]
     pub viewport: Option<(u32, u32)>,
+    /// The whole scrollable page.
+    #[arg(long)]
     pub full_page: bool,
+    #[arg(long)]
     pub json: bool,
 }
 
