@@ -58,28 +58,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             analyse(request, json).await
         }
         Command::History { json, limit } => history(json, limit),
-        Command::Capture {
-            name,
-            description,
-            url,
-            window,
-            target,
-            viewport,
-            full_page,
-            json,
-        } => {
-            crate::visual::capture(crate::visual::CaptureArgs {
-                name,
-                description,
-                url,
-                window,
-                target,
-                viewport,
-                full_page,
-                json,
-            })
-            .await
-        }
+        Command::Capture(args) => crate::visual::capture(args).await,
         Command::Compare {
             before,
             after,
@@ -111,28 +90,7 @@ pub async fn run(command: Command) -> Result<ExitCode> {
             };
             crate::visual::compare(&before, &after, expected, &settings, json).await
         }
-        Command::Validate {
-            test_file,
-            project_dir,
-            grep,
-            expectations,
-            max_test_duration_ms,
-            min_screenshots,
-            timeout,
-            json,
-        } => {
-            crate::validate::validate(crate::validate::ValidateArgs {
-                test_file,
-                project_dir,
-                grep,
-                expectations,
-                max_test_duration_ms,
-                min_screenshots,
-                timeout,
-                json,
-            })
-            .await
-        }
+        Command::Validate(args) => crate::validate::validate(args).await,
         Command::TestResults { path, json } => crate::validate::test_results(path, json).await,
         Command::Plan { action, dir } => crate::plan::plan(action, dir).await,
         Command::Token { rotate: true } => crate::setup::rotate_token(),
@@ -279,7 +237,7 @@ async fn stdio(tools: &str) -> Result<ExitCode> {
     let engine = Vaider::open(Config::load()?)?;
     vaider_server::panics::install_quiet_hook();
     let server = vaider_server::VaiderMcp::for_stdio(engine, tools);
-    let service = vaider_server::panics::AnswersPanics(server)
+    let service = server
         .serve(rmcp::transport::stdio())
         .await
         .context("the MCP client did not complete the handshake")?;
@@ -319,30 +277,9 @@ async fn analyse(request: AnalysisRequest, json: bool) -> Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&result)?);
             } else {
-                println!("{}", result.description.trim());
-                for e in &result.expectations {
-                    println!("- [{:?}] {} — {}", e.verdict, e.expectation, e.evidence);
-                }
-                eprintln!(
-                    "\n{} {} · {} ms · {} in{} / {} out tokens · ${:.6}{} · log {}",
-                    result.provider,
-                    result.model,
-                    result.duration_ms,
-                    result.usage.input_tokens,
-                    // What Gemini counted, with the estimate made before the call beside it.
-                    result
-                        .usage
-                        .estimated_input_tokens
-                        .map(|e| format!(" (estimated {e})"))
-                        .unwrap_or_default(),
-                    result.usage.output_tokens,
-                    result.cost_usd,
-                    if result.cached { " · cached" } else { "" },
-                    result.log_dir
-                );
-                if let Some(sampling) = &result.sampling {
-                    eprintln!("{}", sampling.summary(result.usage.input_tokens));
-                }
+                let told = vaider_server::text::analysis(&result);
+                println!("{}", told.body);
+                eprintln!("\n{}", told.notes);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -353,11 +290,8 @@ async fn analyse(request: AnalysisRequest, json: bool) -> Result<ExitCode> {
                     serde_json::json!({"error": vaider_core::pipeline::error_json(&failure.error), "durationMs": failure.duration_ms})
                 );
             } else {
-                eprintln!(
-                    "vaider: {}: {}",
-                    failure.error.code().as_str(),
-                    failure.error
-                );
+                let mapped = vaider_server::api_error::Mapped::from(&failure.error);
+                eprintln!("vaider: {}", mapped.line());
             }
             Ok(ExitCode::FAILURE)
         }

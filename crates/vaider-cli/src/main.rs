@@ -93,29 +93,7 @@ enum Command {
     },
     /// Take a screenshot (the desktop, a window, a web page, an iOS simulator or an Android
     /// emulator) and keep it as the next phase in ./.screenshots/phases/.
-    Capture {
-        /// The screenshot's name, e.g. before-card-update.
-        name: String,
-        #[arg(long, default_value = "")]
-        description: String,
-        /// A web page to capture in headless Chromium.
-        #[arg(long)]
-        url: Option<String>,
-        /// The first window whose title or application name contains this.
-        #[arg(long)]
-        window: Option<String>,
-        /// auto (default), web, desktop, ios or android.
-        #[arg(long)]
-        target: Option<String>,
-        /// The web page's viewport, WIDTHxHEIGHT (default 1280x800).
-        #[arg(long, value_parser = parse_viewport)]
-        viewport: Option<(u32, u32)>,
-        /// The whole scrollable page.
-        #[arg(long)]
-        full_page: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Capture(visual::CaptureArgs),
     /// Compare two screenshots: the pixel diff, then (only when pixels changed) the model's
     /// explanation, matched against the changes you expected. Exits 2 on a regression or a
     /// missed expected change.
@@ -159,29 +137,7 @@ enum Command {
     /// Run a Playwright test with the project's own Playwright (video, screenshots and trace
     /// on for this run) and judge it by the rubric. Exits 0 when it passed, 2 when the rubric
     /// failed, 1 when the test could not be run.
-    Validate {
-        /// The spec file, e.g. e2e/login.spec.ts.
-        test_file: String,
-        /// The folder of playwright.config.* (default: the nearest one above the test).
-        #[arg(long)]
-        project_dir: Option<String>,
-        /// Only the tests whose title matches (Playwright's --grep).
-        #[arg(long)]
-        grep: Option<String>,
-        /// A statement the recording must show (the video is watched); repeat for several.
-        #[arg(long = "expect")]
-        expectations: Vec<String>,
-        #[arg(long, default_value_t = 45_000)]
-        max_test_duration_ms: u64,
-        #[arg(long, default_value_t = 1)]
-        min_screenshots: usize,
-        /// Time limit in seconds for the run (default 120).
-        #[arg(long)]
-        timeout: Option<u64>,
-        /// Print the AgentResult as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Validate(validate::ValidateArgs),
     /// Watch the failed tests of a finished Playwright run (its test-results folder or JSON
     /// report): each failed test's video is analysed with its error; one summary.
     TestResults {

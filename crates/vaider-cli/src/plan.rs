@@ -14,7 +14,7 @@ use vaider_core::analysis::Door;
 use vaider_core::workspace::Workspace;
 use vaider_core::{Config, Vaider};
 use vaider_qa::service::{self, GenerateRequest, RunRequest};
-use vaider_qa::{QaError, RunStatus, StepStatus, TestRun};
+use vaider_qa::{QaError, RunStatus, TestRun};
 
 #[derive(Subcommand)]
 pub enum PlanAction {
@@ -148,34 +148,9 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
             };
             run(request, json).await
         }
-        PlanAction::List { project, json } => {
-            let plans = service::list_test_plans(&workspace, project.as_deref());
-            Ok(match json {
-                true => print_json(&plans),
-                false => print_rows(
-                    &plans["plans"],
-                    &["id", "name", "project", "stepCount", "createdAt"],
-                ),
-            })
+        PlanAction::List { .. } | PlanAction::Runs { .. } | PlanAction::Show { .. } => {
+            read(&workspace, action)
         }
-        PlanAction::Runs { plan, status, json } => Ok(
-            match service::list_test_runs(&workspace, plan.as_deref(), status.as_deref()) {
-                Ok(runs) if json => print_json(&runs),
-                Ok(runs) => print_rows(
-                    &runs["runs"],
-                    &["id", "planName", "status", "duration", "startedAt"],
-                ),
-                Err(error) => report(&error),
-            },
-        ),
-        PlanAction::Show { run_id, json } => Ok(match service::get_test_run(&workspace, &run_id) {
-            Ok(run) if json => print_json(&serde_json::to_value(&run)?),
-            Ok(run) => {
-                print_run(&run);
-                ExitCode::SUCCESS
-            }
-            Err(error) => report(&error),
-        }),
         PlanAction::Export { plan, format, out } => {
             Ok(export(&workspace, &plan, &format, out.as_deref()))
         }
@@ -190,6 +165,42 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
             });
             Ok(import(&workspace, &file, &base_url, &project))
         }
+    }
+}
+
+/// `vaider plan list`, `runs` and `show`: what the project's `.qa-agent/` holds.
+fn read(workspace: &Path, action: PlanAction) -> Result<ExitCode> {
+    match action {
+        PlanAction::List { project, json } => {
+            let plans = service::list_test_plans(workspace, project.as_deref());
+            Ok(match json {
+                true => print_json(&plans),
+                false => print_rows(
+                    &plans["plans"],
+                    &["id", "name", "project", "stepCount", "createdAt"],
+                ),
+            })
+        }
+        PlanAction::Runs { plan, status, json } => Ok(
+            match service::list_test_runs(workspace, plan.as_deref(), status.as_deref()) {
+                Ok(runs) if json => print_json(&runs),
+                Ok(runs) => print_rows(
+                    &runs["runs"],
+                    &["id", "planName", "status", "duration", "startedAt"],
+                ),
+                Err(error) => report(&error),
+            },
+        ),
+        PlanAction::Show { run_id, json } => Ok(match service::get_test_run(workspace, &run_id) {
+            Ok(run) if json => print_json(&serde_json::to_value(&run)?),
+            Ok(run) => {
+                print_run(&run);
+                ExitCode::SUCCESS
+            }
+            Err(error) => report(&error),
+        }),
+        // plan() sends only the three above here.
+        _ => Ok(ExitCode::FAILURE),
     }
 }
 
@@ -223,11 +234,10 @@ fn import(workspace: &Path, file: &Path, base_url: &str, project: &str) -> ExitC
     let store = vaider_qa::QaStore::in_project(workspace);
     match vaider_qa::import::import_file(&store, file, base_url, project) {
         Ok((plan, path)) => {
+            let path = path.display().to_string();
             println!(
-                "Wrote the plan {:?} ({} steps): {}",
-                plan.name,
-                plan.steps.len(),
-                path.display()
+                "{}",
+                vaider_server::text::plan_written(&plan.name, plan.steps.len(), &path)
             );
             println!("Run it: vaider plan run {}", plan.id);
             ExitCode::SUCCESS
@@ -247,10 +257,8 @@ async fn generate(request: GenerateRequest, json: bool) -> Result<ExitCode> {
     Ok(match service::generate_test_plan(&engine, request).await {
         Ok(generated) if json => print_json(&serde_json::to_value(&generated)?),
         Ok(generated) => {
-            println!(
-                "Wrote the plan {:?} ({} steps): {}",
-                generated.name, generated.steps, generated.path
-            );
+            let (name, steps, path) = (&generated.name, generated.steps, &generated.path);
+            println!("{}", vaider_server::text::plan_written(name, steps, path));
             println!("Run it: vaider plan run {}", generated.plan_id);
             ExitCode::SUCCESS
         }
@@ -310,47 +318,12 @@ fn print_rows(rows: &Value, columns: &[&str]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The run, one line per step with its status, then its error and evidence.
+/// The run as every door reads it: the plan and a line per step on stdout, how it went on
+/// stderr.
 fn print_run(run: &TestRun) {
-    println!(
-        "{} ({}): {:?} in {}",
-        run.plan_name,
-        run.id,
-        run.status,
-        vaider_core::job::duration_text(run.duration.unwrap_or(0))
-    );
-    for (index, step) in run.step_results.iter().enumerate() {
-        let mark = match step.status {
-            StepStatus::Passed => "ok  ",
-            StepStatus::Failed => "FAIL",
-            StepStatus::Error => "ERR ",
-            StepStatus::Skipped => "skip",
-        };
-        println!(
-            "  {mark} {}. {} ({}, {})",
-            index + 1,
-            step.step_name,
-            step.step_type,
-            vaider_core::job::duration_text(step.duration)
-        );
-        if let Some(error) = &step.error {
-            println!("       {error}");
-        }
-        if let Some(reasoning) = &step.llm_reasoning {
-            println!("       model: {reasoning}");
-        }
-        if let Some(shot) = &step.screenshot {
-            println!("       screenshot: {shot}");
-        }
-    }
-    if let (Some(error), true) = (
-        &run.error,
-        run.step_results
-            .iter()
-            .all(|s| s.status == StepStatus::Skipped),
-    ) {
-        println!("  {error}");
-    }
+    let told = vaider_server::text::run(run);
+    println!("{}", told.body);
+    eprintln!("{}", told.notes);
 }
 
 /// The error as the contract names it, on stderr; exit 1.

@@ -12,7 +12,7 @@ use vaider_core::client_setup::{
     TokenPlacement, TokenSource,
 };
 use vaider_core::secrets::{self, KeychainStatus};
-use vaider_core::{Config, VERSION};
+use vaider_core::{Config, Vaider, VERSION};
 
 /// `vaider init`'s arguments.
 pub struct InitArgs {
@@ -143,8 +143,38 @@ impl Report {
 /// The config, data folder, provider, key, keychain, token and port.
 async fn machine(report: &mut Report) -> Result<Config> {
     let mut line = |ok: bool, what: &str, detail: String| report.line(ok, what, detail);
+    let config = config_check(&mut line);
+    let data_dir = config.data_dir();
+    data_folder_check(&mut line, &data_dir);
+    let keychain = tokio::task::spawn_blocking(secrets::keychain_status).await?;
+    let key_found = keys(&mut line, &config).await;
+    model_check(&mut line, &config).await;
+    match keychain {
+        KeychainStatus::Available => line(true, "keychain", "available".into()),
+        KeychainStatus::Unavailable(reason) => line(
+            key_found,
+            "keychain",
+            format!(
+                "not available: {reason}. Keys can come from GEMINI_API_KEY or a .env file instead"
+            ),
+        ),
+    }
+    token_check(&mut line, &data_dir);
+    port_check(&mut line, config.port).await;
+    let overridden: Vec<&str> = vaider_core::env_vars::settings()
+        .map(|v| v.name)
+        .filter(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()))
+        .collect();
+    if !overridden.is_empty() {
+        println!("     environment overrides: {}", overridden.join(", "));
+    }
+    Ok(config)
+}
+
+/// The config file, or the defaults when it cannot be read.
+fn config_check(line: &mut impl FnMut(bool, &str, String)) -> Config {
     let config_path = Config::file_path();
-    let config = match Config::load() {
+    match Config::load() {
         Ok(config) => {
             line(
                 true,
@@ -161,9 +191,12 @@ async fn machine(report: &mut Report) -> Result<Config> {
             line(false, "config", e.to_string());
             Config::default()
         }
-    };
-    let data_dir = config.data_dir();
-    let writable = std::fs::create_dir_all(&data_dir)
+    }
+}
+
+/// The data folder must be writable.
+fn data_folder_check(line: &mut impl FnMut(bool, &str, String), data_dir: &std::path::Path) {
+    let writable = std::fs::create_dir_all(data_dir)
         .and_then(|_| std::fs::write(data_dir.join(".doctor"), b""))
         .and_then(|_| std::fs::remove_file(data_dir.join(".doctor")));
     line(
@@ -177,55 +210,11 @@ async fn machine(report: &mut Report) -> Result<Config> {
             ),
         },
     );
-    line(
-        true,
-        "provider",
-        format!(
-            "{} · model {} · {}",
-            config.provider, config.model, config.gemini.base_url
-        ),
-    );
-    let keychain = tokio::task::spawn_blocking(secrets::keychain_status).await?;
-    let dirs = crate::commands::dotenv_dirs();
-    let provider = config.provider.clone();
-    let key = tokio::task::spawn_blocking(move || secrets::find_api_key(&provider, &dirs)).await?;
-    match &key {
-        Some((_, source)) => line(true, "API key", format!("set, from the {source}")),
-        None => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
-    }
-    // Where every other provider's key comes from, for those that have one.
-    let others: Vec<String> = config
-        .provider_names()
-        .into_iter()
-        .filter(|name| *name != config.provider)
-        .collect();
-    let dirs = crate::commands::dotenv_dirs();
-    let found = tokio::task::spawn_blocking(move || {
-        others
-            .into_iter()
-            .filter_map(|name| secrets::find_api_key(&name, &dirs).map(|(_, from)| (name, from)))
-            .collect::<Vec<_>>()
-    })
-    .await?;
-    for (name, source) in found {
-        line(
-            true,
-            &format!("{name} key"),
-            format!("set, from the {source}"),
-        );
-    }
-    model_check(&mut line, &config).await;
-    match keychain {
-        KeychainStatus::Available => line(true, "keychain", "available".into()),
-        KeychainStatus::Unavailable(reason) => line(
-            key.is_some(),
-            "keychain",
-            format!(
-                "not available: {reason}. Keys can come from GEMINI_API_KEY or a .env file instead"
-            ),
-        ),
-    }
-    match secrets::server_token(&data_dir) {
+}
+
+/// Where the server's token comes from.
+fn token_check(line: &mut impl FnMut(bool, &str, String), data_dir: &std::path::Path) {
+    match secrets::server_token(data_dir) {
         Ok(_) => line(
             true,
             "token",
@@ -240,12 +229,16 @@ async fn machine(report: &mut Report) -> Result<Config> {
         ),
         Err(e) => line(false, "token", e.to_string()),
     }
-    let addr = SocketAddr::from(([127, 0, 0, 1], config.port));
+}
+
+/// The port is free, or Vaider already answers on it.
+async fn port_check(line: &mut impl FnMut(bool, &str, String), port: u16) {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
     match tokio::net::TcpListener::bind(addr).await {
         Ok(_) => line(
             true,
             "port",
-            format!("{} is free (`vaider serve` will use it)", config.port),
+            format!("{port} is free (`vaider serve` will use it)"),
         ),
         Err(_) => {
             let health =
@@ -260,20 +253,49 @@ async fn machine(report: &mut Report) -> Result<Config> {
                 } else {
                     format!(
                         "{} is taken by another program: set VAIDER_PORT or --port",
-                        config.port
+                        port
                     )
                 },
             )
         }
     }
-    let overridden: Vec<&str> = vaider_core::env_vars::settings()
-        .map(|v| v.name)
-        .filter(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()))
-        .collect();
-    if !overridden.is_empty() {
-        println!("     environment overrides: {}", overridden.join(", "));
+}
+
+/// The provider, and where each provider's key comes from, as `vaider_status` reports them
+/// (one place decides: the keychain, the environment, a .env file, Bedrock's AWS chain, a
+/// local server that needs none). Whether the configured provider can be called.
+async fn keys(line: &mut impl FnMut(bool, &str, String), config: &Config) -> bool {
+    let status = match Vaider::open(config.clone()) {
+        Ok(engine) => engine.status().await,
+        Err(e) => {
+            line(false, "provider", format!("Vaider cannot start here: {e}"));
+            return false;
+        }
+    };
+    let default = status.providers.iter().find(|p| p.name == status.provider);
+    let base_url = default.map(|p| p.base_url.as_str()).unwrap_or_default();
+    let provider = format!("{} · model {} · {base_url}", status.provider, status.model);
+    line(true, "provider", provider);
+    match (&status.key_source, status.key_configured) {
+        (Some(source), _) => line(true, "API key", format!("set, from the {source}")),
+        (None, true) => line(true, "API key", format!("not needed by {}", status.provider)),
+        (None, false) => line(false, "API key", "not set: run `vaider key set` (OS keychain), or set GEMINI_API_KEY in the environment or a .env file".into()),
     }
-    Ok(config)
+    // Where every other provider's key comes from, for those that have one.
+    for other in status
+        .providers
+        .iter()
+        .filter(|p| p.name != status.provider)
+    {
+        if let Some(source) = &other.key_source {
+            line(
+                true,
+                &format!("{} key", other.name),
+                format!("set, from the {source}"),
+            );
+        }
+    }
+    status.key_configured
 }
 
 /// The configured model: gone (shut down, or not in the provider's list) or deprecated (a

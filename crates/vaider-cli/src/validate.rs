@@ -14,14 +14,28 @@ use vaider_core::{Config, Vaider};
 use vaider_validate::{AgentResult, Limits, ResultsRequest, ValidateRequest};
 
 /// What `vaider validate` was asked.
+#[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
+    /// The spec file, e.g. e2e/login.spec.ts.
     pub test_file: String,
+    /// The folder of playwright.config.* (default: the nearest one above the test).
+    #[arg(long)]
     pub project_dir: Option<String>,
+    /// Only the tests whose title matches (Playwright's --grep).
+    #[arg(long)]
     pub grep: Option<String>,
+    /// A statement the recording must show (the video is watched); repeat for several.
+    #[arg(long = "expect")]
     pub expectations: Vec<String>,
+    #[arg(long, default_value_t = 45_000)]
     pub max_test_duration_ms: u64,
+    #[arg(long, default_value_t = 1)]
     pub min_screenshots: usize,
+    /// Time limit in seconds for the run (default 120).
+    #[arg(long)]
     pub timeout: Option<u64>,
+    /// Print the AgentResult as JSON.
+    #[arg(long)]
     pub json: bool,
 }
 
@@ -62,54 +76,16 @@ fn exit_code(result: &AgentResult) -> ExitCode {
     }
 }
 
+/// The validation as every door reads it: what ran on stdout, then the verdict on stderr (only
+/// the verdict, as `vaider: …`, when the tests could not be run).
 fn print_validation(result: &AgentResult) {
-    let data = &result.data;
-    let v = &data["validation_result"];
-    if v.is_null() {
+    let told = vaider_server::text::validation(result);
+    if told.body.is_empty() {
         eprintln!("vaider: {}", result.error.as_deref().unwrap_or("failed"));
         return;
     }
-    let flag = |key: &str| if v[key] == true { "yes" } else { "no" };
-    println!(
-        "browser launched: {} · test executed: {} · test passed: {} · {} ms",
-        flag("browser_launched"),
-        flag("test_executed"),
-        flag("test_passed"),
-        v["execution_time_ms"]
-    );
-    for (label, key) in [
-        ("screenshot", "screenshots"),
-        ("console error", "console_errors"),
-        ("network failure", "network_failures"),
-    ] {
-        for item in v[key].as_array().into_iter().flatten() {
-            println!("- {label}: {}", item.as_str().unwrap_or_default());
-        }
-    }
-    for e in data["video_analysis"]["expectations"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        println!(
-            "- [{}] {}",
-            e["verdict"].as_str().unwrap_or_default().to_uppercase(),
-            e["expectation"].as_str().unwrap_or_default()
-        );
-    }
-    let rubric = &data["rubric_validation"];
-    for w in rubric["warnings"].as_array().into_iter().flatten() {
-        println!("warning: {}", w.as_str().unwrap_or_default());
-    }
-    for e in rubric["errors"].as_array().into_iter().flatten() {
-        println!("error: {}", e.as_str().unwrap_or_default());
-    }
-    println!(
-        "{} · cost ${:.4} · artifacts {}",
-        if result.success { "PASSED" } else { "FAILED" },
-        result.cost_usd,
-        data["artifacts_dir"].as_str().unwrap_or_default()
-    );
+    println!("{}", told.body);
+    eprintln!("{}", told.notes);
 }
 
 /// `vaider test-results PATH`: each failed test's video watched, one summary.
@@ -126,10 +102,10 @@ pub async fn test_results(path: PathBuf, json: bool) -> Result<ExitCode> {
     let result = vaider_validate::analyse_test_results(&engine, request, &NoProgress).await;
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
-    } else if let Some(summary) = result.data["summary"].as_str() {
-        println!("{summary}");
+    } else if result.data["summary"].is_string() {
+        println!("{}", vaider_server::text::test_results(&result));
     } else {
-        eprintln!("vaider: {}", result.error.as_deref().unwrap_or("failed"));
+        eprintln!("vaider: {}", vaider_server::text::test_results(&result));
     }
     Ok(if result.success {
         ExitCode::SUCCESS

@@ -14,14 +14,28 @@ use vaider_visual::service::{self, CompareRequest};
 use vaider_visual::{CompareOptions, CompareSettings};
 
 /// What `vaider capture` was asked.
+#[derive(Debug, clap::Args)]
 pub struct CaptureArgs {
+    /// The screenshot's name, e.g. before-card-update.
     pub name: String,
+    #[arg(long, default_value = "")]
     pub description: String,
+    /// A web page to capture in headless Chromium.
+    #[arg(long)]
     pub url: Option<String>,
+    /// The first window whose title or application name contains this.
+    #[arg(long)]
     pub window: Option<String>,
+    /// auto (default), web, desktop, ios or android.
+    #[arg(long)]
     pub target: Option<String>,
+    /// The web page's viewport, WIDTHxHEIGHT (default 1280x800).
+    #[arg(long, value_parser = crate::parse_viewport)]
     pub viewport: Option<(u32, u32)>,
+    /// The whole scrollable page.
+    #[arg(long)]
     pub full_page: bool,
+    #[arg(long)]
     pub json: bool,
 }
 
@@ -35,10 +49,7 @@ pub async fn capture(args: CaptureArgs) -> Result<ExitCode> {
         Ok(data) if args.json => print_json(&serde_json::json!({"success": true, "data": data})),
         Ok(data) => {
             println!("{}", data.path);
-            eprintln!(
-                "phase {} · {}x{} · {}",
-                data.phase, data.dimensions.width, data.dimensions.height, data.platform
-            );
+            eprintln!("{}", vaider_server::text::capture(&data));
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => Ok(fail(&e.to_string(), args.json)),
@@ -92,31 +103,10 @@ fn print_comparison(
     match outcome {
         Ok(data) if json => print_json(&serde_json::json!({"success": true, "data": data})),
         Ok(data) => {
-            let diff = &data.pixel_diff;
-            println!("{}", data.agentic_analysis.summary);
-            for change in &data.agentic_analysis.found_changes {
-                println!("- {}: {}", change.region, change.change);
-            }
-            for change in &data.agentic_analysis.unexpected_changes {
-                println!(
-                    "- UNEXPECTED ({}) {}: {}",
-                    change.severity, change.region, change.change
-                );
-            }
+            let told = vaider_server::text::comparison(&data);
+            println!("{}", told.body);
+            eprintln!("\n{}", told.notes);
             let v = &data.validation;
-            for e in &v.expected_matched {
-                println!("- [MATCHED] {e}");
-            }
-            for e in &v.expected_missed {
-                println!("- [MISSED] {e}");
-            }
-            eprintln!(
-                "\n{} regions · {} changed pixels ({:.3} %) · annotated {}",
-                diff.total_changes,
-                diff.changed_pixels,
-                diff.diff_percentage,
-                data.annotated_screenshot
-            );
             Ok(if v.regressions || !v.expected_missed.is_empty() {
                 ExitCode::from(2)
             } else {

@@ -493,17 +493,16 @@ fn browser_failure(run: &TestRun) -> Option<QaError> {
         .then(|| QaError::new(ErrorCode::BrowserError, message))
 }
 
+/// How many steps ran (not skipped) and how many of them passed.
+pub fn tally(run: &TestRun) -> (usize, usize) {
+    let steps = run.step_results.iter();
+    let executed = steps.clone().filter(|s| s.status != StepStatus::Skipped);
+    let passed = steps.filter(|s| s.status == StepStatus::Passed);
+    (executed.count(), passed.count())
+}
+
 fn summary_of(run: &TestRun, store: &QaStore) -> RunSummary {
-    let executed = run
-        .step_results
-        .iter()
-        .filter(|s| s.status != StepStatus::Skipped)
-        .count();
-    let passed = run
-        .step_results
-        .iter()
-        .filter(|s| s.status == StepStatus::Passed)
-        .count();
+    let (executed, passed) = tally(run);
     RunSummary {
         run_id: run.id.clone(),
         status: run.status,

@@ -1,13 +1,73 @@
-//! The one error type of the HTTP doors (REST, the UI's API, the guard): a status and the
-//! contract's body `{"error": {"code", "message"}}`, plus the spec's siblings of `error` for a
-//! timeout (`durationMs`) and an upstream failure (`upstreamResponse`).
+//! Every door's errors in one place. [`Mapped`] names each capability's error as all doors
+//! show it (the contract's code, the HTTP status, the message): the HTTP doors (REST, the UI's
+//! API, the guard) answer it as [`ApiError`], the MCP tools put its code and message in their
+//! error results. [`ApiError`] is a status and the contract's body
+//! `{"error": {"code", "message"}}`, plus the spec's siblings of `error` for a timeout
+//! (`durationMs`) and an upstream failure (`upstreamResponse`).
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 use vaider_core::error::{ErrorCode, UpstreamResponse};
-use vaider_core::AnalysisFailure;
+use vaider_core::{AnalysisFailure, VaiderError};
+use vaider_qa::QaError;
+
+/// An error as every door names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapped {
+    /// The contract's code, e.g. `PLAN_NOT_FOUND`.
+    pub code: &'static str,
+    /// The HTTP status the REST and UI doors answer with.
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl Mapped {
+    /// `CODE: message`, as a tool's error text and the CLI's error line begin.
+    pub fn line(&self) -> String {
+        format!("{}: {}", self.code, self.message)
+    }
+}
+
+/// The contract's mapping of the engine's error codes to HTTP statuses.
+impl From<&VaiderError> for Mapped {
+    fn from(error: &VaiderError) -> Self {
+        let code = error.code();
+        let status = match code {
+            ErrorCode::InvalidPath => StatusCode::BAD_REQUEST,
+            ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
+            ErrorCode::UpstreamError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::RateLimited | ErrorCode::QuotaExhausted => StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::NoApiKey | ErrorCode::Paused => StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::ModelNotFound => StatusCode::NOT_FOUND,
+        };
+        Mapped {
+            code: code.as_str(),
+            status,
+            message: error.to_string(),
+        }
+    }
+}
+
+/// The QA contract's codes: a plan or run that is not there is a 404, input the service
+/// cannot use a 400, anything else (browser, model, storage) a 500.
+impl From<&QaError> for Mapped {
+    fn from(error: &QaError) -> Self {
+        use vaider_qa::ErrorCode as Qa;
+        let status = match error.code {
+            Qa::PlanNotFound | Qa::RunNotFound => StatusCode::NOT_FOUND,
+            Qa::InvalidInput => StatusCode::BAD_REQUEST,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Mapped {
+            code: error.code.as_str(),
+            status,
+            message: error.message.clone(),
+        }
+    }
+}
 
 /// An error as the HTTP doors show it.
 #[derive(Debug)]
@@ -84,32 +144,41 @@ impl ApiError {
     }
 }
 
-/// The contract's mapping of the engine's error codes to HTTP statuses, in one place.
+impl From<Mapped> for ApiError {
+    fn from(mapped: Mapped) -> Self {
+        ApiError::new(mapped.status, mapped.code, mapped.message)
+    }
+}
+
+impl From<QaError> for ApiError {
+    fn from(error: QaError) -> Self {
+        Mapped::from(&error).into()
+    }
+}
+
+/// An analysis's failure: its [`Mapped`] code and status, with the timeout's duration, the
+/// upstream answer, the interaction and a gone model's choices beside them.
 impl From<AnalysisFailure> for ApiError {
     fn from(failure: AnalysisFailure) -> Self {
-        let code = failure.error.code();
-        let status = match code {
-            ErrorCode::InvalidPath => StatusCode::BAD_REQUEST,
-            ErrorCode::InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
-            ErrorCode::Timeout => StatusCode::REQUEST_TIMEOUT,
-            ErrorCode::UpstreamError | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::RateLimited | ErrorCode::QuotaExhausted => StatusCode::TOO_MANY_REQUESTS,
-            ErrorCode::NoApiKey | ErrorCode::Paused => StatusCode::SERVICE_UNAVAILABLE,
-            ErrorCode::ModelNotFound => StatusCode::NOT_FOUND,
-        };
-        let duration_ms = (code == ErrorCode::Timeout).then_some(failure.duration_ms);
+        let Mapped {
+            code,
+            status,
+            message,
+        } = Mapped::from(&failure.error);
+        let duration_ms =
+            (failure.error.code() == ErrorCode::Timeout).then_some(failure.duration_ms);
         let upstream_response = failure.error.upstream_response().cloned();
         ApiError {
             status,
             body: Box::new(ErrorBody {
                 error: ErrorDetail {
-                    code: code.as_str().to_string(),
-                    message: failure.error.to_string(),
+                    code: code.to_string(),
+                    message,
                     duration_ms,
                     upstream_response: upstream_response.clone(),
                     interaction_id: failure.interaction_id,
                     choices: match &failure.error {
-                        vaider_core::VaiderError::ModelNotFound(gone) => Some(gone.choices.clone()),
+                        VaiderError::ModelNotFound(gone) => Some(gone.choices.clone()),
                         _ => None,
                     },
                 },
@@ -142,5 +211,25 @@ mod tests {
             body,
             json!({"error": {"code": "NOT_FOUND", "message": "No such thing."}})
         );
+    }
+
+    #[test]
+    fn a_qa_error_keeps_its_code_with_its_status() {
+        use vaider_qa::ErrorCode as Qa;
+        for (code, status) in [
+            (Qa::PlanNotFound, StatusCode::NOT_FOUND),
+            (Qa::RunNotFound, StatusCode::NOT_FOUND),
+            (Qa::InvalidInput, StatusCode::BAD_REQUEST),
+            (Qa::BrowserError, StatusCode::INTERNAL_SERVER_ERROR),
+        ] {
+            let error = ApiError::from(QaError::new(code, "why"));
+            assert_eq!(error.status(), status);
+            assert_eq!(
+                body_of(error),
+                json!({"error": {"code": code.as_str(), "message": "why"}})
+            );
+        }
+        let mapped = Mapped::from(&QaError::new(Qa::PlanNotFound, "no plan p1"));
+        assert_eq!(mapped.line(), "PLAN_NOT_FOUND: no plan p1");
     }
 }

@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod openapi;
 pub mod panics;
 pub mod rest;
+pub mod text;
 pub mod ui;
 
 use std::net::{IpAddr, SocketAddr};
@@ -85,7 +86,7 @@ pub fn router_with(doors: Doors<'_>) -> Router {
         .with_allowed_origins(guard::ALLOWED_ORIGINS.iter().copied())
         .with_cancellation_token(shutdown.child_token());
     let mcp = StreamableHttpService::new(
-        move || Ok(panics::AnswersPanics(VaiderMcp::new(engine.clone()))),
+        move || Ok(VaiderMcp::new(engine.clone())),
         LocalSessionManager::default().into(),
         mcp_config,
     );
@@ -108,7 +109,7 @@ pub fn router_with(doors: Doors<'_>) -> Router {
             guard::check,
         ))
         // A panic anywhere inside (guard included) is answered in the contract's shape; MCP
-        // tool calls run in their own tasks and are answered by `AnswersPanics` instead.
+        // tool calls run in their own tasks and are answered by `panics::answered` instead.
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             panics::http_answer,
         ))

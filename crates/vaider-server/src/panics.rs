@@ -4,18 +4,15 @@
 //! `tests/no_panic.rs` looks for the panics themselves.
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt;
-use rmcp::model::*;
-use rmcp::service::{
-    MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
-};
-use rmcp::{ErrorData as McpError, ServerHandler};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::ErrorData as McpError;
+use tokio_util::sync::CancellationToken;
 
 use crate::api_error::ApiError;
 
@@ -60,285 +57,48 @@ pub fn install_quiet_hook() {
     }));
 }
 
-/// An MCP server whose tool calls are answered even when they panic. rmcp runs each request
+/// A tool call, answered even when it panics or its client cancels it. rmcp runs each request
 /// in its own task and sends nothing when that task panics, so without this the client waits
-/// for an answer that never comes. Every other method is the wrapped server's own (the list
-/// is rmcp 3.11's `ServerHandler`, as its own `Arc` wrapper delegates it). It is listed by hand
-/// because rmcp leaves no other way: the Streamable HTTP transport takes a `ServerHandler`
-/// (`StreamableHttpService::new`), rmcp's delegating macro is private, and its `Arc`/`Box`
-/// wrappers delegate without a hook. rmcp is pinned (`=3.11.0`), so a new method comes only
-/// with a deliberate upgrade, which must add it here.
-#[derive(Clone)]
-pub struct AnswersPanics<S>(pub S);
-
-#[allow(deprecated)]
-impl<S: ServerHandler> ServerHandler for AnswersPanics<S> {
-    fn ping(
-        &self,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
-        self.0.ping(context)
-    }
-
-    fn initialize(
-        &self,
-        request: InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<InitializeResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.initialize(request, context)
-    }
-
-    fn negotiate_initialize(
-        &self,
-        request: &InitializeRequestParams,
-    ) -> Result<InitializeResult, McpError> {
-        self.0.negotiate_initialize(request)
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        self.0.supported_protocol_versions()
-    }
-
-    fn discover(
-        &self,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<DiscoverResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.discover(context)
-    }
-
-    fn complete(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<CompleteResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.complete(request, context)
-    }
-
-    fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
-        self.0.set_level(request, context)
-    }
-
-    fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<GetPromptResponse, McpError>> + MaybeSendFuture + '_ {
-        self.0.get_prompt(request, context)
-    }
-
-    fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListPromptsResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.list_prompts(request, context)
-    }
-
-    fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListResourcesResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.list_resources(request, context)
-    }
-
-    fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListResourceTemplatesResult, McpError>> + MaybeSendFuture + '_
-    {
-        self.0.list_resource_templates(request, context)
-    }
-
-    fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ReadResourceResponse, McpError>> + MaybeSendFuture + '_ {
-        self.0.read_resource(request, context)
-    }
-
-    fn accepted_subscription_filter(
-        &self,
-        requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        self.0.accepted_subscription_filter(requested)
-    }
-
-    fn listen(
-        &self,
-        context: SubscriptionContext,
-    ) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
-        self.0.listen(context)
-    }
-
-    fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
-        self.0.subscribe(request, context)
-    }
-
-    fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
-        self.0.unsubscribe(request, context)
-    }
-
-    /// The one method that differs: a panicking tool call is answered.
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        // A client that cancels a call (notifications/cancelled) gives up its place in any
-        // queue and its upstream work, for every tool, as a REST client that closes its
-        // request does: the call's future is dropped.
-        let cancelled = context.ct.clone();
-        let called = tokio::select! {
-            called = AssertUnwindSafe(self.0.call_tool(request, context)).catch_unwind() => called,
-            _ = cancelled.cancelled() => {
-                return Err(McpError::internal_error("the client cancelled the call", None));
-            }
-        };
-        called.unwrap_or_else(|payload| {
-            tracing::error!(
-                panic = text_of(payload.as_ref()),
-                "an MCP tool call panicked; it was answered with an INTERNAL error"
-            );
-            // A failure is a result with isError, as every other tool failure is, so
-            // the agent reads it like any other.
-            Ok(CallToolResponse::Complete(CallToolResult::error(vec![
-                ContentBlock::text(format!("INTERNAL: {ANSWER}")),
-            ])))
-        })
-    }
-
-    fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListToolsResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.list_tools(request, context)
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.0.get_tool(name)
-    }
-
-    fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<CustomResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.on_custom_request(request, context)
-    }
-
-    fn on_cancelled(
-        &self,
-        notification: CancelledNotificationParam,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.0.on_cancelled(notification, context)
-    }
-
-    fn on_progress(
-        &self,
-        notification: ProgressNotificationParam,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.0.on_progress(notification, context)
-    }
-
-    fn on_initialized(
-        &self,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.0.on_initialized(context)
-    }
-
-    fn on_roots_list_changed(
-        &self,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.0.on_roots_list_changed(context)
-    }
-
-    fn on_custom_notification(
-        &self,
-        notification: CustomNotification,
-        context: NotificationContext<RoleServer>,
-    ) -> impl Future<Output = ()> + MaybeSendFuture + '_ {
-        self.0.on_custom_notification(notification, context)
-    }
-
-    fn get_info(&self) -> ServerConfig {
-        self.0.get_info()
-    }
-
-    fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<GetTaskResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.get_task(request, context)
-    }
-
-    fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
-        self.0.update_task(request, context)
-    }
-
-    fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<(), McpError>> + MaybeSendFuture + '_ {
-        self.0.cancel_task(request, context)
-    }
-
-    fn list_skills(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ListSkillsResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.list_skills(request, context)
-    }
-
-    fn get_skill(
-        &self,
-        request: GetSkillRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<GetSkillResult, McpError>> + MaybeSendFuture + '_ {
-        self.0.get_skill(request, context)
-    }
-
-    fn read_resource_directory(
-        &self,
-        request: ReadResourceDirectoryRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ReadResourceDirectoryResult, McpError>> + MaybeSendFuture + '_
-    {
-        self.0.read_resource_directory(request, context)
-    }
+/// for an answer that never comes. The MCP server's `call_tool` runs every call through it:
+/// rmcp 3.11 has no way to wrap a handler generically (the Streamable HTTP transport takes a
+/// `ServerHandler`, whose delegating macro is private), so the net is on the one method that
+/// needs it rather than on a wrapper repeating the other thirty.
+pub async fn answered<F>(
+    call: F,
+    cancelled: CancellationToken,
+) -> Result<CallToolResponse, McpError>
+where
+    F: Future<Output = Result<CallToolResponse, McpError>>,
+{
+    // A client that cancels a call (notifications/cancelled) gives up its place in any queue
+    // and its upstream work, for every tool, as a REST client that closes its request does:
+    // the call's future is dropped.
+    let called = tokio::select! {
+        called = AssertUnwindSafe(call).catch_unwind() => called,
+        _ = cancelled.cancelled() => {
+            return Err(McpError::internal_error("the client cancelled the call", None));
+        }
+    };
+    called.unwrap_or_else(|payload| {
+        tracing::error!(
+            panic = text_of(payload.as_ref()),
+            "an MCP tool call panicked; it was answered with an INTERNAL error"
+        );
+        // A failure is a result with isError, as every other tool failure is, so the agent
+        // reads it like any other.
+        Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+            ContentBlock::text(format!("INTERNAL: {ANSWER}")),
+        ])))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use axum::routing::get;
-    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, ServerCapabilities, ServerConfig};
+    use rmcp::service::{RequestContext, RoleServer};
+    use rmcp::{ServerHandler, ServiceExt};
     use std::time::Duration;
     use tower::ServiceExt as _;
 
@@ -383,6 +143,25 @@ mod tests {
         }
     }
 
+    /// The same server with its tool calls run through [`answered`], as Vaider's are.
+    #[derive(Clone)]
+    struct Netted;
+
+    impl ServerHandler for Netted {
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, McpError> {
+            let cancelled = context.ct.clone();
+            answered(Boom.call_tool(request, context), cancelled).await
+        }
+
+        fn get_info(&self) -> ServerConfig {
+            Boom.get_info()
+        }
+    }
+
     /// Connects an MCP client to `server` over an in-memory connection.
     async fn connect<S: ServerHandler>(
         server: S,
@@ -410,16 +189,16 @@ mod tests {
     async fn a_panicking_tool_call_is_answered_with_an_internal_error() {
         // rmcp alone sends nothing: the client would wait for ever.
         assert!(call_boom(Boom).await.is_none());
-        let answer = call_boom(AnswersPanics(Boom)).await.unwrap();
+        let answer = call_boom(Netted).await.unwrap();
         assert_eq!(answer.is_error, Some(true));
         let text = answer.content[0].as_text().unwrap().text.clone();
         assert_eq!(text, format!("INTERNAL: {ANSWER}"));
     }
 
-    /// Every other method is the wrapped server's (here: its initialize answer).
+    /// Every other method is the server's own (here: its initialize answer).
     #[tokio::test]
-    async fn what_did_not_panic_is_the_wrapped_servers_own() {
-        let client = connect(AnswersPanics(Boom)).await;
+    async fn what_did_not_panic_is_the_servers_own() {
+        let client = connect(Netted).await;
         let info = client.peer_info().expect("the server's initialize answer");
         assert_eq!(info.instructions.as_deref(), Some("the boom server"));
         assert!(info.capabilities.tools.is_some());

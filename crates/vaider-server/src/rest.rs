@@ -3,7 +3,6 @@
 //! Handlers only translate JSON to an [`AnalysisRequest`] and back; everything else is the
 //! pipeline's. Errors become the contract's JSON in one place, [`ApiError`].
 
-use std::path::PathBuf;
 use std::time::Duration;
 use vaider_core::analysis::tools;
 
@@ -16,11 +15,18 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use vaider_core::progress::NoProgress;
 use vaider_core::sampling::VideoSampling;
+use vaider_core::workspace::Workspace;
 use vaider_core::{AnalysisRequest, Door};
 
 /// Kept here too: code written before the error type had its own module imports it from `rest`.
 pub use crate::api_error::ApiError;
 use crate::AppState;
+
+/// The request's workspace by the one rule every door follows (`vaider_core::workspace`):
+/// its `cwd`, blank meaning none. A REST client has no roots.
+fn workspace_of(cwd: Option<&str>) -> Workspace {
+    Workspace::of(cwd, [])
+}
 
 /// A body the contract cannot read: 422 `INVALID_REQUEST`.
 fn malformed(message: impl Into<String>) -> ApiError {
@@ -78,7 +84,7 @@ pub async fn analyse(State(state): State<AppState>, body: Bytes) -> Result<Respo
     request.model = body.model;
     request.no_cache = body.no_cache;
     request.sampling = body.sampling;
-    request.base_dirs = body.cwd.into_iter().map(PathBuf::from).collect();
+    request.base_dirs = workspace_of(body.cwd.as_deref()).folders().to_vec();
     let result = state.engine.analyse(request, &NoProgress).await?;
     // The contract's four fields (description, framesAnalysed, model, durationMs) and the
     // rest of what MCP clients also get.
@@ -94,11 +100,7 @@ pub async fn validate(State(state): State<AppState>, body: Bytes) -> Result<Resp
                 "The body is not valid: {e}. Expected {{\"test_path\": string, \"project_dir\"?: string, \"grep\"?: string, \"expectations\"?: [string], \"max_test_duration_ms\"?: integer, \"min_screenshots\"?: integer, \"timeout_sec\"?: integer, \"cwd\"?: string}}."
             ))
         })?;
-    let cwd: Vec<PathBuf> = Some(args.cwd.trim())
-        .filter(|c| !c.is_empty())
-        .map(PathBuf::from)
-        .into_iter()
-        .collect();
+    let cwd = workspace_of(Some(&args.cwd)).folders().to_vec();
     let request = crate::mcp::validate::validate_request(args, Door::Rest, cwd);
     let result = vaider_validate::validate_test(&state.engine, request, &NoProgress).await;
     Ok(Json(result).into_response())
@@ -114,12 +116,15 @@ pub async fn compare(State(state): State<AppState>, body: Bytes) -> Result<Respo
             "The body is not valid: {e}. Expected {{\"before\": string, \"after\": string, \"cwd\": string, \"expected_changes\"?: [string], \"threshold\"?: number, \"include_anti_aliasing\"?: boolean, \"alpha\"?: number, \"diff_color\"?: \"#rrggbb\", \"diff_color_alt\"?: \"#rrggbb\", \"aa_color\"?: \"#rrggbb\", \"ignore_regions\"?: [{{\"x\", \"y\", \"width\", \"height\"}}], \"min_region_pixels\"?: integer, \"blur\"?: number}}."
         ))
     })?;
-    let project = PathBuf::from(args.cwd.trim());
-    if !project.is_absolute() {
-        return Err(malformed(
-            "cwd must be the project's absolute path: the comparison's pictures are kept in its .screenshots folder.",
-        ));
-    }
+    let project = workspace_of(Some(&args.cwd))
+        .project()
+        .ok()
+        .filter(|project| project.is_absolute())
+        .ok_or_else(|| {
+            malformed(
+                "cwd must be the project's absolute path: the comparison's pictures are kept in its .screenshots folder.",
+            )
+        })?;
     let options = args.compare_options().map_err(malformed)?;
     let request = vaider_visual::service::CompareRequest {
         project: &project,

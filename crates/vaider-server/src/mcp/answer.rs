@@ -25,23 +25,19 @@ pub(super) fn answer(
     if let Value::Object(fields) = &mut structured {
         fields.insert(SUMMARY.into(), Value::String(summary));
     }
-    let content = vec![ContentBlock::text(text), ContentBlock::text(plain)];
-    let mut result = if is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    result.structured_content = Some(structured);
-    result
+    result(text, plain, structured, is_error)
 }
 
 /// A result whose sentence is made of its fields only (the AgentResult of contracts.md §2,
 /// whose exact fields are the contract): the JSON as it is, with no `summary`.
 pub(super) fn of_fields(sentence: String, structured: Value, is_error: bool) -> CallToolResult {
-    let content = vec![
-        ContentBlock::text(sentence),
-        ContentBlock::text(structured.to_string()),
-    ];
+    let plain = structured.to_string();
+    result(sentence, plain, structured, is_error)
+}
+
+/// The two text blocks (the sentences, the JSON as text) and `structuredContent`.
+fn result(text: String, plain: String, structured: Value, is_error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text), ContentBlock::text(plain)];
     let mut result = if is_error {
         CallToolResult::error(content)
     } else {

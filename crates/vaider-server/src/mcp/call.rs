@@ -9,12 +9,13 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use vaider_core::analysis::{AnalysisResult, TaskOptions, Verdict};
+use vaider_core::analysis::{AnalysisResult, TaskOptions};
 use vaider_core::{AnalysisRequest, Door, Tool};
 
 use super::answer::answer;
 use super::workspace::Need;
 use super::VaiderMcp;
+use crate::api_error::Mapped;
 
 /// Arguments every analysis tool shares.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -66,7 +67,7 @@ impl VaiderMcp {
             Ok(result) => analysis_answer(&result),
             // Failures are tool results with isError, so the agent reads them and can act.
             Err(failure) => {
-                let mut text = format!("{}: {}", failure.error.code().as_str(), failure.error);
+                let mut text = Mapped::from(&failure.error).line();
                 if let Some(id) = &failure.interaction_id {
                     text.push_str(&format!("\n(interactionId {id})"));
                 }
@@ -107,51 +108,7 @@ pub(super) fn non_empty(text: String) -> Option<String> {
 /// An analysis as the agent reads it: the description and the verdicts, then the notes
 /// (fitting, sampling, cost, where the record is), which are also `summary`.
 fn analysis_answer(result: &AnalysisResult) -> CallToolResult {
-    let notes = notes(result);
-    let mut text = result.description.trim().to_string();
-    if !result.expectations.is_empty() {
-        text.push_str("\n\nExpectations:\n");
-        for e in &result.expectations {
-            let mark = match e.verdict {
-                Verdict::Met => "MET",
-                Verdict::NotMet => "NOT MET",
-                Verdict::Unclear => "UNCLEAR",
-            };
-            text.push_str(&format!("- [{mark}] {} — {}\n", e.expectation, e.evidence));
-        }
-    }
-    if let Some(details) = &result.details {
-        text.push_str(&format!("\n\nDetails: {details}"));
-    }
-    text.push_str("\n\n");
-    text.push_str(&notes);
+    let told = crate::text::analysis(result);
     let structured = serde_json::to_value(result).unwrap_or_default();
-    answer(text, notes, structured, false)
-}
-
-/// The sentences of an analysis that are not one of its fields already.
-fn notes(result: &AnalysisResult) -> String {
-    let mut notes = Vec::new();
-    if !result.adaptations.is_empty() {
-        notes.push(format!(
-            "Adapted for the provider: {}.",
-            result.adaptations.join("; ")
-        ));
-    }
-    if let Some(sampling) = &result.sampling {
-        notes.push(format!("{}.", sampling.summary(result.usage.input_tokens)));
-    }
-    notes.push(format!(
-        "{} {}, {} ms, {} in / {} out tokens, ${:.6}{}; interactionId {}; log {}.",
-        result.provider,
-        result.model,
-        result.duration_ms,
-        result.usage.input_tokens,
-        result.usage.output_tokens,
-        result.cost_usd,
-        if result.cached { ", cached" } else { "" },
-        result.interaction_id,
-        result.log_dir
-    ));
-    notes.join(" ")
+    answer(told.whole(), told.notes, structured, false)
 }

@@ -184,8 +184,10 @@ impl ServerHandler for VaiderMcp {
                 None,
             ));
         }
+        // A call that panics is answered all the same; one the client cancels stops here.
+        let cancelled = ctx.ct.clone();
         let call = ToolCallContext::new(self, request, ctx);
-        self.tool_router.call(call).await
+        crate::panics::answered(self.tool_router.call(call), cancelled).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

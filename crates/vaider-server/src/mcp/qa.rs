@@ -4,13 +4,15 @@
 //! `isError` result, so an agent branches on the code. Plans and runs live in the project's
 //! `.qa-agent/` (the one workspace rule: the `cwd` argument, else the client's first root).
 
+use std::path::{Path, PathBuf};
+
 use rmcp::handler::server::tool::InputResponses as Answers;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResponse, CallToolResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, ErrorData, RoleServer};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use vaider_core::analysis::Door;
 use vaider_qa::service::{self, GenerateRequest, RunRequest};
@@ -18,8 +20,9 @@ use vaider_qa::QaError;
 
 use super::answer::said;
 use super::call::non_empty;
-use super::workspace::Need;
+use super::workspace::{answer_in, Need};
 use super::VaiderMcp;
+use crate::api_error::Mapped;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -116,10 +119,93 @@ impl VaiderMcp {
         Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
-            Ok(workspace) => workspace,
-            Err(early) => return Ok(early),
-        };
+        let workspace = self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await;
+        answer_in(workspace, |workspace| self.generate(args, workspace)).await
+    }
+
+    /// Run a kept test plan in a local browser, step by step, stopping at the first failure.
+    #[tool(name = "run_test_plan")]
+    async fn run_test_plan(
+        &self,
+        Parameters(args): Parameters<RunTestPlanArgs>,
+        Answers(answers): Answers,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await;
+        answer_in(workspace, |workspace| self.run_plan(args, workspace)).await
+    }
+
+    /// List the kept test plans, newest first.
+    #[tool(name = "list_test_plans")]
+    async fn list_test_plans(
+        &self,
+        Parameters(args): Parameters<ListTestPlansArgs>,
+        Answers(answers): Answers,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await;
+        answer_in(workspace, |workspace| async move {
+            let plans = service::list_test_plans(&workspace, args.project.as_deref());
+            reply(Ok(plans), |plans| counted(plans, "plans"))
+        })
+        .await
+    }
+
+    /// List the test runs, newest first.
+    #[tool(name = "list_test_runs")]
+    async fn list_test_runs(
+        &self,
+        Parameters(args): Parameters<ListTestRunsArgs>,
+        Answers(answers): Answers,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await;
+        answer_in(workspace, |workspace| async move {
+            let (plan, status) = (args.plan_id.as_deref(), args.status.as_deref());
+            reply(service::list_test_runs(&workspace, plan, status), |runs| {
+                counted(runs, "runs")
+            })
+        })
+        .await
+    }
+
+    /// Get one test run with every step's status, evidence and reasoning.
+    #[tool(name = "get_test_run")]
+    async fn get_test_run(
+        &self,
+        Parameters(args): Parameters<GetTestRunArgs>,
+        Answers(answers): Answers,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let workspace = self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await;
+        answer_in(workspace, |workspace| async move {
+            reply(service::get_test_run(&workspace, &args.run_id), |run| {
+                crate::text::run(run).whole()
+            })
+        })
+        .await
+    }
+}
+
+impl VaiderMcp {
+    /// The project whose `.qa-agent/` the call works in (the one workspace rule), or the
+    /// answer to send instead: roots asked of a 2026-07-28 client, or the contract's error.
+    async fn qa_workspace(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        answers: Option<InputResponses>,
+        cwd: Option<&str>,
+    ) -> Result<PathBuf, CallToolResponse> {
+        let need = Need::always(cwd.unwrap_or_default());
+        let workspace = self
+            .workspace(ctx, answers.as_ref(), need)
+            .await
+            .map_err(CallToolResponse::from)?;
+        service::workspace(&workspace).map_err(|error| failed(&error).into())
+    }
+
+    /// `generate_test_plan` in the workspace: the plan written, and how to run it.
+    async fn generate(&self, args: GenerateTestPlanArgs, workspace: PathBuf) -> CallToolResult {
         let request = GenerateRequest {
             requirements: args.requirements,
             repo_url: args.repo_url,
@@ -132,36 +218,22 @@ impl VaiderMcp {
             budget_tokens: None,
             github_api: service::GITHUB_API.into(),
         };
-        Ok(
-            match service::generate_test_plan(&self.engine, request).await {
-                Ok(generated) => {
-                    let sentence = format!(
-                    "Wrote the plan {:?} ({} steps) at {}; run it with run_test_plan planId {:?}.",
-                    generated.name, generated.steps, generated.path, generated.plan_id
-                );
-                    answered(
-                        sentence,
-                        serde_json::to_value(&generated).unwrap_or_default(),
-                    )
-                }
-                Err(error) => failed(&error),
-            }
-            .into(),
+        reply(
+            service::generate_test_plan(&self.engine, request).await,
+            |plan| {
+                let written = crate::text::plan_written(&plan.name, plan.steps, &plan.path);
+                format!(
+                    "{written}. Run it with run_test_plan planId {:?}.",
+                    plan.plan_id
+                )
+            },
         )
     }
 
-    /// Run a kept test plan in a local browser, step by step, stopping at the first failure.
-    #[tool(name = "run_test_plan")]
-    async fn run_test_plan(
-        &self,
-        Parameters(args): Parameters<RunTestPlanArgs>,
-        Answers(answers): Answers,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
-            Ok(workspace) => workspace,
-            Err(early) => return Ok(early),
-        };
+    /// `run_test_plan` in the workspace. A run that stopped at a failing step is an answer
+    /// (the plan did its job), never `isError`: that is kept for a run Vaider could not carry
+    /// out.
+    async fn run_plan(&self, args: RunTestPlanArgs, workspace: PathBuf) -> CallToolResult {
         let request = RunRequest {
             plan_id: args.plan_id,
             base_url: args.base_url,
@@ -170,129 +242,44 @@ impl VaiderMcp {
             headless: args.headless.unwrap_or(true),
             run_id: None,
         };
-        // A run that stopped at a failing step is an answer (the plan did its job), never
-        // `isError`: that is kept for a run Vaider could not carry out.
-        Ok(match service::run_test_plan(&self.engine, request).await {
-            Ok(summary) => answered(
-                run_sentence(&workspace, &summary),
-                serde_json::to_value(&summary).unwrap_or_default(),
-            ),
-            Err(error) => failed(&error),
+        let summary = service::run_test_plan(&self.engine, request).await;
+        reply(summary, |summary| run_text(&workspace, summary))
+    }
+}
+
+/// The run as every door reads it (its steps, then how it went), from its file; the summary's
+/// error if the file cannot be read.
+fn run_text(workspace: &Path, summary: &service::RunSummary) -> String {
+    match service::get_test_run(workspace, &summary.run_id) {
+        Ok(run) => crate::text::run(&run).whole(),
+        Err(error) => summary.error.clone().unwrap_or_else(|| error.to_string()),
+    }
+}
+
+/// "3 test plans.": how many of `what` a listing holds.
+fn counted(listing: &Value, what: &str) -> String {
+    let count = listing[what].as_array().map_or(0, Vec::len);
+    format!("{count} test {what}.")
+}
+
+/// A tool's outcome as its answer: the sentence `told` makes of the value, then the value as
+/// JSON (also the `structuredContent`, with the sentence as its `summary`); or the contract's
+/// error.
+fn reply<T: Serialize>(
+    outcome: Result<T, QaError>,
+    told: impl FnOnce(&T) -> String,
+) -> CallToolResult {
+    match outcome {
+        Ok(value) => {
+            let structured = serde_json::to_value(&value).unwrap_or_default();
+            said(told(&value), structured, false)
         }
-        .into())
-    }
-
-    /// List the kept test plans, newest first.
-    #[tool(name = "list_test_plans")]
-    async fn list_test_plans(
-        &self,
-        Parameters(args): Parameters<ListTestPlansArgs>,
-        Answers(answers): Answers,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
-            Ok(workspace) => workspace,
-            Err(early) => return Ok(early),
-        };
-        let plans = service::list_test_plans(&workspace, args.project.as_deref());
-        let count = plans["plans"].as_array().map_or(0, Vec::len);
-        Ok(answered(format!("{count} test plans."), plans).into())
-    }
-
-    /// List the test runs, newest first.
-    #[tool(name = "list_test_runs")]
-    async fn list_test_runs(
-        &self,
-        Parameters(args): Parameters<ListTestRunsArgs>,
-        Answers(answers): Answers,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
-            Ok(workspace) => workspace,
-            Err(early) => return Ok(early),
-        };
-        let listed =
-            service::list_test_runs(&workspace, args.plan_id.as_deref(), args.status.as_deref());
-        Ok(match listed {
-            Ok(runs) => {
-                let count = runs["runs"].as_array().map_or(0, Vec::len);
-                answered(format!("{count} test runs."), runs)
-            }
-            Err(error) => failed(&error),
-        }
-        .into())
-    }
-
-    /// Get one test run with every step's status, evidence and reasoning.
-    #[tool(name = "get_test_run")]
-    async fn get_test_run(
-        &self,
-        Parameters(args): Parameters<GetTestRunArgs>,
-        Answers(answers): Answers,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
-            Ok(workspace) => workspace,
-            Err(early) => return Ok(early),
-        };
-        Ok(match service::get_test_run(&workspace, &args.run_id) {
-            Ok(run) => answered(
-                service::sentence(&run),
-                serde_json::to_value(&run).unwrap_or_default(),
-            ),
-            Err(error) => failed(&error),
-        }
-        .into())
+        Err(error) => failed(&error),
     }
 }
 
-impl VaiderMcp {
-    /// The project whose `.qa-agent/` the call works in (the one workspace rule), or the
-    /// answer to send instead: roots asked of a 2026-07-28 client, or the contract's error.
-    async fn qa_workspace(
-        &self,
-        ctx: &RequestContext<RoleServer>,
-        answers: Option<InputResponses>,
-        cwd: Option<&str>,
-    ) -> Result<std::path::PathBuf, CallToolResponse> {
-        let need = Need::always(cwd.unwrap_or_default());
-        let workspace = self
-            .workspace(ctx, answers.as_ref(), need)
-            .await
-            .map_err(CallToolResponse::from)?;
-        service::workspace(&workspace).map_err(|error| failed(&error).into())
-    }
-}
-
-/// How the run went, its time as Playwright prints it; a failed run names its failing step.
-fn run_sentence(workspace: &std::path::Path, summary: &service::RunSummary) -> String {
-    let took = vaider_core::job::duration_text(summary.duration);
-    let failing = service::get_test_run(workspace, &summary.run_id)
-        .ok()
-        .and_then(|run| service::failing_step(&run));
-    match (&summary.error, failing) {
-        (_, Some(step)) => format!(
-            "The run {} failed in {took} ({} of {} steps passed): {step}",
-            summary.run_id, summary.steps_passed, summary.steps_executed
-        ),
-        (None, None) => format!(
-            "The run {} {:?} in {took}: {} of {} steps passed.",
-            summary.run_id, summary.status, summary.steps_passed, summary.steps_executed
-        ),
-        (Some(error), None) => format!(
-            "The run {} ended {:?} in {took}: {error}",
-            summary.run_id, summary.status
-        ),
-    }
-}
-
-/// A result: a sentence, then the JSON, which is also the `structuredContent` (with the
-/// sentence as its `summary`).
-fn answered(sentence: String, structured: Value) -> CallToolResult {
-    said(sentence, structured, false)
-}
-
-/// The contract's `{error: {code, message, details?}}`, as an error result.
+/// The contract's `{error: {code, message, details?}}`, as an error result whose text is the
+/// code and message every door shows (`api_error`).
 fn failed(error: &QaError) -> CallToolResult {
-    said(error.to_string(), error.to_json(), true)
+    said(Mapped::from(error).line(), error.to_json(), true)
 }

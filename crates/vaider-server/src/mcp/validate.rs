@@ -90,7 +90,7 @@ impl VaiderMcp {
         let progress = self.progress(&ctx);
         let result = vaider_validate::validate_test(&self.engine, request, &progress).await;
         drop(progress);
-        Ok(answer(&result, validate_sentence(&result)).into())
+        Ok(answer(&result, crate::text::validation(&result).whole()).into())
     }
 
     /// Watch the failed tests' videos of a finished Playwright run; one summary.
@@ -119,11 +119,7 @@ impl VaiderMcp {
         let progress = self.progress(&ctx);
         let result = vaider_validate::analyse_test_results(&self.engine, request, &progress).await;
         drop(progress);
-        let sentence = result.data["summary"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_default();
-        Ok(answer(&result, sentence).into())
+        Ok(answer(&result, crate::text::test_results(&result)).into())
     }
 }
 
@@ -188,16 +184,4 @@ fn answer(result: &AgentResult, sentence: String) -> CallToolResult {
     // cost_usd, error; analyse_test_results' is data.summary), whose exact shape is the
     // contract's: no `summary` added.
     of_fields(sentence, structured, !ran)
-}
-
-fn validate_sentence(result: &AgentResult) -> String {
-    match (&result.error, result.success) {
-        (_, true) => format!(
-            "The test passed the rubric in {} (cost ${:.4}).",
-            vaider_core::job::duration_text(result.execution_time_ms),
-            result.cost_usd
-        ),
-        (Some(error), false) => format!("The test failed the rubric: {error}"),
-        (None, false) => "The test failed the rubric.".to_string(),
-    }
 }

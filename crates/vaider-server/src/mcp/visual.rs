@@ -16,10 +16,9 @@ use serde_json::{json, Value};
 use vaider_capture::{Request as CaptureRequest, Target, Viewport};
 use vaider_core::analysis::Door;
 use vaider_visual::service::{self, CompareRequest, Removal};
-use vaider_visual::Store;
 
 use super::answer::said;
-use super::workspace::Need;
+use super::workspace::{answer_in, Need};
 use super::VaiderMcp;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -180,36 +179,8 @@ impl VaiderMcp {
         Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let project = match self.project(&ctx, answers, &args.cwd).await {
-            Ok(project) => project,
-            Err(early) => return Ok(early),
-        };
-        let target = match capture_target(&args) {
-            Ok(target) => target,
-            Err(e) => return Ok(envelope(Err(e), String::new()).into()),
-        };
-        Ok(
-            match service::capture_screenshot(&project, &args.name, &args.description, &target)
-                .await
-            {
-                Ok(data) => {
-                    let sentence = format!(
-                        "Phase {} kept: {} ({}x{}, {}).",
-                        data.phase,
-                        data.path,
-                        data.dimensions.width,
-                        data.dimensions.height,
-                        data.platform
-                    );
-                    envelope(
-                        Ok(serde_json::to_value(&data).unwrap_or_default()),
-                        sentence,
-                    )
-                }
-                Err(e) => envelope(Err(e.to_string()), String::new()),
-            }
-            .into(),
-        )
+        let project = self.project(&ctx, answers, &args.cwd).await;
+        answer_in(project, |project| capture(args, project)).await
     }
 
     /// Compare two screenshots: a pixel diff, then what changed and whether it was expected.
@@ -220,50 +191,8 @@ impl VaiderMcp {
         Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let project = match self.project(&ctx, answers, &args.cwd).await {
-            Ok(project) => project,
-            Err(early) => return Ok(early),
-        };
-        let options = match args.compare_options() {
-            Ok(options) => options,
-            Err(e) => return Ok(envelope(Err(e), String::new()).into()),
-        };
-        let progress = self.progress(&ctx);
-        let request = CompareRequest {
-            project: &project,
-            before: args.before.as_ref(),
-            after: args.after.as_ref(),
-            expected_changes: args.expected_changes,
-            provider: super::call::non_empty(args.provider),
-            model: super::call::non_empty(args.model),
-            door: Door::Mcp,
-            options,
-        };
-        let outcome = service::compare_screenshots(&self.engine, request, &progress).await;
-        drop(progress);
-        Ok(match outcome {
-            Ok(data) => {
-                if args.include_image {
-                    // Without changes the annotation follows the answer: wait for it here.
-                    service::pictures_settled().await;
-                }
-                let thumbnail = args
-                    .include_image
-                    .then(|| vaider_visual::thumbnail(data.annotated_screenshot.as_ref(), 512).ok())
-                    .flatten();
-                let summary = compare_sentence(&data);
-                let mut result =
-                    envelope(Ok(serde_json::to_value(&data).unwrap_or_default()), summary);
-                if let Some(png) = thumbnail {
-                    use base64::Engine as _;
-                    let data = base64::engine::general_purpose::STANDARD.encode(png);
-                    result.content.push(ContentBlock::image(data, "image/png"));
-                }
-                result
-            }
-            Err(e) => envelope(Err(e.to_string()), String::new()),
-        }
-        .into())
+        let project = self.project(&ctx, answers, &args.cwd).await;
+        answer_in(project, |project| self.compare(args, project, &ctx)).await
     }
 
     /// Declare the changes the next visual_compare should find.
@@ -274,23 +203,18 @@ impl VaiderMcp {
         Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let project = match self.project(&ctx, answers, &args.cwd).await {
-            Ok(project) => project,
-            Err(early) => return Ok(early),
-        };
-        Ok(
-            match service::declare_expected(&project, &args.expected_changes_list) {
-                Ok(kept) => {
-                    let sentence = format!(
-                        "{} expected changes kept for the next comparison.",
-                        kept.len()
-                    );
-                    envelope(Ok(json!({"expected_changes_list": kept})), sentence)
-                }
-                Err(e) => envelope(Err(e.to_string()), String::new()),
-            }
-            .into(),
-        )
+        let project = self.project(&ctx, answers, &args.cwd).await;
+        answer_in(project, |project| async move {
+            let kept = service::declare_expected(&project, &args.expected_changes_list);
+            reply(kept, |kept| {
+                let sentence = format!(
+                    "{} expected changes kept for the next comparison.",
+                    kept.len()
+                );
+                (json!({"expected_changes_list": kept}), sentence)
+            })
+        })
+        .await
     }
 
     /// Remove old screenshot phases from the project's store.
@@ -301,27 +225,16 @@ impl VaiderMcp {
         Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let project = match self.project(&ctx, answers, &args.cwd).await {
-            Ok(project) => project,
-            Err(early) => return Ok(early),
-        };
-        let which = match (args.phase_to_remove, args.keep_last) {
-            (0, 0) => Removal::AllButLast(3),
-            (0, n) => Removal::AllButLast(n as usize),
-            (phase, _) => Removal::Phase(phase),
-        };
-        let store = Store::in_project(&project);
-        Ok(
-            match tokio::task::spawn_blocking(move || store.remove(which)).await {
-                Ok(Ok(removed)) => {
-                    let sentence = format!("{} screenshots removed.", removed.len());
-                    envelope(Ok(json!({"removed": removed})), sentence)
-                }
-                Ok(Err(e)) => envelope(Err(e.to_string()), String::new()),
-                Err(e) => envelope(Err(format!("the cleanup stopped: {e}")), String::new()),
-            }
-            .into(),
-        )
+        let project = self.project(&ctx, answers, &args.cwd).await;
+        let which = Removal::of(args.phase_to_remove, args.keep_last);
+        answer_in(project, |project| async move {
+            let removed = service::remove_screenshots(&project, which).await;
+            reply(removed, |removed| {
+                let sentence = format!("{} screenshots removed.", removed.len());
+                (json!({"removed": removed}), sentence)
+            })
+        })
+        .await
     }
 }
 
@@ -341,6 +254,81 @@ impl VaiderMcp {
         workspace
             .project()
             .map_err(|e| envelope(Err(e.to_string()), String::new()).into())
+    }
+
+    /// `visual_compare` in the project: the comparison, with the annotated picture's thumbnail
+    /// when asked.
+    async fn compare(
+        &self,
+        args: VisualCompareArgs,
+        project: PathBuf,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let options = match args.compare_options() {
+            Ok(options) => options,
+            Err(e) => return envelope(Err(e), String::new()),
+        };
+        let progress = self.progress(ctx);
+        let request = CompareRequest {
+            project: &project,
+            before: args.before.as_ref(),
+            after: args.after.as_ref(),
+            expected_changes: args.expected_changes,
+            provider: super::call::non_empty(args.provider),
+            model: super::call::non_empty(args.model),
+            door: Door::Mcp,
+            options,
+        };
+        let outcome = service::compare_screenshots(&self.engine, request, &progress).await;
+        drop(progress);
+        let thumbnail = match (&outcome, args.include_image) {
+            (Ok(data), true) => thumbnail_of(data).await,
+            _ => None,
+        };
+        let mut result = reply(outcome, |data| {
+            let value = serde_json::to_value(data).unwrap_or_default();
+            (value, crate::text::comparison(data).whole())
+        });
+        result.content.extend(thumbnail);
+        result
+    }
+}
+
+/// `visual_capture` in the project: the screenshot kept as the next phase.
+async fn capture(args: VisualCaptureArgs, project: PathBuf) -> CallToolResult {
+    let target = match capture_target(&args) {
+        Ok(target) => target,
+        Err(e) => return envelope(Err(e), String::new()),
+    };
+    let kept = service::capture_screenshot(&project, &args.name, &args.description, &target).await;
+    reply(kept, |data| {
+        let value = serde_json::to_value(data).unwrap_or_default();
+        (value, crate::text::capture(data))
+    })
+}
+
+/// A small PNG of the annotated screenshot, as an image block.
+async fn thumbnail_of(data: &service::CompareData) -> Option<ContentBlock> {
+    // Without changes the annotation follows the answer: wait for it here.
+    service::pictures_settled().await;
+    let png = vaider_visual::thumbnail(data.annotated_screenshot.as_ref(), 512).ok()?;
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(png);
+    Some(ContentBlock::image(encoded, "image/png"))
+}
+
+/// A tool's outcome as its answer: `data` and the sentence `told` makes of the value, or the
+/// error.
+fn reply<T>(
+    outcome: Result<T, service::CompareError>,
+    told: impl FnOnce(&T) -> (Value, String),
+) -> CallToolResult {
+    match outcome {
+        Ok(value) => {
+            let (data, sentence) = told(&value);
+            envelope(Ok(data), sentence)
+        }
+        Err(e) => envelope(Err(e.to_string()), String::new()),
     }
 }
 
@@ -369,27 +357,4 @@ fn envelope(outcome: Result<Value, String>, sentence: String) -> CallToolResult 
             true,
         ),
     }
-}
-
-fn compare_sentence(data: &service::CompareData) -> String {
-    let diff = &data.pixel_diff;
-    if diff.total_changes == 0 {
-        return format!(
-            "{} Annotated: {}",
-            data.agentic_analysis.summary, data.annotated_screenshot
-        );
-    }
-    let v = &data.validation;
-    format!(
-        "{} changed regions ({} pixels, {:.2} %). {} Expected and found: {}; expected but missing: {}; unexpected: {}{}. Annotated: {}",
-        diff.total_changes,
-        diff.changed_pixels,
-        diff.diff_percentage,
-        data.agentic_analysis.summary,
-        v.expected_matched.len(),
-        v.expected_missed.len(),
-        v.unexpected_found.len(),
-        if v.regressions { " (regressions)" } else { "" },
-        data.annotated_screenshot
-    )
 }

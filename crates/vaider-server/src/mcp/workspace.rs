@@ -9,15 +9,16 @@
 // say where they work; the `cwd` argument is the way forward and wins when given.
 #![allow(deprecated)]
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use rmcp::model::{
-    InputRequest, InputRequests, InputRequiredResult, InputResponses, ListRootsRequest,
-    ListRootsResult, ProtocolVersion,
+    CallToolResponse, CallToolResult, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ListRootsRequest, ListRootsResult, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
-use rmcp::RoleServer;
+use rmcp::{ErrorData, RoleServer};
 use vaider_core::workspace::{folders_of_roots, Workspace};
 
 use super::VaiderMcp;
@@ -78,6 +79,22 @@ impl VaiderMcp {
             false => workspace,
         })
     }
+}
+
+/// The answer of a call that works in a project folder: `work`'s result in the folder found,
+/// or the answer sent instead (roots asked of a 2026-07-28 client, no workspace at all).
+pub(super) async fn answer_in<F, Fut>(
+    folder: Result<PathBuf, CallToolResponse>,
+    work: F,
+) -> Result<CallToolResponse, ErrorData>
+where
+    F: FnOnce(PathBuf) -> Fut,
+    Fut: Future<Output = CallToolResult>,
+{
+    Ok(match folder {
+        Ok(folder) => work(folder).await.into(),
+        Err(early) => early,
+    })
 }
 
 /// Whether this request is of the stateless revision (its version is in its own `_meta`).

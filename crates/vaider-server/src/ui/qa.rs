@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use vaider_core::analysis::Door;
 use vaider_core::workspace::Workspace;
 use vaider_qa::service::{self, RunRequest};
-use vaider_qa::{ErrorCode, QaError, QaStore};
+use vaider_qa::QaStore;
 
 use crate::api_error::ApiError;
 use crate::AppState;
@@ -67,7 +67,8 @@ pub(super) struct RunBody {
 }
 
 /// `POST /api/qa/runs`: starts the run and answers 202 `{runId}` at once; a plan that is not
-/// there is a 404, one that cannot run or a bad base URL a 400, with the contract's codes.
+/// there is a 404, one that cannot run or a bad base URL a 400, with the contract's codes
+/// (mapped where every error is, `api_error`).
 pub(super) async fn run(
     State(state): State<AppState>,
     Json(body): Json<RunBody>,
@@ -83,7 +84,7 @@ pub(super) async fn run(
     };
     // What can be refused is refused here, before the answer: a plan that is not there or
     // cannot run, a bad base URL.
-    let ready = service::prepare_run(request).map_err(refused)?;
+    let ready = service::prepare_run(request)?;
     let run_id = ready.run_id.clone();
     let engine = state.engine.clone();
     tokio::spawn(async move {
@@ -97,15 +98,5 @@ pub(super) async fn run(
 
 /// The workspace folder, or a 400 that says what to give.
 fn workspace(path: &str) -> Result<PathBuf, ApiError> {
-    service::workspace(&Workspace::of(Some(path), [])).map_err(refused)
-}
-
-/// A QA error as the API's error, with its code.
-pub(super) fn refused(error: QaError) -> ApiError {
-    let status = match error.code {
-        ErrorCode::PlanNotFound | ErrorCode::RunNotFound => StatusCode::NOT_FOUND,
-        ErrorCode::InvalidInput => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    ApiError::new(status, error.code.as_str(), error.message)
+    Ok(service::workspace(&Workspace::of(Some(path), []))?)
 }

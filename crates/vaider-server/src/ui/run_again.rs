@@ -74,11 +74,26 @@ pub(super) async fn run_again(
     let new_id = uuid::Uuid::now_v7().simple().to_string();
     request.id = Some(new_id.clone());
     let engine = state.engine.clone();
-    tokio::spawn(async move {
-        // The outcome lands in the history, which the page follows through /api/events.
+    Ok(started(new_id, async move {
         let _ = engine.analyse(request, &NoProgress).await;
-    });
-    Ok((StatusCode::ACCEPTED, Json(RunAgainStarted { id: new_id })))
+    }))
+}
+
+/// Answers 202 with the new id at once and does the work after: its outcome lands in the
+/// history, which the page follows through /api/events.
+fn started(
+    id: String,
+    work: impl std::future::Future<Output = ()> + Send + 'static,
+) -> (StatusCode, Json<RunAgainStarted>) {
+    tokio::spawn(work);
+    (StatusCode::ACCEPTED, Json(RunAgainStarted { id }))
+}
+
+/// What the row's job kept as its result (a test run, a validation), if anything.
+async fn stored_result(state: &AppState, row: &Interaction) -> Result<Option<Value>, ApiError> {
+    let history = state.engine.history().clone();
+    let id = row.id.clone();
+    super::blocking(move || history.job_result(&id)).await
 }
 
 /// The plan of a run, run again against the same base URL, through the QA service.
@@ -86,9 +101,7 @@ async fn plan_again(
     state: &AppState,
     row: &Interaction,
 ) -> Result<(StatusCode, Json<RunAgainStarted>), ApiError> {
-    let history = state.engine.history().clone();
-    let id = row.id.clone();
-    let stored = super::blocking(move || history.job_result(&id)).await?;
+    let stored = stored_result(state, row).await?;
     let run = stored.as_ref().map(|r| &r["testRun"]);
     let (Some(plan_id), Some(workspace)) = (
         run.and_then(|r| r["planId"].as_str()),
@@ -107,16 +120,15 @@ async fn plan_again(
         run_id: None,
     };
     // The one mapping of a QA error to the API's (a plan gone is a 404, with its code).
-    let ready = qa_service::prepare_run(request).map_err(super::qa::refused)?;
+    let ready = qa_service::prepare_run(request)?;
     let run_id = ready.run_id.clone();
     let engine = state.engine.clone();
-    tokio::spawn(async move {
-        // The outcome is in the history (the new run's page) and in .qa-agent/runs/.
+    // The outcome is also in .qa-agent/runs/.
+    Ok(started(run_id, async move {
         if let Err(error) = qa_service::run_prepared(&engine, ready).await {
             tracing::warn!(%error, "a run started again from the UI could not run");
         }
-    });
-    Ok((StatusCode::ACCEPTED, Json(RunAgainStarted { id: run_id })))
+    }))
 }
 
 /// The test file of a validation, validated again with its expectations and project folder.
@@ -124,9 +136,7 @@ async fn validation_again(
     state: &AppState,
     row: &Interaction,
 ) -> Result<(StatusCode, Json<RunAgainStarted>), ApiError> {
-    let history = state.engine.history().clone();
-    let id = row.id.clone();
-    let stored = super::blocking(move || history.job_result(&id)).await?;
+    let stored = stored_result(state, row).await?;
     let project_dir = stored
         .as_ref()
         .and_then(|r| r["metadata"]["project_dir"].as_str())
@@ -146,9 +156,7 @@ async fn validation_again(
     let new_id = vaider_core::job::new_id();
     let engine = state.engine.clone();
     let job_id = new_id.clone();
-    tokio::spawn(async move {
-        // The outcome lands in the history, which the page follows through /api/events.
+    Ok(started(new_id, async move {
         vaider_validate::validate_test_as(&engine, request, job_id, &NoProgress).await;
-    });
-    Ok((StatusCode::ACCEPTED, Json(RunAgainStarted { id: new_id })))
+    }))
 }
