@@ -4,10 +4,12 @@
 //! environment (`file.rs`), their ranges (`limits.rs`), the providers (`providers.rs`) and
 //! the prices (`prices.rs`).
 
+mod edit;
 mod file;
 mod limits;
 mod prices;
 mod providers;
+pub use edit::SettingsEdit;
 pub use limits::MAX_TIMEOUT_SEC;
 pub use prices::{bedrock_base_model, default_prices, Price};
 pub use providers::{ProviderSettings, BUILT_IN_PROVIDERS};

@@ -1,12 +1,12 @@
 //! `GET|PUT /api/settings`: the values of `config.toml` with what overrides them, the
 //! keychain's state and every provider; edits are range-checked, saved and applied at once.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use axum::extract::State;
 use axum::Json;
-use serde::{Deserialize, Serialize};
-use vaider_core::config::{Config, DEFAULT_GEMINI_MODEL};
+use serde::Serialize;
+use vaider_core::config::{Config, SettingsEdit};
 use vaider_core::sampling::VideoSampling;
 use vaider_core::secrets::{self, KeychainStatus};
 
@@ -183,149 +183,18 @@ pub(super) async fn settings(State(state): State<AppState>) -> Json<Settings> {
     Json(current(&state).await)
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
-pub(super) struct SettingsBody {
-    provider: Option<String>,
-    model: Option<String>,
-    port: Option<u16>,
-    max_concurrent: Option<usize>,
-    timeout_sec: Option<u64>,
-    max_attempts: Option<u32>,
-    max_calls_per_minute: Option<u32>,
-    max_model_calls: Option<u32>,
-    cache: Option<bool>,
-    data_dir: Option<String>,
-    download_limit_mb: Option<u64>,
-    video_sampling: Option<String>,
-    child_env_pass: Option<Vec<String>>,
-}
-
-/// Puts the edited values into the config file's settings, refusing any that is out of range
-/// (by `Config::validate`, as every door does).
-fn edit(config: &mut Config, body: SettingsBody) -> Result<(), ApiError> {
-    if let Some(provider) = body.provider {
-        let provider = provider.trim().to_ascii_lowercase();
-        if !config.provider_names().contains(&provider) {
-            return Err(ApiError::bad_request(format!(
-                "provider {provider:?} is not known: use one of {}.",
-                config.provider_names().join(", ")
-            )));
-        }
-        if provider != config.provider && body.model.is_none() {
-            // A new provider starts on its own default model, not the old one's.
-            config.model = DEFAULT_GEMINI_MODEL.to_string();
-            config.provider = provider.clone();
-            if let Ok(resolved) = config.provider(&provider) {
-                config.model = resolved.model;
-            }
-        }
-        config.provider = provider;
-    }
-    if let Some(model) = body.model {
-        let model = model.trim().to_string();
-        if model.is_empty() || model.contains(char::is_whitespace) {
-            return Err(ApiError::bad_request(format!(
-                "model must be a model name like {DEFAULT_GEMINI_MODEL}, not {model:?}."
-            )));
-        }
-        config.model = model;
-    }
-    if let Some(port) = body.port {
-        if port == 0 {
-            return Err(ApiError::bad_request(
-                "port must be between 1 and 65535, not 0.",
-            ));
-        }
-        config.port = port;
-    }
-    if let Some(n) = body.max_concurrent {
-        config.max_concurrent = n;
-    }
-    if let Some(t) = body.timeout_sec {
-        config.timeout_sec = t;
-    }
-    if let Some(n) = body.max_attempts {
-        config.max_attempts = n;
-    }
-    if let Some(n) = body.max_calls_per_minute {
-        config.max_calls_per_minute = n;
-    }
-    if let Some(n) = body.max_model_calls {
-        config.max_model_calls = n;
-    }
-    if let Some(names) = body.child_env_pass {
-        config.child_env_pass = pass_through(names)?;
-    }
-    if let Some(cache) = body.cache {
-        config.cache = cache;
-    }
-    if let Some(mb) = body.download_limit_mb {
-        config.download_limit_mb = mb;
-    }
-    if let Some(sampling) = body.video_sampling {
-        config.video_sampling = VideoSampling::parse(&sampling).ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "videoSampling {sampling:?} is not known: use {}.",
-                VideoSampling::NAMES
-            ))
-        })?;
-    }
-    if let Some(dir) = body.data_dir {
-        let dir = dir.trim();
-        config.data_dir = if dir.is_empty() {
-            None
-        } else if Path::new(dir).is_absolute() {
-            Some(PathBuf::from(dir))
-        } else {
-            return Err(ApiError::bad_request(format!(
-                "dataDir must be an absolute folder path (or empty for the default), not {dir:?}."
-            )));
-        };
-    }
-    // The ranges are the core's, the same for the file, the environment and this form.
-    config
-        .validate()
-        .map_err(|e| ApiError::bad_request(e.to_string()))
-}
-
-/// The variables to pass to child processes: variable names, each once; a secret (a key, a
-/// token, a password, anything Vaider reads a credential from) is refused, since it would
-/// never pass anyway and the user should know.
-fn pass_through(names: Vec<String>) -> Result<Vec<String>, ApiError> {
-    let mut kept: Vec<String> = Vec::new();
-    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-        let valid = name.len() <= 128
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            let shown: String = name.chars().take(60).collect();
-            return Err(ApiError::bad_request(format!(
-                "childEnvPass: {shown:?} is not an environment variable name (letters, digits and _, not starting with a digit)."
-            )));
-        }
-        if vaider_core::child_env::is_secret(name) {
-            return Err(ApiError::bad_request(format!(
-                "childEnvPass: {name} holds a secret, and secrets never reach the programs Vaider starts (see SECURITY.md). Remove it from the list."
-            )));
-        }
-        if !kept.iter().any(|k| k == name) {
-            kept.push(name.to_string());
-        }
-    }
-    Ok(kept)
-}
-
 pub(super) async fn save_settings(
     State(state): State<AppState>,
     body: axum::body::Bytes,
 ) -> Result<Json<SavedSettings>, ApiError> {
-    let body: SettingsBody = serde_json::from_slice(&body)
+    let body: SettingsEdit = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("The settings are not valid: {e}.")))?;
     let path = Config::file_path();
     // Only the file's own values are edited and saved: environment overrides stay out of it.
     let mut file = Config::load_file(&path).map_err(|e| ApiError::bad_request(e.to_string()))?;
-    edit(&mut file, body)?;
+    // The rules of each setting are the config's own (`Config::apply_edit`).
+    file.apply_edit(body)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     file.save(&path)
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let mut effective = file;
