@@ -10,7 +10,7 @@
 //! lines, cards, buttons and photos (RGB PNGs, as browsers write them), and the same page
 //! with a paragraph rewritten, a button recoloured, a photo replaced and a badge added.
 //!
-//! Usage: `scripts/bench.sh --visual [--sizes 3000x10000,3840x2160] [--runs 3]
+//! Usage: `scripts/bench.sh --visual [--sizes 3000x10000,3840x2160,7680x4320] [--runs 3]
 //! [--no-pixelmatch] [--tmp DIR]`; odiff and pixelmatch come from tests/visual's npm packages
 //! (`npm ci --prefix tests/visual`), and are left out, saying so, when missing.
 
@@ -121,7 +121,8 @@ struct Options {
 impl Options {
     fn parse(args: &[String]) -> Result<Options> {
         let mut options = Options {
-            sizes: vec![(3000, 10000)],
+            // A long page, a 4K screen and an 8K one.
+            sizes: vec![(3000, 10000), (3840, 2160), (7680, 4320)],
             runs: 3,
             pixelmatch: true,
             tmp: std::env::temp_dir(),
@@ -143,7 +144,7 @@ impl Options {
                 "--tmp" => options.tmp = PathBuf::from(value()?),
                 "--no-pixelmatch" => options.pixelmatch = false,
                 other => bail!(
-                    "unknown option {other}; usage: vaider-visual-bench [--sizes 3000x10000] \
+                    "unknown option {other}; usage: vaider-visual-bench [--sizes 3000x10000,3840x2160,7680x4320] \
                      [--runs 3] [--no-pixelmatch] [--tmp DIR]"
                 ),
             }

@@ -199,8 +199,7 @@ fn stream_header(file: &File, list: &Chunk) -> Option<Stream> {
 /// Adds the offset of each frame of stream 0 in a `movi` list; None when a chunk is not a
 /// whole frame (a dropped frame's empty chunk, say).
 fn movi(file: &File, list: &Chunk, frame_len: u64, frames: &mut Vec<u64>) -> Option<()> {
-    let mut walk = Chunks::new(file, list.body.start + 4, list.body.end);
-    while let Some(chunk) = walk.next() {
+    for chunk in Chunks::new(file, list.body.start + 4, list.body.end) {
         match &chunk.id {
             b"00dc" | b"00db" if chunk.body.end - chunk.body.start == frame_len => {
                 frames.push(chunk.body.start)
