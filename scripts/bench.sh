@@ -15,7 +15,7 @@
 #   --validate     only validate_test's overhead over `npx playwright test` alone [--runs N]
 #                  (needs tests/playwright-project's npm packages: scripts/test.sh installs them)
 #   --visual       only the screenshot comparison against odiff and pixelmatch (tests/visual's
-#                  npm packages) on large page-like pairs [--sizes 3000x10000,3840x2160]
+#                  npm packages) on large page-like pairs [--sizes 3000x10000,3840x2160,7680x4320]
 #                  [--runs N] [--no-pixelmatch] [--tmp DIR]: time, peak memory, counts
 #   --qa           only a 10-step test plan against the same steps as a Playwright test, the
 #                  browser's start and Vaider's memory during a run [--runs N] (same needs)

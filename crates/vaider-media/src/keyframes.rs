@@ -28,6 +28,7 @@ use vaider_base::error::{Result, VaiderError};
 mod blinks;
 mod change;
 mod jpeg;
+mod raw;
 mod y4m;
 
 pub use blinks::Ongoing;
@@ -114,6 +115,29 @@ async fn decode(
     options: &KeyframeOptions,
     encoder: Option<&mut Encoder>,
 ) -> Result<Found> {
+    // A scan of a raw video reads the sampled frames itself (`raw`); frames to write, and
+    // every other video, go through ffmpeg.
+    if encoder.is_none() {
+        let path = video.to_path_buf();
+        let opened = tokio::task::spawn_blocking(move || raw::RawVideo::open(&path)).await;
+        if let Ok(Some(raw)) = opened {
+            let input = raw.facts();
+            let geometry = detector_geometry(raw.geometry());
+            let incoming = raw.start(options.sample_fps, geometry);
+            let mut found = measure_frames(geometry, incoming, options, None).await?;
+            found.input = input;
+            return Ok(found);
+        }
+    }
+    decode_with_ffmpeg(video, options, encoder).await
+}
+
+/// [`decode`] by ffmpeg, whatever the video.
+async fn decode_with_ffmpeg(
+    video: &Path,
+    options: &KeyframeOptions,
+    encoder: Option<&mut Encoder>,
+) -> Result<Found> {
     let mut command = ffmpeg();
     // At `info`, ffmpeg describes its input (duration, streams) before decoding: the length
     // and the sound track come for free, with no ffprobe to start.
@@ -193,6 +217,21 @@ fn detector_scale() -> String {
     let factor = format!("min(1,max({w}/iw,{h}/ih))");
     // `fast_bilinear` would alias (skip pixels); `area` averages them, as the probe does.
     format!("scale='min(iw,2*ceil(iw*{factor}/2))':'min(ih,2*ceil(ih*{factor}/2))':flags=area")
+}
+
+/// The size [`detector_scale`] shrinks a frame of `from` to.
+fn detector_geometry(from: Geometry) -> Geometry {
+    let (iw, ih) = (from.width as f64, from.height as f64);
+    let (w, h) = (
+        (2 * change::PROBE_WIDTH) as f64,
+        (2 * change::PROBE_HEIGHT) as f64,
+    );
+    let factor = (w / iw).max(h / ih).min(1.0);
+    let side = |length: f64| length.min(2.0 * (length * factor / 2.0).ceil()) as usize;
+    Geometry {
+        width: side(iw),
+        height: side(ih),
+    }
 }
 
 /// Every change the detector finds in a video (none dropped, unlike the keyframes), for
@@ -373,7 +412,7 @@ struct Found {
 async fn read_frames(
     mut stream: impl AsyncBufRead + Unpin + Send + 'static,
     options: &KeyframeOptions,
-    mut encoder: Option<&mut Encoder>,
+    encoder: Option<&mut Encoder>,
 ) -> Result<Found> {
     let mut line = Vec::new();
     stream
@@ -388,8 +427,22 @@ async fn read_frames(
         return Err(no_frames());
     }
     let geometry = Geometry::from_header(&line)?;
+    let incoming = FrameReader::start(stream, geometry.frame_len());
+    measure_frames(geometry, incoming, options, encoder).await
+}
+
+/// Measures each frame against the last kept frame and hands the changes that can still be
+/// chosen to the encoder.
+async fn measure_frames(
+    geometry: Geometry,
+    mut incoming: FrameReader,
+    options: &KeyframeOptions,
+    mut encoder: Option<&mut Encoder>,
+) -> Result<Found> {
+    let no_frames = || VaiderError::InvalidPath {
+        message: "no frames".into(),
+    };
     let prober = Prober::new(geometry);
-    let mut incoming = FrameReader::start(stream, geometry.frame_len());
     let mut probe = prober.empty();
     let mut before = prober.empty();
     let mut kept: Option<change::Probe> = None;
@@ -787,5 +840,83 @@ drawbox=enable='gte(t,3.2)':x=120:y=80:w=60:h=60:color=red:t=fill";
         assert!(matches!(err, VaiderError::InvalidPath { .. }), "{err}");
         assert!(err.to_string().contains("could not decode"), "{err}");
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    }
+
+    /// A raw recording's scan reads its sampled frames itself, and finds what ffmpeg's finds:
+    /// the same samples, changes, length, sound and size, in AVI (at an odd size and rate,
+    /// with sound) and in Y4M. Anything else goes to ffmpeg.
+    #[tokio::test]
+    async fn a_raw_video_is_scanned_without_ffmpeg_and_finds_what_ffmpeg_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        // A panel from 1.6 s on, and a toast shown for less than a sample's interval.
+        let filter = "drawbox=enable='gte(t,1.6)':x=10:y=10:w=90:h=40:color=black:t=fill,\
+drawbox=enable='between(t,2.9,3.1)':x=120:y=80:w=60:h=60:color=red:t=fill";
+        let raw = ["-c:v", "rawvideo", "-pix_fmt", "yuv420p"];
+        let with_sound = dir.path().join("sound.avi");
+        let status = std::process::Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-f", "lavfi", "-i"])
+            .arg("color=c=white:s=320x180:r=30:d=4")
+            .args(["-f", "lavfi", "-i", "sine=d=4", "-vf", filter])
+            .args(raw)
+            .args(["-c:a", "pcm_s16le"])
+            .arg(&with_sound)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let videos = [
+            make_video(
+                dir.path(),
+                "raw.avi",
+                "color=c=white:s=1280x720:r=30:d=4.1",
+                filter,
+                &raw,
+            ),
+            make_video(
+                dir.path(),
+                "odd.avi",
+                "color=c=white:s=641x359:r=24000/1001:d=3.9",
+                filter,
+                &raw,
+            ),
+            make_video(
+                dir.path(),
+                "raw.y4m",
+                "color=c=white:s=320x240:r=25:d=4",
+                filter,
+                &["-pix_fmt", "yuv420p"],
+            ),
+            with_sound,
+        ];
+        let options = KeyframeOptions::default();
+        for video in &videos {
+            let name = video.display();
+            assert!(raw::RawVideo::open(video).is_some(), "{name}");
+            let direct = decode(video, &options, None).await.unwrap();
+            let by_ffmpeg = decode_with_ffmpeg(video, &options, None).await.unwrap();
+            let times = |found: &Found| found.changes.iter().map(|c| c.at).collect::<Vec<_>>();
+            assert_eq!(times(&direct), vec![0.0, 1.75, 3.0, 3.25], "{name}");
+            assert_eq!(times(&direct), times(&by_ffmpeg), "{name}");
+            assert_eq!(direct.frames, by_ffmpeg.frames, "{name}");
+            assert_eq!(direct.geometry, by_ffmpeg.geometry, "{name}");
+            let (a, b) = (direct.input, by_ffmpeg.input);
+            assert_eq!((a.size, a.has_audio), (b.size, b.has_audio), "{name}");
+            let (a, b) = (a.duration.unwrap(), b.duration.unwrap());
+            assert!((a - b).abs() < 0.05, "{name}: {a} s against {b} s");
+        }
+        assert!(
+            decode(&videos[3], &options, None)
+                .await
+                .unwrap()
+                .input
+                .has_audio
+        );
+        let compressed = make_video(
+            dir.path(),
+            "mpeg4.avi",
+            "color=c=white:s=320x180:r=30:d=1",
+            filter,
+            &["-c:v", "mpeg4"],
+        );
+        assert!(raw::RawVideo::open(&compressed).is_none());
     }
 }

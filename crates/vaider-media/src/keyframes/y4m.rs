@@ -12,9 +12,9 @@ pub(super) fn stream_error(e: std::io::Error) -> VaiderError {
 /// Frames read ahead from the pipe on their own task, so that ffmpeg goes on decoding while
 /// the last frame is measured (the pipe itself holds a fraction of one frame).
 pub(super) struct FrameReader {
-    frames: tokio::sync::mpsc::Receiver<Result<Vec<u8>>>,
-    spare: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
-    task: tokio::task::JoinHandle<()>,
+    pub(super) frames: tokio::sync::mpsc::Receiver<Result<Vec<u8>>>,
+    pub(super) spare: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    pub(super) task: tokio::task::JoinHandle<()>,
 }
 
 /// Frames read ahead at most: each is 1.4 MB at 1280x720.
