@@ -196,16 +196,16 @@ impl Spot {
 }
 
 /// Shrinks one plane by averaging boxes of pixels (what ffmpeg's `scale=flags=area` does).
-struct PlaneProber {
-    width: usize,
+pub(super) struct PlaneProber {
+    pub(super) width: usize,
     /// The plane's columns and rows each probe column and row averages: contiguous, so that
     /// summing them is a tight loop the compiler vectorises.
-    columns: Vec<std::ops::Range<usize>>,
-    rows: Vec<std::ops::Range<usize>>,
+    pub(super) columns: Vec<std::ops::Range<usize>>,
+    pub(super) rows: Vec<std::ops::Range<usize>>,
 }
 
 impl PlaneProber {
-    fn new(width: usize, height: usize, columns: usize, rows: usize) -> PlaneProber {
+    pub(super) fn new(width: usize, height: usize, columns: usize, rows: usize) -> PlaneProber {
         PlaneProber {
             width,
             columns: bins(width, columns),
@@ -213,7 +213,7 @@ impl PlaneProber {
         }
     }
 
-    fn probe(&self, plane: &[u8], out: &mut [u8]) {
+    pub(super) fn probe(&self, plane: &[u8], out: &mut [u8]) {
         // Rows are first added up column by column (a loop the compiler vectorises), then
         // each probe pixel sums its columns of that total.
         let mut column_sums = vec![0u32; self.width];

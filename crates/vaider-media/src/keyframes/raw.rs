@@ -15,6 +15,7 @@ use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 
+use super::change::PlaneProber;
 use super::y4m::FRAMES_AHEAD;
 use super::{FrameReader, Geometry, InputFacts};
 use vaider_base::error::VaiderError;
@@ -310,16 +311,19 @@ impl Iterator for Chunks<'_> {
 
 /// Shrinks 4:2:0 frames by averaging boxes of pixels, as ffmpeg's `area` scaler does.
 struct Shrinker {
-    planes: [PlaneShrinker; 3],
+    planes: [PlaneProber; 3],
 }
 
 impl Shrinker {
     fn new(from: Geometry, to: Geometry) -> Shrinker {
-        let luma = PlaneShrinker::new((from.width, from.height), (to.width, to.height));
+        // The same box averaging as the change detector's probes (`change::PlaneProber`).
+        let luma = PlaneProber::new(from.width, from.height, to.width, to.height);
         let chroma = || {
-            PlaneShrinker::new(
-                (from.chroma_width(), from.chroma_height()),
-                (to.chroma_width(), to.chroma_height()),
+            PlaneProber::new(
+                from.chroma_width(),
+                from.chroma_height(),
+                to.chroma_width(),
+                to.chroma_height(),
             )
         };
         Shrinker {
@@ -334,59 +338,10 @@ impl Shrinker {
                 input.split_at(plane.width * plane.rows.iter().map(|r| r.len()).sum::<usize>());
             let (outside, rest_out) =
                 std::mem::take(&mut output).split_at_mut(plane.columns.len() * plane.rows.len());
-            plane.shrink(inside, outside);
+            plane.probe(inside, outside);
             (input, output) = (rest, rest_out);
         }
     }
-}
-
-/// One plane's boxes: which rows and columns each output pixel averages.
-struct PlaneShrinker {
-    width: usize,
-    rows: Vec<Range<usize>>,
-    columns: Vec<Range<usize>>,
-}
-
-impl PlaneShrinker {
-    fn new((width, height): (usize, usize), (to_width, to_height): (usize, usize)) -> Self {
-        PlaneShrinker {
-            width,
-            rows: bins(height, to_height),
-            columns: bins(width, to_width),
-        }
-    }
-
-    fn shrink(&self, plane: &[u8], out: &mut [u8]) {
-        // Rows are summed column by column first (a loop the compiler vectorises).
-        let mut sums = vec![0u32; self.width];
-        for (rows, out) in self
-            .rows
-            .iter()
-            .zip(out.chunks_exact_mut(self.columns.len()))
-        {
-            sums.fill(0);
-            for pixels in
-                plane[rows.start * self.width..rows.end * self.width].chunks_exact(self.width)
-            {
-                for (sum, &value) in sums.iter_mut().zip(pixels) {
-                    *sum += u32::from(value);
-                }
-            }
-            for (out, columns) in out.iter_mut().zip(&self.columns) {
-                let count = (rows.len() * columns.len()) as u32;
-                let sum: u32 = sums[columns.clone()].iter().sum();
-                *out = ((sum + count / 2) / count) as u8;
-            }
-        }
-    }
-}
-
-/// `count` contiguous ranges splitting `0..length` evenly.
-fn bins(length: usize, count: usize) -> Vec<Range<usize>> {
-    let count = count.clamp(1, length.max(1));
-    (0..count)
-        .map(|i| i * length / count..(i + 1) * length / count)
-        .collect()
 }
 
 /// Reads at an offset without moving a shared cursor where the system allows (unix), and by
