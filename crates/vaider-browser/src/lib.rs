@@ -4,6 +4,7 @@
 //! page it opens is held to a [`UrlPolicy`] inside the browser (see `guard`), and so is every
 //! popup, cross-site frame and worker that page brings up (see `warden`).
 
+mod boxes;
 mod guard;
 mod locate;
 mod screencast;
@@ -24,6 +25,7 @@ use chromiumoxide::{BrowserConfig, Page};
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
+pub use boxes::{CssBox, Matched, PageShot, MAX_BOXES, MAX_SELECTORS};
 pub use guard::Blocked;
 pub use locate::{find_chrome, find_chrome_in, CHROME_ENV};
 pub use screencast::{RecordError, Recording, Video};
@@ -74,6 +76,16 @@ pub enum BrowserError {
     /// The URL policy refused the address (a step's URL, a redirect, a link).
     #[error("NAVIGATION_REFUSED: {0}")]
     Refused(#[from] Refusal),
+    #[error("the ignore selector `{selector}` is not a valid CSS selector ({reason})")]
+    BadSelector { selector: String, reason: String },
+    #[error("at most {MAX_SELECTORS} ignore selectors are taken, not {count}")]
+    TooManySelectors { count: usize },
+    #[error(
+        "the ignore selectors matched more than {MAX_BOXES} elements: name their containers instead"
+    )]
+    TooManyBoxes,
+    #[error("the page did not say where the ignored elements are (its own script replaced the DOM functions Vaider reads)")]
+    BoxesUnread,
     #[error("the browser failed while {doing}: {source}")]
     Cdp {
         doing: &'static str,
@@ -230,7 +242,24 @@ impl Browser {
         viewport: Viewport,
         full_page: bool,
     ) -> Result<Vec<u8>, BrowserError> {
+        let shot = self
+            .page_screenshot_ignoring(url, viewport, full_page, &[])
+            .await?;
+        Ok(shot.png)
+    }
+
+    /// [`Browser::page_screenshot`], also reading, right before the shot, the boxes of the
+    /// elements each of `ignore_selectors` matches (CSS selectors; an invalid one is refused
+    /// with its name).
+    pub async fn page_screenshot_ignoring(
+        &self,
+        url: &str,
+        viewport: Viewport,
+        full_page: bool,
+        ignore_selectors: &[String],
+    ) -> Result<PageShot, BrowserError> {
         check_viewport(viewport)?;
+        boxes::check_selectors(ignore_selectors)?;
         let policy = std::sync::Arc::new(self.resolving_as_browser(UrlPolicy::for_page(url)?));
         let page = self
             .browser
@@ -241,7 +270,7 @@ impl Browser {
         let shot = match guard::guard(&page, policy.clone()).await {
             Ok((guard, refused)) => {
                 let _hold = self.warden.hold(&target, policy, refused.clone());
-                let shot = shoot(&page, url, viewport, full_page).await;
+                let shot = shoot(&page, url, viewport, full_page, ignore_selectors).await;
                 guard.abort();
                 let navigation = refused
                     .lock()
@@ -321,7 +350,8 @@ async fn shoot(
     url: &str,
     viewport: Viewport,
     full_page: bool,
-) -> Result<Vec<u8>, BrowserError> {
+    ignore_selectors: &[String],
+) -> Result<PageShot, BrowserError> {
     set_viewport(page, viewport).await?;
     // Listen before navigating, or the page's first requests would be missed.
     let network = settle::NetworkWatch::start(page).await?;
@@ -338,6 +368,9 @@ async fn shoot(
     settle::settle(page, network).await?;
     // Set again: something the page did (or an earlier full-page shot) may have changed it.
     set_viewport(page, viewport).await?;
+    // Read at the viewport's size, right before the shot, where the page is still.
+    let (device_pixel_ratio, matched) =
+        boxes::element_boxes(page, ignore_selectors, full_page).await?;
     let params = ScreenshotParams::builder()
         .format(CaptureScreenshotFormat::Png)
         .full_page(full_page)
@@ -350,7 +383,11 @@ async fn shoot(
         // A full-page shot resizes the page to its content and leaves it so.
         set_viewport(page, viewport).await?;
     }
-    Ok(png)
+    Ok(PageShot {
+        png,
+        device_pixel_ratio,
+        matched,
+    })
 }
 
 fn check_viewport(viewport: Viewport) -> Result<(), BrowserError> {

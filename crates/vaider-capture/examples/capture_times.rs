@@ -34,6 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             height: 800,
         },
         full_page: false,
+        ignore_selectors: Vec::new(),
     });
     for run in 1..=3 {
         let started = Instant::now();

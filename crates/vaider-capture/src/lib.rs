@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::fmt;
 
 pub use vaider_browser::{BrowserError, Viewport};
-pub use web::WebPage;
+pub use web::{SelectorRegion, WebPage};
 
 /// What to capture.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +42,12 @@ pub struct Shot {
     /// The contract's platform name: "web", "linux", "macos", "windows", "ios-simulator",
     /// "android-emulator".
     pub platform: &'static str,
+    /// A web capture's ignore selectors resolved to rectangles in the image's pixels, one per
+    /// drawn element they matched.
+    pub ignored: Vec<SelectorRegion>,
+    /// The ignore selectors that matched no drawn element (not an error: the page may not show
+    /// it now).
+    pub unmatched_selectors: Vec<String>,
 }
 
 impl fmt::Debug for Shot {
@@ -52,6 +58,8 @@ impl fmt::Debug for Shot {
             .field("width", &self.width)
             .field("height", &self.height)
             .field("platform", &self.platform)
+            .field("ignored", &self.ignored)
+            .field("unmatched_selectors", &self.unmatched_selectors)
             .finish()
     }
 }
@@ -179,6 +187,9 @@ pub struct Request<'a> {
     pub window: &'a str,
     pub viewport: Option<Viewport>,
     pub full_page: bool,
+    /// web: CSS selectors of elements to leave out of later comparisons (a clock, an ad box).
+    /// Giving any makes an `auto` capture a web capture.
+    pub ignore_selectors: &'a [String],
 }
 
 impl Target {
@@ -189,11 +200,26 @@ impl Target {
             url: url.to_string(),
             viewport: request.viewport.unwrap_or_default(),
             full_page: request.full_page,
+            ignore_selectors: request.ignore_selectors.to_vec(),
         });
         let window = Some(request.window.trim())
             .filter(|w| !w.is_empty())
             .map(str::to_string);
-        match request.target.trim().to_ascii_lowercase().as_str() {
+        let target = request.target.trim().to_ascii_lowercase();
+        if !request.ignore_selectors.is_empty() && !matches!(target.as_str(), "" | "auto" | "web") {
+            return Err(format!(
+                "ignore selectors are CSS selectors of a web page: the {target} target has none \
+                 (use ignore regions in the comparison instead)"
+            ));
+        }
+        match target.as_str() {
+            // Selectors are a web page's: they pick the web adapter.
+            "" | "auto" if !request.ignore_selectors.is_empty() => {
+                web.map(Target::Web).ok_or_else(|| {
+                    "ignore selectors need the web page's url, e.g. http://localhost:3000"
+                        .to_string()
+                })
+            }
             // A window is on the desktop: naming one picks the desktop adapter.
             "" | "auto" if window.is_some() => Ok(Target::Desktop { window }),
             "" | "auto" => Ok(Target::Auto { web }),
@@ -287,5 +313,7 @@ fn shot_from_png(
         width,
         height,
         platform,
+        ignored: Vec::new(),
+        unmatched_selectors: Vec::new(),
     })
 }

@@ -81,6 +81,8 @@ fn encode(image: RgbaImage, platform: &'static str) -> Result<Shot, CaptureError
         width,
         height,
         platform,
+        ignored: Vec::new(),
+        unmatched_selectors: Vec::new(),
     })
 }
 

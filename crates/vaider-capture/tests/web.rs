@@ -35,6 +35,7 @@ fn page(url: String) -> WebPage {
             height: 200,
         },
         full_page: false,
+        ignore_selectors: Vec::new(),
     }
 }
 

@@ -35,6 +35,10 @@ pub struct CaptureArgs {
     /// The whole scrollable page.
     #[arg(long)]
     pub full_page: bool,
+    /// A CSS selector of elements later comparisons ignore (a clock, an ad box); repeat it
+    /// for more. Resolved in the page at capture time to rectangles kept with the screenshot.
+    #[arg(long = "ignore-selector", value_name = "SELECTOR")]
+    pub ignore_selectors: Vec<String>,
     #[arg(long)]
     pub json: bool,
 }
@@ -65,6 +69,7 @@ fn target(args: &CaptureArgs) -> Result<Target, String> {
             .viewport
             .map(|(width, height)| Viewport { width, height }),
         full_page: args.full_page,
+        ignore_selectors: &args.ignore_selectors,
     })
 }
 

@@ -84,10 +84,23 @@ fn analysis_notes(result: &AnalysisResult) -> String {
 
 /// A screenshot kept as the next phase.
 pub fn capture(data: &CaptureData) -> String {
-    format!(
+    let mut text = format!(
         "Phase {} kept: {} ({}x{}, {}).",
         data.phase, data.path, data.dimensions.width, data.dimensions.height, data.platform
-    )
+    );
+    if !data.ignore_regions.is_empty() {
+        text.push_str(&format!(
+            " {} ignored rectangle(s) kept for comparisons.",
+            data.ignore_regions.len()
+        ));
+    }
+    if !data.unmatched_selectors.is_empty() {
+        text.push_str(&format!(
+            " No drawn element matched: {}.",
+            data.unmatched_selectors.join(", ")
+        ));
+    }
+    text
 }
 
 /// A comparison: the model's summary and a line per change and per expected change; the
@@ -111,6 +124,12 @@ pub fn comparison(data: &CompareData) -> Told {
     );
     lines.extend(v.expected_missed.iter().map(|e| format!("- [MISSED] {e}")));
     let diff = &data.pixel_diff;
+    if !data.ignored_regions.is_empty() {
+        lines.push(format!(
+            "({} region(s) ignored: given or matched by the captures' ignore selectors.)",
+            data.ignored_regions.len()
+        ));
+    }
     let notes = if diff.total_changes == 0 {
         format!("No pixel changed. Annotated: {}", data.annotated_screenshot)
     } else {

@@ -268,6 +268,7 @@ async fn cleanup_keeps_the_newest_phases() {
                 platform: "web",
                 png: &png,
                 timestamp: "2026-11-22T18:00:00.000Z".into(),
+                ignore_regions: Vec::new(),
             })
             .unwrap();
     }

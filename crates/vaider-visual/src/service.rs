@@ -33,6 +33,10 @@ pub struct CompareData {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub close_ups: Option<String>,
     pub regions: Vec<RegionData>,
+    /// The rectangles left out of the diff: those given (`ignore_regions`) and those the
+    /// screenshots' ignore selectors matched when they were captured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_regions: Vec<IgnoredRegionData>,
     /// Set when the two screenshots differ in size: a layout change, compared on the overlap.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_change: Option<String>,
@@ -91,6 +95,23 @@ pub struct RegionData {
     pub changed_pixels: u64,
 }
 
+/// A rectangle a comparison ignored and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IgnoredRegionData {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+    /// "given" (the comparison's `ignore_regions`) or "selector" (a capture's ignore selector).
+    pub source: String,
+    /// The selector, for "selector".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Which capture it was resolved in, for "selector": "before", "after" or "both".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<String>,
+}
+
 /// What a comparison is asked.
 pub struct CompareRequest<'a> {
     pub project: &'a Path,
@@ -127,11 +148,24 @@ pub async fn compare_screenshots(
         true => read_declared(&store),
         false => request.expected_changes.clone(),
     };
-    let (b, a, options) = (before.clone(), after.clone(), request.options.clone());
-    let comparison = tokio::task::spawn_blocking(move || compare(&b, &a, &options))
-        .await
-        .map_err(|e| CompareError(format!("the comparison stopped: {e}")))?
-        .map_err(|e| CompareError(e.to_string()))?;
+    let (b, a, mut options) = (before.clone(), after.clone(), request.options.clone());
+    let kept = store.clone();
+    let (comparison, ignored) = tokio::task::spawn_blocking(move || {
+        let ignored = ignored_regions(&kept, &b, &a, &options.diff.ignore);
+        options.diff.ignore = ignored
+            .iter()
+            .map(|r| crate::IgnoreRegion {
+                x: r.x,
+                y: r.y,
+                width: r.width,
+                height: r.height,
+            })
+            .collect();
+        compare(&b, &a, &options).map(|comparison| (comparison, ignored))
+    })
+    .await
+    .map_err(|e| CompareError(format!("the comparison stopped: {e}")))?
+    .map_err(|e| CompareError(e.to_string()))?;
     let dir = store.comparisons_dir();
     std::fs::create_dir_all(&dir).map_err(|e| {
         CompareError(format!(
@@ -171,6 +205,7 @@ pub async fn compare_screenshots(
         heat_map: pictures.heat_map.display().to_string(),
         close_ups: pictures.close_ups.as_ref().map(|p| p.display().to_string()),
         regions: comparison.regions.iter().map(region_data).collect(),
+        ignored_regions: ignored,
         size_change: comparison.size_changed().map(|s| {
             format!(
                 "the size changed from {}x{} to {}x{} (a layout change); the overlap was compared",
@@ -254,6 +289,53 @@ fn region_data(region: &Region) -> RegionData {
         height: region.height,
         changed_pixels: region.changed_pixels,
     }
+}
+
+/// The union of the rectangles given and those kept with either screenshot when it was
+/// captured with ignore selectors (only for the store's own, unchanged files). A rectangle both
+/// captures matched with the same selector is listed once, as "both".
+fn ignored_regions(
+    store: &Store,
+    before: &Path,
+    after: &Path,
+    given: &[crate::IgnoreRegion],
+) -> Vec<IgnoredRegionData> {
+    let mut all: Vec<IgnoredRegionData> = given
+        .iter()
+        .map(|r| IgnoredRegionData {
+            x: r.x,
+            y: r.y,
+            width: r.width,
+            height: r.height,
+            source: "given".into(),
+            selector: None,
+            screenshot: None,
+        })
+        .collect();
+    let captured = [("before", before), ("after", after)]
+        .into_iter()
+        .filter_map(|(side, path)| Some((side, store.find_kept(path)?.ignore_regions)));
+    for (side, regions) in captured {
+        for r in regions {
+            let same = |o: &IgnoredRegionData| {
+                (o.x, o.y, o.width, o.height) == (r.x, r.y, r.width, r.height)
+                    && o.selector.as_deref() == Some(r.selector.as_str())
+            };
+            match all.iter_mut().find(|o| same(o)) {
+                Some(seen) => seen.screenshot = Some("both".into()),
+                None => all.push(IgnoredRegionData {
+                    x: r.x,
+                    y: r.y,
+                    width: r.width,
+                    height: r.height,
+                    source: "selector".into(),
+                    selector: Some(r.selector),
+                    screenshot: Some(side.into()),
+                }),
+            }
+        }
+    }
+    all
 }
 
 /// A relative path is relative to the project.
@@ -570,6 +652,12 @@ pub struct CaptureData {
     pub dimensions: crate::store::Dimensions,
     /// Beyond the contract: where the shot came from ("web", "linux", "ios-simulator", ...).
     pub platform: String,
+    /// The ignore selectors' rectangles in this image's pixels, kept with it for comparisons.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore_regions: Vec<crate::store::SelectorRegion>,
+    /// The ignore selectors that matched no drawn element.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmatched_selectors: Vec<String>,
 }
 
 /// Takes a screenshot with the first adapter that works (or the one `target` names) and
@@ -588,6 +676,7 @@ pub async fn capture_screenshot(
     let store = Store::in_project(project);
     let (name, description) = (name.to_string(), description.to_string());
     let timestamp = vaider_core::pipeline::now_rfc3339();
+    let unmatched_selectors = shot.unmatched_selectors.clone();
     let kept = tokio::task::spawn_blocking(move || {
         let screenshot = store.add(crate::store::NewScreenshot {
             name: &name,
@@ -595,6 +684,7 @@ pub async fn capture_screenshot(
             platform: shot.platform,
             png: &shot.png,
             timestamp,
+            ignore_regions: shot.ignored,
         })?;
         Ok::<_, crate::VisualError>((store.png_path(&screenshot), screenshot))
     })
@@ -608,5 +698,7 @@ pub async fn capture_screenshot(
         phase: shot.phase,
         dimensions: shot.dimensions,
         platform: shot.platform,
+        ignore_regions: shot.ignore_regions,
+        unmatched_selectors,
     })
 }

@@ -13,6 +13,8 @@ use vaider_core::atomic_file;
 
 use crate::error::{Result, VisualError};
 
+pub use vaider_capture::SelectorRegion;
+
 /// One stored screenshot's metadata, as `NN-name.json` and `.index.json` hold it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Screenshot {
@@ -27,6 +29,10 @@ pub struct Screenshot {
     pub file_size: u64,
     /// "sha256:<hex>".
     pub hash: String,
+    /// A web capture's ignore selectors, resolved to rectangles of this image when it was
+    /// taken: every comparison of this screenshot ignores them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore_regions: Vec<SelectorRegion>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,6 +48,8 @@ pub struct NewScreenshot<'a> {
     pub platform: &'a str,
     pub png: &'a [u8],
     pub timestamp: String,
+    /// What the capture's ignore selectors matched (empty: none given).
+    pub ignore_regions: Vec<SelectorRegion>,
 }
 
 /// The store under a project folder.
@@ -116,6 +124,7 @@ impl Store {
             dimensions: Dimensions { width, height },
             file_size: shot.png.len() as u64,
             hash: format!("sha256:{}", hex::encode(Sha256::digest(shot.png))),
+            ignore_regions: shot.ignore_regions,
         };
         let stem = file_stem(&kept);
         let png = dir.join(format!("{stem}.png"));
@@ -168,6 +177,19 @@ impl Store {
             .ok()?
             .into_iter()
             .find(|s| std::ffi::OsStr::new(&format!("{}.png", file_stem(s))) == name)
+    }
+
+    /// The stored screenshot at `path` when the file is this store's own (in its phases
+    /// folder, the same bytes as when kept), for what was kept with it: a copy elsewhere or a
+    /// file replaced since does not carry the capture's ignore regions.
+    pub fn find_kept(&self, path: &Path) -> Option<Screenshot> {
+        let shot = self.find(path)?;
+        let folder = path.parent()?.canonicalize().ok()?;
+        if folder != self.phases_dir().canonicalize().ok()? {
+            return None;
+        }
+        let bytes = std::fs::read(path).ok()?;
+        (format!("sha256:{}", hex::encode(Sha256::digest(&bytes))) == shot.hash).then_some(shot)
     }
 }
 
@@ -274,6 +296,7 @@ mod tests {
             platform: "web",
             png,
             timestamp: "2026-11-22T18:00:00.000Z".into(),
+            ignore_regions: Vec::new(),
         })
     }
 

@@ -47,6 +47,12 @@ pub struct VisualCaptureArgs {
     /// web: the whole scrollable page rather than the viewport.
     #[serde(default)]
     pub full_page: bool,
+    /// web: CSS selectors of elements every later comparison of this screenshot ignores
+    /// (a clock, an ad box), e.g. ["#clock", ".ad"]. Each is resolved in the page at capture
+    /// time to rectangles in the screenshot's pixels, kept with it; a selector matching no
+    /// drawn element is listed in `unmatched_selectors`, an invalid one is refused.
+    #[serde(default)]
+    pub ignore_selectors: Vec<String>,
     #[serde(default)]
     pub cwd: String,
 }
@@ -343,6 +349,7 @@ fn capture_target(args: &VisualCaptureArgs) -> Result<Target, String> {
             height: args.viewport_height,
         }),
         full_page: args.full_page,
+        ignore_selectors: &args.ignore_selectors,
     })
 }
 
