@@ -529,3 +529,123 @@ async fn pixelmatch_and_odiff_options_reach_the_diff_on_mcp_and_rest() {
         "{body}"
     );
 }
+
+/// A page whose clock (an ad-like box with changing text and colour) differs in each version;
+/// version 3 also changes the card elsewhere on the page.
+fn clock_page(version: &str) -> String {
+    let (time, clock, card) = match version {
+        "/1" => ("10:00:01", "#ffcc00", "#ff0000"),
+        "/2" => ("10:59:59", "#00ccff", "#ff0000"),
+        _ => ("11:11:11", "#cc00ff", "#0000ff"),
+    };
+    let body = format!(
+        "<html><body style='margin:0;background:#fff'>\
+         <div id='clock' style='position:absolute;left:20px;top:10px;width:120px;height:30px;\
+         font:20px monospace;background:{clock}'>{time}</div>\
+         <div id='card' style='position:absolute;left:200px;top:100px;width:80px;height:60px;\
+         background:{card}'></div></body></html>"
+    );
+    vaider_test_support::loopback::html(&body)
+}
+
+#[tokio::test]
+async fn ignore_selectors_kept_with_captures_hide_the_clock_but_not_other_changes() {
+    let server = TestServer::start().await;
+    let (port, _) = vaider_test_support::loopback::listen(clock_page).await;
+    let client = server.mcp().await;
+    let cwd = server.media.path();
+    let mut paths = Vec::new();
+    for (name, version) in [("one", "1"), ("two", "2"), ("three", "3")] {
+        let result = call(
+            &client,
+            "visual_capture",
+            json!({
+                "name": name, "url": format!("http://127.0.0.1:{port}/{version}"),
+                "target": "web", "viewport_width": 400, "viewport_height": 300,
+                "ignore_selectors": ["#clock", ".sponsor"], "cwd": cwd
+            }),
+        )
+        .await;
+        let body = structured(&result);
+        assert_eq!(body["success"], true, "{body}");
+        let data = &body["data"];
+        assert_eq!(
+            data["ignore_regions"],
+            json!([{"selector": "#clock", "x": 20, "y": 10, "width": 120, "height": 30}]),
+            "{data}"
+        );
+        assert_eq!(data["unmatched_selectors"], json!([".sponsor"]));
+        // Kept in the store's metadata, as contracts.md §1 lists it.
+        let meta = data["path"].as_str().unwrap().replace(".png", ".json");
+        let meta: Value = serde_json::from_slice(&std::fs::read(meta).unwrap()).unwrap();
+        assert_eq!(meta["ignore_regions"], data["ignore_regions"]);
+        paths.push(data["path"].as_str().unwrap().to_string());
+    }
+    // Only the clock changed: nothing left to see, no model call.
+    let result = call(
+        &client,
+        "visual_compare",
+        json!({"before": paths[0], "after": paths[1], "cwd": cwd}),
+    )
+    .await;
+    let data = &structured(&result)["data"];
+    assert_eq!(data["pixel_diff"]["changed_pixels"], 0, "{data}");
+    assert_eq!(
+        data["ignored_regions"],
+        json!([{"x": 20, "y": 10, "width": 120, "height": 30, "source": "selector",
+                "selector": "#clock", "screenshot": "both"}])
+    );
+    assert!(server.fake.generate_requests().is_empty());
+    // The card changed too: found, and the clock (with a given region) still ignored.
+    let result = call(
+        &client,
+        "visual_compare",
+        json!({"before": paths[1], "after": paths[2], "cwd": cwd,
+               "ignore_regions": [{"x": 0, "y": 290, "width": 10, "height": 10}]}),
+    )
+    .await;
+    let data = &structured(&result)["data"];
+    assert_eq!(data["pixel_diff"]["total_changes"], 1, "{data}");
+    assert_eq!(data["pixel_diff"]["changed_pixels"], 80 * 60, "{data}");
+    let region = &data["regions"][0];
+    assert_eq!(
+        [
+            &region["x"],
+            &region["y"],
+            &region["width"],
+            &region["height"]
+        ],
+        [&json!(200), &json!(100), &json!(80), &json!(60)]
+    );
+    let sources: Vec<&str> = data["ignored_regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, ["given", "selector"]);
+}
+
+#[tokio::test]
+async fn an_invalid_ignore_selector_is_refused_with_its_name() {
+    let server = TestServer::start().await;
+    let (port, _) = vaider_test_support::loopback::listen(clock_page).await;
+    let client = server.mcp().await;
+    let result = call(
+        &client,
+        "visual_capture",
+        json!({"name": "bad", "url": format!("http://127.0.0.1:{port}/1"), "target": "web",
+               "ignore_selectors": ["#clock", "##clock"], "cwd": server.media.path()}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    let error = structured(&result)["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains("`##clock` is not a valid CSS selector"),
+        "{error}"
+    );
+    assert!(vaider_visual::Store::in_project(server.media.path())
+        .list()
+        .unwrap()
+        .is_empty());
+}
