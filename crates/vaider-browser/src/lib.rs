@@ -267,7 +267,12 @@ impl Browser {
             .await
             .map_err(cdp("opening a tab"))?;
         let target = page.target_id().inner().clone();
-        let shot = match guard::guard(&page, policy.clone()).await {
+        // An invalid selector is refused on the blank tab, before the page is loaded for it.
+        let guarded = match boxes::element_boxes(&page, ignore_selectors, false).await {
+            Ok(_) => guard::guard(&page, policy.clone()).await,
+            Err(error) => Err(error),
+        };
+        let shot = match guarded {
             Ok((guard, refused)) => {
                 let _hold = self.warden.hold(&target, policy, refused.clone());
                 let shot = shoot(&page, url, viewport, full_page, ignore_selectors).await;
