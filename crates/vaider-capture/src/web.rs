@@ -104,7 +104,7 @@ fn in_pixels(b: &CssBox, ratio: f64, width: u32, height: u32) -> Option<(u32, u3
     let y0 = clip((b.y * ratio).floor(), height);
     let x1 = clip(((b.x + b.width) * ratio).ceil(), width);
     let y1 = clip(((b.y + b.height) * ratio).ceil(), height);
-    (x1 > x0 && y1 > y0).then(|| (x0 as u32, y0 as u32, (x1 - x0) as u32, (y1 - y0) as u32))
+    (x1 > x0 && y1 > y0).then_some((x0 as u32, y0 as u32, (x1 - x0) as u32, (y1 - y0) as u32))
 }
 
 #[cfg(test)]
