@@ -148,3 +148,73 @@ fn capture_from_a_simulator_is_kept_as_the_next_phase() {
         );
     }
 }
+
+/// A page with a red block, served on loopback from a thread for as long as the test runs.
+fn serve_block_page() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let body = "<html><body style='margin:0;background:#fff'><div id='block' \
+                    style='position:absolute;left:30px;top:40px;width:100px;height:50px;\
+                    background:#f00'></div></body></html>";
+        for mut socket in listener.incoming().flatten() {
+            let _ = socket.read(&mut [0u8; 4096]);
+            let _ = write!(
+                socket,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn capture_takes_ignore_selectors_for_web_pages_only() {
+    let sandbox = Sandbox::new();
+    let url = serve_block_page();
+    let mut command = sandbox.vaider();
+    command.current_dir(sandbox.work()).args([
+        "capture",
+        "shot",
+        "--url",
+        &url,
+        "--viewport",
+        "300x200",
+        "--ignore-selector",
+        "#block",
+        "--ignore-selector",
+        ".nowhere",
+        "--json",
+    ]);
+    let output = run(command);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let body: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        body["data"]["ignore_regions"],
+        serde_json::json!([{"selector": "#block", "x": 30, "y": 40, "width": 100, "height": 50}]),
+        "{body}"
+    );
+    assert_eq!(
+        body["data"]["unmatched_selectors"],
+        serde_json::json!([".nowhere"])
+    );
+    // A simulator has no CSS: refused before anything is captured.
+    let mut command = sandbox.vaider();
+    command.current_dir(sandbox.work()).args([
+        "capture",
+        "sim",
+        "--target",
+        "ios",
+        "--ignore-selector",
+        "#block",
+    ]);
+    let output = run(command);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("ignore selectors are CSS selectors of a web page"),
+        "{}",
+        stderr(&output)
+    );
+}
