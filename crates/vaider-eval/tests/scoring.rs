@@ -258,6 +258,7 @@ fn compare_data(unexpected: &[(&str, &str)], matched: &[&str], missed: &[&str]) 
         diff_image: None,
         heat_map: String::new(),
         close_ups: None,
+        ignored_regions: vec![],
         regions: vec![
             RegionData {
                 number: 1,
