@@ -19,6 +19,65 @@ use vaider_core::{AnalysisRequest, Config, Door, Vaider, VERSION};
 
 use crate::{Command, KeyAction};
 
+/// What `vaider analyse` was asked.
+#[derive(clap::Args)]
+pub struct AnalyseArgs {
+    /// Path or http(s) URL of the video or image.
+    source: String,
+    /// What to look for (default: a step-by-step description with timestamps).
+    #[arg(long)]
+    prompt: Option<String>,
+    /// A statement the media should show; repeat for several.
+    #[arg(long = "expect")]
+    expectations: Vec<String>,
+    #[arg(long)]
+    model: Option<String>,
+    /// The provider to ask: gemini, openai, zai, anthropic, ollama, lmstudio, vllm, bedrock, or one
+    /// added in the config (default: the config's provider).
+    #[arg(long)]
+    provider: Option<String>,
+    /// Time limit in seconds (default 30, or the config's timeout_sec).
+    #[arg(long)]
+    timeout: Option<u64>,
+    /// Ask the model even if the same request was answered before.
+    #[arg(long)]
+    no_cache: bool,
+    /// How a video goes to a model that takes video: auto (the moments where the screen
+    /// changes, when cheaper), full (the whole video) or keyframes (default: the config's
+    /// video_sampling).
+    #[arg(long, value_parser = crate::parse_sampling)]
+    sampling: Option<vaider_core::sampling::VideoSampling>,
+    /// Treat the source as an image (analyze_image). Local images are recognised anyway.
+    #[arg(long)]
+    image: bool,
+    /// Print the whole result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl AnalyseArgs {
+    /// The request the pipeline takes: an image's tool when asked for or when the local file
+    /// is one, relative paths found from the current folder.
+    fn request(self) -> AnalysisRequest {
+        let image = self.image || looks_like_an_image(&self.source);
+        let tool = if image {
+            tools::ANALYZE_IMAGE
+        } else {
+            tools::ANALYZE_VIDEO
+        };
+        let mut request = AnalysisRequest::new(tool, Door::Cli, self.source);
+        request.provider = self.provider;
+        request.prompt = self.prompt;
+        request.expectations = self.expectations;
+        request.model = self.model;
+        request.timeout = self.timeout.map(Duration::from_secs);
+        request.no_cache = self.no_cache;
+        request.sampling = self.sampling;
+        request.base_dirs = std::env::current_dir().into_iter().collect();
+        request
+    }
+}
+
 pub async fn run(command: Command) -> Result<ExitCode> {
     init_logging(matches!(
         command,
@@ -28,77 +87,18 @@ pub async fn run(command: Command) -> Result<ExitCode> {
         Command::Serve { port, host } => serve(port, host).await,
         Command::Ui { no_open } => ui(no_open).await,
         Command::Stdio { tools } => stdio(&tools).await,
-        Command::Analyse {
-            source,
-            prompt,
-            expectations,
-            model,
-            provider,
-            timeout,
-            no_cache,
-            sampling,
-            image,
-            json,
-        } => {
-            let image = image || looks_like_an_image(&source);
-            let tool = if image {
-                tools::ANALYZE_IMAGE
-            } else {
-                tools::ANALYZE_VIDEO
-            };
-            let mut request = AnalysisRequest::new(tool, Door::Cli, source);
-            request.provider = provider;
-            request.prompt = prompt;
-            request.expectations = expectations;
-            request.model = model;
-            request.timeout = timeout.map(Duration::from_secs);
-            request.no_cache = no_cache;
-            request.sampling = sampling;
-            request.base_dirs = std::env::current_dir().into_iter().collect();
-            analyse(request, json).await
+        Command::Analyse(args) => {
+            let json = args.json;
+            analyse(args.request(), json).await
         }
         Command::History { json, limit } => history(json, limit),
         Command::Capture(args) => crate::visual::capture(args).await,
-        Command::Compare {
-            before,
-            after,
-            expected,
-            min_region_pixels,
-            blur,
-            threshold,
-            include_anti_aliasing,
-            alpha,
-            diff_color,
-            diff_color_alt,
-            aa_color,
-            ignore,
-            json,
-        } => {
-            let settings = vaider_visual::CompareSettings {
-                min_region_pixels,
-                blur,
-                threshold,
-                include_anti_aliasing: include_anti_aliasing.then_some(true),
-                alpha,
-                diff_color,
-                diff_color_alt,
-                aa_color,
-                ignore_regions: ignore
-                    .iter()
-                    .map(|region| vaider_visual::settings::parse_odiff_region(region))
-                    .collect::<Result<_, _>>()?,
-            };
-            crate::visual::compare(&before, &after, expected, &settings, json).await
-        }
+        Command::Compare(args) => crate::visual::compare_command(args).await,
         Command::Validate(args) => crate::validate::validate(args).await,
         Command::TestResults { path, json } => crate::validate::test_results(path, json).await,
         Command::Plan { action, dir } => crate::plan::plan(action, dir).await,
         Command::Token { rotate: true } => crate::setup::rotate_token(),
-        Command::Token { rotate: false } => {
-            let config = Config::load()?;
-            println!("{}", secrets::server_token(&config.data_dir())?);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Token { rotate: false } => token(),
         Command::Key { action } => key(action).await,
         Command::Init {
             client,
@@ -117,6 +117,13 @@ pub async fn run(command: Command) -> Result<ExitCode> {
         Command::Doctor => crate::setup::doctor().await,
         Command::Eval { action, run } => crate::eval::eval(action, run).await,
     }
+}
+
+/// `vaider token`: the bearer token HTTP clients send.
+fn token() -> Result<ExitCode> {
+    let config = Config::load()?;
+    println!("{}", secrets::server_token(&config.data_dir())?);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Whether a local file is an image by its content, so `vaider analyse shot.png` just works.
@@ -298,6 +305,7 @@ async fn analyse(request: AnalysisRequest, json: bool) -> Result<ExitCode> {
     }
 }
 
+/// `vaider history`: the latest analyses as a table (or JSON), then what they cost in all.
 fn history(json: bool, limit: usize) -> Result<ExitCode> {
     let config = Config::load()?;
     let history = vaider_core::history::History::open(&config.data_dir().join("history.sqlite3"))?;
@@ -321,34 +329,46 @@ fn history(json: bool, limit: usize) -> Result<ExitCode> {
         "TIME (UTC)", "STATUS", "TOOL", "SOURCE", "MODEL", "MS", "COST $"
     );
     for row in &rows {
-        let source = row
-            .media_path
-            .as_deref()
-            .unwrap_or(&row.source)
-            .rsplit(['/', '\\'])
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        let status = match (row.status, row.cached) {
-            (Status::Ok, true) => "cached".to_string(),
-            (status, _) => status.as_str().to_string(),
-        };
-        println!(
-            "{:<20} {:<11} {:<14} {:<28} {:<22} {:>8} {:>10.6}",
-            row.created_at
-                .get(..19)
-                .unwrap_or(&row.created_at)
-                .replace('T', " "),
-            status,
-            row.tool,
-            truncate(&source, 28),
-            truncate(&row.model, 22),
-            row.duration_ms
-                .map(|d| d.to_string())
-                .unwrap_or_else(|| "-".into()),
-            row.cost_usd
-        );
+        print_history_row(row);
     }
+    print_totals(&totals);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One analysis as a line of the table: the file's name rather than its path, "cached" for
+/// an answer the history gave.
+fn print_history_row(row: &vaider_core::history::Interaction) {
+    let source = row
+        .media_path
+        .as_deref()
+        .unwrap_or(&row.source)
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let status = match (row.status, row.cached) {
+        (Status::Ok, true) => "cached".to_string(),
+        (status, _) => status.as_str().to_string(),
+    };
+    println!(
+        "{:<20} {:<11} {:<14} {:<28} {:<22} {:>8} {:>10.6}",
+        row.created_at
+            .get(..19)
+            .unwrap_or(&row.created_at)
+            .replace('T', " "),
+        status,
+        row.tool,
+        truncate(&source, 28),
+        truncate(&row.model, 22),
+        row.duration_ms
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "-".into()),
+        row.cost_usd
+    );
+}
+
+/// The spend in all, and the tokens change-aware sampling saved when it did.
+fn print_totals(totals: &vaider_core::history::Totals) {
     println!(
         "\n{} analyses in all · {} in / {} out tokens · ${:.6} spent",
         totals.interactions, totals.input_tokens, totals.output_tokens, totals.cost_usd
@@ -361,7 +381,6 @@ fn history(json: bool, limit: usize) -> Result<ExitCode> {
             vaider_core::sampling::fewer(totals.default_sampling_input_tokens, totals.input_tokens)
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn truncate(text: &str, width: usize) -> String {
@@ -373,44 +392,10 @@ fn truncate(text: &str, width: usize) -> String {
     }
 }
 
+/// `vaider key set|clear|status`: a provider's key in the OS keychain.
 async fn key(action: KeyAction) -> Result<ExitCode> {
     match action {
-        KeyAction::Set { provider } => {
-            check_provider(&provider)?;
-            let key = if std::io::stdin().is_terminal() {
-                rpassword::prompt_password(format!(
-                    "Paste your {provider} API key (input hidden): "
-                ))?
-            } else {
-                let mut text = String::new();
-                std::io::stdin().read_to_string(&mut text)?;
-                text
-            };
-            let key = ApiKey::new(key);
-            if key.expose().is_empty() {
-                bail!("no key was given on standard input; nothing was stored");
-            }
-            let stored = tokio::task::spawn_blocking({
-                let provider = provider.clone();
-                move || secrets::keychain_set(&provider, &key)
-            })
-            .await?;
-            match stored {
-                Ok(()) => {
-                    println!("The {provider} key is stored in the OS keychain. A running server picks it up on its next call.");
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => {
-                    eprintln!("vaider: {e}");
-                    eprintln!(
-                        "Without a keychain, put the key in the environment instead, e.g. `export {}=...`, or in a .env file in {} (or in a project set up with `vaider init`).",
-                        secrets::env_names(&provider)[0],
-                        Config::dir().display()
-                    );
-                    Ok(ExitCode::FAILURE)
-                }
-            }
-        }
+        KeyAction::Set { provider } => set_key(provider).await,
         KeyAction::Clear { provider } => {
             check_provider(&provider)?;
             tokio::task::spawn_blocking({
@@ -421,24 +406,69 @@ async fn key(action: KeyAction) -> Result<ExitCode> {
             println!("The {provider} key is removed from the OS keychain.");
             Ok(ExitCode::SUCCESS)
         }
-        KeyAction::Status { provider } => {
-            check_provider(&provider)?;
-            let dirs = dotenv_dirs();
-            let found = tokio::task::spawn_blocking({
-                let provider = provider.clone();
-                move || secrets::find_api_key(&provider, &dirs)
-            })
-            .await?;
-            match found {
-                Some((_, source)) => {
-                    println!("The {provider} key is set (from the {source}).");
-                    Ok(ExitCode::SUCCESS)
-                }
-                None => {
-                    println!("No {provider} key is set. Run `vaider key set`.");
-                    Ok(ExitCode::FAILURE)
-                }
-            }
+        KeyAction::Status { provider } => key_status(provider).await,
+    }
+}
+
+/// `vaider key set`: the key read hidden from the terminal (or piped in), into the keychain;
+/// without a keychain, where else the key can go.
+async fn set_key(provider: String) -> Result<ExitCode> {
+    check_provider(&provider)?;
+    let key = ApiKey::new(read_key(&provider)?);
+    if key.expose().is_empty() {
+        bail!("no key was given on standard input; nothing was stored");
+    }
+    let stored = tokio::task::spawn_blocking({
+        let provider = provider.clone();
+        move || secrets::keychain_set(&provider, &key)
+    })
+    .await?;
+    match stored {
+        Ok(()) => {
+            println!("The {provider} key is stored in the OS keychain. A running server picks it up on its next call.");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("vaider: {e}");
+            eprintln!(
+                "Without a keychain, put the key in the environment instead, e.g. `export {}=...`, or in a .env file in {} (or in a project set up with `vaider init`).",
+                secrets::env_names(&provider)[0],
+                Config::dir().display()
+            );
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// The key as typed (hidden) on a terminal, or all of standard input when it is piped in.
+fn read_key(provider: &str) -> Result<String> {
+    if std::io::stdin().is_terminal() {
+        return Ok(rpassword::prompt_password(format!(
+            "Paste your {provider} API key (input hidden): "
+        ))?);
+    }
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// `vaider key status`: whether a key is found and where from, never the key itself.
+async fn key_status(provider: String) -> Result<ExitCode> {
+    check_provider(&provider)?;
+    let dirs = dotenv_dirs();
+    let found = tokio::task::spawn_blocking({
+        let provider = provider.clone();
+        move || secrets::find_api_key(&provider, &dirs)
+    })
+    .await?;
+    match found {
+        Some((_, source)) => {
+            println!("The {provider} key is set (from the {source}).");
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            println!("No {provider} key is set. Run `vaider key set`.");
+            Ok(ExitCode::FAILURE)
         }
     }
 }

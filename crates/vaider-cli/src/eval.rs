@@ -3,7 +3,7 @@
 //! are; `vaider eval compare A.json B.json` prints two runs side by side.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
@@ -57,14 +57,11 @@ pub struct EvalArgs {
     json: bool,
 }
 
+/// `vaider eval` (or `vaider eval compare A B`): the estimate, a confirmation above
+/// `--max-cost`, the run with a line per item, then the scores and where the reports are.
 pub async fn eval(action: Option<EvalAction>, args: EvalArgs) -> Result<ExitCode> {
     if let Some(EvalAction::Compare { a, b }) = action {
-        let (a, b) = (
-            vaider_eval::report::read(&a)?,
-            vaider_eval::report::read(&b)?,
-        );
-        print!("{}", vaider_eval::report::compare(&a, &b));
-        return Ok(ExitCode::SUCCESS);
+        return compare_runs(&a, &b);
     }
     let engine = Vaider::open(Config::load()?)?;
     let items = vaider_eval::labels::select(
@@ -82,62 +79,92 @@ pub async fn eval(action: Option<EvalAction>, args: EvalArgs) -> Result<ExitCode
     if cost > args.max_cost && !args.yes && !confirm(cost, args.max_cost)? {
         bail!("stopped before the run: raise --max-cost or pass --yes");
     }
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("eval/runs").join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string())
-    });
-    let options = vaider_eval::Options {
-        set: args.set.clone(),
-        out: out.clone(),
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        sampling: args.sampling,
-        only: args.only.clone(),
-        limit: args.limit,
-        resume: args.resume,
-        prompt: match &args.prompt_file {
-            Some(path) => Some((
-                path.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "custom".into()),
-                std::fs::read_to_string(path)
-                    .with_context(|| format!("--prompt-file {}", path.display()))?,
-            )),
-            None => None,
-        },
-    };
+    let options = args.options()?;
     let report = vaider_eval::run(&engine, &options, |n, total, o| {
-        let verdict = match (&o.error, o.flagged) {
-            (Some(e), _) => format!("error: {e}"),
-            (None, true) => format!("flagged {}", o.predicted.join(", ")),
-            (None, false) => "passed".into(),
-        };
-        let truth = if o.classes.is_empty() {
-            "control".to_string()
-        } else {
-            o.classes.join(", ")
-        };
-        eprintln!(
-            "[{n}/{total}] {} ({truth}): {verdict} · {} ms",
-            o.id, o.latency_ms
-        );
+        eprintln!("{}", item_line(n, total, o));
     })
     .await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        let s = &report.scores;
-        println!(
-            "balanced accuracy {} · recall {} · specificity {} · verdicts {} · localisation {} · ${:.4}",
-            pct(s.detection.balanced_accuracy),
-            pct(s.detection.recall),
-            pct(s.detection.specificity),
-            pct(s.verdicts.rate),
-            pct(s.localisation.rate),
-            s.spend.cost_usd
-        );
-        println!("reports: {0}/report.md and {0}/report.json", out.display());
+        print_scores(&report, &options.out);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `vaider eval compare A B`: two runs' reports side by side, as Markdown.
+fn compare_runs(a: &Path, b: &Path) -> Result<ExitCode> {
+    let (a, b) = (vaider_eval::report::read(a)?, vaider_eval::report::read(b)?);
+    print!("{}", vaider_eval::report::compare(&a, &b));
+    Ok(ExitCode::SUCCESS)
+}
+
+impl EvalArgs {
+    /// The run's options: the reports in `--out` or a new folder named by the time, the
+    /// prompt variant read from `--prompt-file` (named by its file).
+    fn options(&self) -> Result<vaider_eval::Options> {
+        let out = self.out.clone().unwrap_or_else(|| {
+            PathBuf::from("eval/runs").join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string())
+        });
+        Ok(vaider_eval::Options {
+            set: self.set.clone(),
+            out,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            sampling: self.sampling,
+            only: self.only.clone(),
+            limit: self.limit,
+            resume: self.resume,
+            prompt: match &self.prompt_file {
+                Some(path) => Some(prompt_variant(path)?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// A prompt variant: its name (the file's stem) and its text.
+fn prompt_variant(path: &Path) -> Result<(String, String)> {
+    Ok((
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "custom".into()),
+        std::fs::read_to_string(path)
+            .with_context(|| format!("--prompt-file {}", path.display()))?,
+    ))
+}
+
+/// The line printed as each item is done: what it truly holds, what was seen, how long.
+fn item_line(n: usize, total: usize, o: &vaider_eval::Outcome) -> String {
+    let verdict = match (&o.error, o.flagged) {
+        (Some(e), _) => format!("error: {e}"),
+        (None, true) => format!("flagged {}", o.predicted.join(", ")),
+        (None, false) => "passed".into(),
+    };
+    let truth = if o.classes.is_empty() {
+        "control".to_string()
+    } else {
+        o.classes.join(", ")
+    };
+    format!(
+        "[{n}/{total}] {} ({truth}): {verdict} · {} ms",
+        o.id, o.latency_ms
+    )
+}
+
+/// The run's scores on one line, then where its reports are.
+fn print_scores(report: &vaider_eval::RunReport, out: &Path) {
+    let s = &report.scores;
+    println!(
+        "balanced accuracy {} · recall {} · specificity {} · verdicts {} · localisation {} · ${:.4}",
+        pct(s.detection.balanced_accuracy),
+        pct(s.detection.recall),
+        pct(s.detection.specificity),
+        pct(s.verdicts.rate),
+        pct(s.localisation.rate),
+        s.spend.cost_usd
+    );
+    println!("reports: {0}/report.md and {0}/report.json", out.display());
 }
 
 /// Asks on the terminal; with no terminal to ask on, the answer is no.

@@ -51,39 +51,7 @@ enum Command {
     },
     /// Describe a video or image from the terminal, through the same pipeline as the server.
     #[command(alias = "analyze")]
-    Analyse {
-        /// Path or http(s) URL of the video or image.
-        source: String,
-        /// What to look for (default: a step-by-step description with timestamps).
-        #[arg(long)]
-        prompt: Option<String>,
-        /// A statement the media should show; repeat for several.
-        #[arg(long = "expect")]
-        expectations: Vec<String>,
-        #[arg(long)]
-        model: Option<String>,
-        /// The provider to ask: gemini, openai, zai, anthropic, ollama, lmstudio, vllm, bedrock, or one
-        /// added in the config (default: the config's provider).
-        #[arg(long)]
-        provider: Option<String>,
-        /// Time limit in seconds (default 30, or the config's timeout_sec).
-        #[arg(long)]
-        timeout: Option<u64>,
-        /// Ask the model even if the same request was answered before.
-        #[arg(long)]
-        no_cache: bool,
-        /// How a video goes to a model that takes video: auto (the moments where the screen
-        /// changes, when cheaper), full (the whole video) or keyframes (default: the config's
-        /// video_sampling).
-        #[arg(long, value_parser = parse_sampling)]
-        sampling: Option<vaider_core::sampling::VideoSampling>,
-        /// Treat the source as an image (analyze_image). Local images are recognised anyway.
-        #[arg(long)]
-        image: bool,
-        /// Print the whole result as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Analyse(commands::AnalyseArgs),
     /// List past analyses, newest first.
     History {
         #[arg(long)]
@@ -97,43 +65,7 @@ enum Command {
     /// Compare two screenshots: the pixel diff, then (only when pixels changed) the model's
     /// explanation, matched against the changes you expected. Exits 2 on a regression or a
     /// missed expected change.
-    Compare {
-        before: PathBuf,
-        after: PathBuf,
-        /// A change you meant to make; repeat for several.
-        #[arg(long = "expect")]
-        expected: Vec<String>,
-        /// A changed region with fewer pixels is rendering noise (default 3).
-        #[arg(long)]
-        min_region_pixels: Option<u64>,
-        /// Blur both screenshots by this many pixels (0-3) before the diff, for noisy captures.
-        #[arg(long)]
-        blur: Option<f32>,
-        /// pixelmatch's and odiff's threshold, 0 to 1: smaller is more sensitive (default 0.1).
-        #[arg(long)]
-        threshold: Option<f64>,
-        /// Count anti-aliased pixels as changes too (pixelmatch's includeAA).
-        #[arg(long)]
-        include_anti_aliasing: bool,
-        /// Opacity of the faded before-image in the diff image, 0 to 1 (pixelmatch's alpha, 0.1).
-        #[arg(long)]
-        alpha: Option<f64>,
-        /// Changed pixels in the diff image, #rrggbb (pixelmatch's diffColor, default #ff0000).
-        #[arg(long)]
-        diff_color: Option<String>,
-        /// Changed pixels that got darker, #rrggbb (pixelmatch's diffColorAlt).
-        #[arg(long)]
-        diff_color_alt: Option<String>,
-        /// Anti-aliased pixels in the diff image, #rrggbb (pixelmatch's aaColor, #ffff00).
-        #[arg(long)]
-        aa_color: Option<String>,
-        /// A region never counted, as odiff's x1:y1-x2:y2 (corners included); repeat or
-        /// separate with commas for several.
-        #[arg(long = "ignore", value_delimiter = ',')]
-        ignore: Vec<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    Compare(visual::CompareArgs),
     /// Run a Playwright test with the project's own Playwright (video, screenshots and trace
     /// on for this run) and judge it by the rubric. Exits 0 when it passed, 2 when the rubric
     /// failed, 1 when the test could not be run.

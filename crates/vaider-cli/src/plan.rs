@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use serde_json::Value;
 use vaider_core::analysis::Door;
 use vaider_core::workspace::Workspace;
@@ -20,35 +20,9 @@ use vaider_qa::{QaError, RunStatus, TestRun};
 pub enum PlanAction {
     /// Write a plan from plain-English requirements, looking at the running app at --base-url
     /// and at the code base (--repo: a local folder or a GitHub URL; default: the project).
-    Generate {
-        /// What the app must do, e.g. "a user can log in and sees their name".
-        requirements: String,
-        #[arg(long)]
-        base_url: String,
-        #[arg(long)]
-        repo: Option<String>,
-        #[arg(long)]
-        name: Option<String>,
-        /// The provider and model to write it with, instead of the configured ones.
-        #[arg(long)]
-        provider: Option<String>,
-        #[arg(long)]
-        model: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
+    Generate(GenerateArgs),
     /// Run a plan in a local Chromium, stopping at the first failed step.
-    Run {
-        plan_id: String,
-        /// Run against this URL instead of the plan's.
-        #[arg(long)]
-        base_url: Option<String>,
-        /// Show the browser window while it runs.
-        #[arg(long)]
-        headed: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Run(RunArgs),
     /// The plans kept in the project, newest first.
     List {
         #[arg(long)]
@@ -98,6 +72,70 @@ pub enum PlanAction {
     },
 }
 
+/// What `vaider plan generate` was asked.
+#[derive(Args)]
+pub struct GenerateArgs {
+    /// What the app must do, e.g. "a user can log in and sees their name".
+    requirements: String,
+    #[arg(long)]
+    base_url: String,
+    #[arg(long)]
+    repo: Option<String>,
+    #[arg(long)]
+    name: Option<String>,
+    /// The provider and model to write it with, instead of the configured ones.
+    #[arg(long)]
+    provider: Option<String>,
+    #[arg(long)]
+    model: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+impl GenerateArgs {
+    fn request(self, workspace: PathBuf) -> GenerateRequest {
+        GenerateRequest {
+            requirements: self.requirements,
+            repo_url: self.repo,
+            base_url: self.base_url,
+            name: self.name,
+            workspace,
+            provider: self.provider,
+            model: self.model,
+            door: Door::Cli,
+            budget_tokens: None,
+            github_api: service::GITHUB_API.into(),
+        }
+    }
+}
+
+/// What `vaider plan run` was asked.
+#[derive(Args)]
+pub struct RunArgs {
+    plan_id: String,
+    /// Run against this URL instead of the plan's.
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Show the browser window while it runs.
+    #[arg(long)]
+    headed: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+impl RunArgs {
+    fn request(self, workspace: PathBuf) -> RunRequest {
+        RunRequest {
+            plan_id: self.plan_id,
+            base_url: self.base_url,
+            workspace,
+            door: Door::Cli,
+            headless: !self.headed,
+            run_id: None,
+        }
+    }
+}
+
 /// Runs one `vaider plan` command in the project folder `dir` (default: the current one).
 pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> {
     let dir = match dir {
@@ -109,44 +147,13 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
         Err(error) => return Ok(report(&error)),
     };
     match action {
-        PlanAction::Generate {
-            requirements,
-            base_url,
-            repo,
-            name,
-            provider,
-            model,
-            json,
-        } => {
-            let request = GenerateRequest {
-                requirements,
-                repo_url: repo,
-                base_url,
-                name,
-                workspace,
-                provider,
-                model,
-                door: Door::Cli,
-                budget_tokens: None,
-                github_api: service::GITHUB_API.into(),
-            };
-            generate(request, json).await
+        PlanAction::Generate(args) => {
+            let json = args.json;
+            generate(args.request(workspace), json).await
         }
-        PlanAction::Run {
-            plan_id,
-            base_url,
-            headed,
-            json,
-        } => {
-            let request = RunRequest {
-                plan_id,
-                base_url,
-                workspace,
-                door: Door::Cli,
-                headless: !headed,
-                run_id: None,
-            };
-            run(request, json).await
+        PlanAction::Run(args) => {
+            let json = args.json;
+            run(args.request(workspace), json).await
         }
         PlanAction::List { .. } | PlanAction::Runs { .. } | PlanAction::Show { .. } => {
             read(&workspace, action)

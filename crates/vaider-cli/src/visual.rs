@@ -73,6 +73,82 @@ fn target(args: &CaptureArgs) -> Result<Target, String> {
     })
 }
 
+/// What `vaider compare` was asked.
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    before: PathBuf,
+    after: PathBuf,
+    /// A change you meant to make; repeat for several.
+    #[arg(long = "expect")]
+    expected: Vec<String>,
+    /// A changed region with fewer pixels is rendering noise (default 3).
+    #[arg(long)]
+    min_region_pixels: Option<u64>,
+    /// Blur both screenshots by this many pixels (0-3) before the diff, for noisy captures.
+    #[arg(long)]
+    blur: Option<f32>,
+    /// pixelmatch's and odiff's threshold, 0 to 1: smaller is more sensitive (default 0.1).
+    #[arg(long)]
+    threshold: Option<f64>,
+    /// Count anti-aliased pixels as changes too (pixelmatch's includeAA).
+    #[arg(long)]
+    include_anti_aliasing: bool,
+    /// Opacity of the faded before-image in the diff image, 0 to 1 (pixelmatch's alpha, 0.1).
+    #[arg(long)]
+    alpha: Option<f64>,
+    /// Changed pixels in the diff image, #rrggbb (pixelmatch's diffColor, default #ff0000).
+    #[arg(long)]
+    diff_color: Option<String>,
+    /// Changed pixels that got darker, #rrggbb (pixelmatch's diffColorAlt).
+    #[arg(long)]
+    diff_color_alt: Option<String>,
+    /// Anti-aliased pixels in the diff image, #rrggbb (pixelmatch's aaColor, #ffff00).
+    #[arg(long)]
+    aa_color: Option<String>,
+    /// A region never counted, as odiff's x1:y1-x2:y2 (corners included); repeat or
+    /// separate with commas for several.
+    #[arg(long = "ignore", value_delimiter = ',')]
+    ignore: Vec<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+impl CompareArgs {
+    /// The diff's settings as the other doors take them; an `--ignore` that is not odiff's
+    /// `x1:y1-x2:y2` is refused here.
+    fn settings(&self) -> Result<CompareSettings> {
+        Ok(CompareSettings {
+            min_region_pixels: self.min_region_pixels,
+            blur: self.blur,
+            threshold: self.threshold,
+            include_anti_aliasing: self.include_anti_aliasing.then_some(true),
+            alpha: self.alpha,
+            diff_color: self.diff_color.clone(),
+            diff_color_alt: self.diff_color_alt.clone(),
+            aa_color: self.aa_color.clone(),
+            ignore_regions: self
+                .ignore
+                .iter()
+                .map(|region| vaider_visual::settings::parse_odiff_region(region))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+/// `vaider compare`: the two screenshots compared, printed; exit 2 on a regression or a
+/// missed expected change.
+pub async fn compare_command(args: CompareArgs) -> Result<ExitCode> {
+    let settings = args.settings()?;
+    compare(
+        &args.before,
+        &args.after,
+        args.expected,
+        &settings,
+        args.json,
+    )
+    .await
+}
+
 pub async fn compare(
     before: &Path,
     after: &Path,
