@@ -113,22 +113,7 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
         options.host.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
         config.port,
     );
-    let listener = match crate::bind(addr).await {
-        Ok(listener) => listener,
-        Err(ServeError::PortInUse { port, ip, .. }) => {
-            let by_vaider = tokio::task::spawn_blocking(move || {
-                crate::vaider_answers_on(SocketAddr::new(ip, port))
-            })
-            .await
-            .unwrap_or(false);
-            return Err(StartError::PortInUse {
-                port,
-                by_vaider,
-                next_free: next_free_port(port),
-            });
-        }
-        Err(e) => return Err(StartError::Other(e.to_string())),
-    };
+    let listener = bind(addr).await?;
     let addr = listener
         .local_addr()
         .map_err(|e| StartError::Other(e.to_string()))?;
@@ -144,13 +129,7 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
         shutdown: shutdown.clone(),
         desktop: options.desktop,
     });
-    let stop = shutdown.clone();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await?;
-        Ok(())
-    });
+    let task = serve_in_background(listener, app, shutdown.clone());
     let auth = Arc::new(match token_file {
         Some(file) => Auth::following(&token, file),
         None => Auth::fixed(&token),
@@ -164,6 +143,41 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
         tokens,
         shutdown,
         task,
+    })
+}
+
+/// Binds the address; a port in use is explained: whether another Vaider holds it, and the
+/// next free one.
+async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, StartError> {
+    match crate::bind(addr).await {
+        Ok(listener) => Ok(listener),
+        Err(ServeError::PortInUse { port, ip, .. }) => {
+            let by_vaider = tokio::task::spawn_blocking(move || {
+                crate::vaider_answers_on(SocketAddr::new(ip, port))
+            })
+            .await
+            .unwrap_or(false);
+            Err(StartError::PortInUse {
+                port,
+                by_vaider,
+                next_free: next_free_port(port),
+            })
+        }
+        Err(e) => Err(StartError::Other(e.to_string())),
+    }
+}
+
+/// Serves until `shutdown` is cancelled, letting the open requests end.
+fn serve_in_background(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<Result<(), ServeError>> {
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { shutdown.cancelled().await })
+            .await?;
+        Ok(())
     })
 }
 

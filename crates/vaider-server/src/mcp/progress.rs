@@ -6,9 +6,11 @@
 // Logging is deprecated by 2026-07-28 (SEP-2577), yet 2025 clients still set a level.
 #![allow(deprecated)]
 
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam};
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+};
 use rmcp::service::RequestContext;
-use rmcp::RoleServer;
+use rmcp::{Peer, RoleServer};
 use serde_json::json;
 use vaider_core::progress::{Progress, ProgressSink};
 
@@ -37,53 +39,75 @@ impl McpProgress {
         if token.is_none() && !logs {
             return McpProgress { sender: None };
         }
-        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-        let peer = ctx.peer.clone();
-        tokio::spawn(async move {
-            let mut last: Option<f64> = None;
-            let mut upload_total = 0.0_f64;
-            while let Some(step) = receiver.recv().await {
-                if logs {
-                    let mut param = LoggingMessageNotificationParam::new(
-                        LoggingLevel::Info,
-                        json!(step.message()),
-                    );
-                    param.logger = Some(LOGGER.into());
-                    if peer.notify_logging_message(param).await.is_err() {
-                        break;
-                    }
-                }
-                let Some(token) = &token else { continue };
-                let floor = last.unwrap_or(0.0);
-                let (value, total) = match &step {
-                    Progress::Queued => (floor, None),
-                    // A little higher each time, so each update of the place in line is sent.
-                    Progress::QuotaQueued { .. } => (floor + 0.001, None),
-                    Progress::Uploading { sent, total } => {
-                        upload_total = *total as f64;
-                        (*sent as f64, Some(*total as f64))
-                    }
-                    Progress::Processing { .. } | Progress::Generating => {
-                        (floor.max(upload_total) + 1.0, None)
-                    }
-                };
-                if last.is_some_and(|l| value <= l) {
-                    continue;
-                }
-                last = Some(value);
-                let mut param = ProgressNotificationParam::new(token.clone(), value)
-                    .with_message(step.message());
-                if let Some(total) = total {
-                    param = param.with_total(total);
-                }
-                if peer.notify_progress(param).await.is_err() {
-                    break;
-                }
-            }
-        });
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+        tokio::spawn(forward(ctx.peer.clone(), receiver, token, logs));
         McpProgress {
             sender: Some(sender),
         }
+    }
+}
+
+/// Sends each step the pipeline reports as a log message (when asked for) and a progress
+/// notification (when there is a token), until the call ends or the client is gone.
+async fn forward(
+    peer: Peer<RoleServer>,
+    mut receiver: tokio::sync::mpsc::UnboundedReceiver<Progress>,
+    token: Option<ProgressToken>,
+    logs: bool,
+) {
+    let mut values = ProgressValues::default();
+    while let Some(step) = receiver.recv().await {
+        if logs {
+            let mut param =
+                LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(step.message()));
+            param.logger = Some(LOGGER.into());
+            if peer.notify_logging_message(param).await.is_err() {
+                break;
+            }
+        }
+        let Some(token) = &token else { continue };
+        let Some((value, total)) = values.next(&step) else {
+            continue;
+        };
+        let mut param =
+            ProgressNotificationParam::new(token.clone(), value).with_message(step.message());
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
+        if peer.notify_progress(param).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// The progress values sent so far: each new one is higher, or it is not sent.
+#[derive(Default)]
+struct ProgressValues {
+    last: Option<f64>,
+    upload_total: f64,
+}
+
+impl ProgressValues {
+    /// The value (and total, during the upload) of a step; none when it would not grow.
+    fn next(&mut self, step: &Progress) -> Option<(f64, Option<f64>)> {
+        let floor = self.last.unwrap_or(0.0);
+        let (value, total) = match step {
+            Progress::Queued => (floor, None),
+            // A little higher each time, so each update of the place in line is sent.
+            Progress::QuotaQueued { .. } => (floor + 0.001, None),
+            Progress::Uploading { sent, total } => {
+                self.upload_total = *total as f64;
+                (*sent as f64, Some(*total as f64))
+            }
+            Progress::Processing { .. } | Progress::Generating => {
+                (floor.max(self.upload_total) + 1.0, None)
+            }
+        };
+        if self.last.is_some_and(|l| value <= l) {
+            return None;
+        }
+        self.last = Some(value);
+        Some((value, total))
     }
 }
 
