@@ -518,6 +518,33 @@ async fn pixelmatch_and_odiff_options_reach_the_diff_on_mcp_and_rest() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["success"], true, "{body}");
     assert_eq!(changed(&body), changed(&sensitive));
+    // The OpenAPI document lists every field of the answer, the ignored regions' too.
+    let doc: Value = reqwest::get(format!("{}/v1/openapi.json", server.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let data_schema = &doc["paths"]["/v1/compare"]["post"]["responses"]["200"]["content"]
+        ["application/json"]["schema"]["properties"]["data"];
+    let region = json!([{"x": 0, "y": 0, "width": 10, "height": 10}]);
+    let response = post(compare(json!({"ignore_regions": region})))
+        .await
+        .unwrap();
+    let ignoring: Value = response.json().await.unwrap();
+    assert_eq!(
+        ignoring["data"]["ignored_regions"][0]["source"], "given",
+        "{ignoring}"
+    );
+    for answer in [&body, &ignoring] {
+        assert_eq!(
+            undocumented(&answer["data"], data_schema, "data"),
+            Vec::<String>::new()
+        );
+    }
+    let request_fields = &doc["paths"]["/v1/compare"]["post"]["requestBody"]["content"]
+        ["application/json"]["schema"]["properties"];
+    assert!(request_fields["ignore_regions"]["items"].is_object());
     let response = post(compare(json!({"threshold": 2}))).await.unwrap();
     assert_eq!(response.status(), 422);
     let body: Value = response.json().await.unwrap();
@@ -528,6 +555,25 @@ async fn pixelmatch_and_odiff_options_reach_the_diff_on_mcp_and_rest() {
             .contains("threshold must be from 0 to 1"),
         "{body}"
     );
+}
+
+/// The fields of a real answer its OpenAPI schema does not list, each with its path; objects
+/// and arrays are followed into their `properties` and `items`.
+fn undocumented(value: &Value, schema: &Value, at: &str) -> Vec<String> {
+    match value {
+        Value::Object(fields) => fields
+            .iter()
+            .flat_map(|(name, field)| match schema["properties"].get(name) {
+                Some(field_schema) => undocumented(field, field_schema, &format!("{at}.{name}")),
+                None => vec![format!("{at}.{name}")],
+            })
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .flat_map(|item| undocumented(item, &schema["items"], &format!("{at}[]")))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A page whose clock (an ad-like box with changing text and colour) differs in each version;
