@@ -91,29 +91,7 @@ pub async fn analyse_test_results(
         timeout: request.timeout,
         base_dirs: request.base_dirs.clone(),
     };
-    let mut tests = Vec::new();
-    let cap = engine.config().max_model_calls.max(1) as usize;
-    let mut calls = 0;
-    for mut test in failed {
-        let has_video = test
-            .video
-            .as_deref()
-            .is_some_and(|v| Path::new(v).is_file());
-        if has_video && calls >= cap {
-            test.problem = Some(format!(
-                "not analysed: this request may make {cap} model calls (max_model_calls, VAIDER_MAX_MODEL_CALLS), and they were spent on the tests before"
-            ));
-            tests.push(test);
-            continue;
-        }
-        calls += usize::from(has_video);
-        tests.push(watch(engine, &asker, test, progress).await);
-    }
-    let cost_usd = tests
-        .iter()
-        .filter_map(|t| t.analysis.as_ref())
-        .map(|a| a.cost_usd)
-        .sum();
+    let tests = watch_all(engine, &asker, failed, progress).await;
     let data = ResultsData {
         source: path.display().to_string(),
         summary: summary(&tests),
@@ -124,7 +102,7 @@ pub async fn analyse_test_results(
         error: None,
         data: serde_json::to_value(&data).unwrap_or_default(),
         execution_time_ms: started.elapsed().as_millis() as u64,
-        cost_usd,
+        cost_usd: cost_of(&data.failed_tests),
         metadata: json!({"vaider_version": vaider_core::VERSION, "interaction_id": job.id()}),
     };
     let description = format!("{} failed tests analysed.", data.failed_tests.len());
@@ -250,6 +228,44 @@ fn from_folders(folder: &Path) -> Vec<FailedTest> {
         });
     }
     found
+}
+
+/// Watches each failed test's video in turn, as long as the request's model calls last; the
+/// tests past the cap say why they were not watched.
+async fn watch_all(
+    engine: &Vaider,
+    asker: &Asker,
+    failed: Vec<FailedTest>,
+    progress: &dyn ProgressSink,
+) -> Vec<FailedTest> {
+    let mut tests = Vec::new();
+    let cap = engine.config().max_model_calls.max(1) as usize;
+    let mut calls = 0;
+    for mut test in failed {
+        let has_video = test
+            .video
+            .as_deref()
+            .is_some_and(|v| Path::new(v).is_file());
+        if has_video && calls >= cap {
+            test.problem = Some(format!(
+                "not analysed: this request may make {cap} model calls (max_model_calls, VAIDER_MAX_MODEL_CALLS), and they were spent on the tests before"
+            ));
+            tests.push(test);
+            continue;
+        }
+        calls += usize::from(has_video);
+        tests.push(watch(engine, asker, test, progress).await);
+    }
+    tests
+}
+
+/// What the model calls for the tests' videos cost in all.
+fn cost_of(tests: &[FailedTest]) -> f64 {
+    tests
+        .iter()
+        .filter_map(|t| t.analysis.as_ref())
+        .map(|a| a.cost_usd)
+        .sum()
 }
 
 async fn watch(

@@ -66,6 +66,16 @@ pub struct Extra {
 
 /// Judges a run.
 pub fn judge(result: &ValidationResult, limits: &Limits, extra: &Extra) -> RubricValidation {
+    let errors = errors(result, limits, extra);
+    RubricValidation {
+        passed: errors.is_empty(),
+        errors,
+        warnings: warnings(result, extra),
+    }
+}
+
+/// What fails the rubric: Playwright's verdict first, then the run, the limits and the video.
+fn errors(result: &ValidationResult, limits: &Limits, extra: &Extra) -> Vec<String> {
     let mut errors = extra.causes.clone();
     if let Some(sec) = extra.timed_out_after_sec {
         errors.push(format!(
@@ -81,6 +91,19 @@ pub fn judge(result: &ValidationResult, limits: &Limits, extra: &Extra) -> Rubri
     if !result.test_passed {
         errors.push("Test failed (test_passed=false)".to_string());
     }
+    errors.extend(limit_errors(result, limits));
+    for expectation in &extra.not_shown {
+        errors.push(format!("Video does not show: {expectation}"));
+    }
+    if let Some(problem) = &extra.video_problem {
+        errors.push(format!("Video not checked: {problem}"));
+    }
+    errors
+}
+
+/// Too few screenshots, or a run longer than allowed.
+fn limit_errors(result: &ValidationResult, limits: &Limits) -> Vec<String> {
+    let mut errors = Vec::new();
     // A test that did not run took no screenshots: that is not one more reason.
     let shots = result.screenshots.len();
     let short = result.test_executed && shots < limits.min_screenshots;
@@ -98,12 +121,12 @@ pub fn judge(result: &ValidationResult, limits: &Limits, extra: &Extra) -> Rubri
             result.execution_time_ms, limits.max_test_duration_ms
         ));
     }
-    for expectation in &extra.not_shown {
-        errors.push(format!("Video does not show: {expectation}"));
-    }
-    if let Some(problem) = &extra.video_problem {
-        errors.push(format!("Video not checked: {problem}"));
-    }
+    errors
+}
+
+/// What the rubric notes without failing: console errors, network failures, what the video
+/// left unclear, and notes on the recording.
+fn warnings(result: &ValidationResult, extra: &Extra) -> Vec<String> {
     let mut warnings = Vec::new();
     if !result.console_errors.is_empty() {
         warnings.push(format!(
@@ -121,11 +144,7 @@ pub fn judge(result: &ValidationResult, limits: &Limits, extra: &Extra) -> Rubri
         warnings.push(format!("Video unclear on: {expectation}"));
     }
     warnings.extend(extra.notes.iter().cloned());
-    RubricValidation {
-        passed: errors.is_empty(),
-        errors,
-        warnings,
-    }
+    warnings
 }
 
 impl RubricValidation {

@@ -101,38 +101,20 @@ pub async fn validate_test_as(
         record_refusal(engine, (&id, &request), &test_file, &error).await;
         return failure(error, started, json!({}));
     }
-    let (project_dir, config) = match request.project_dir.as_deref().map(str::trim) {
-        Some(dir) if !dir.is_empty() => {
-            let dir = resolve(dir, &request.base_dirs);
-            let config = runner::config_in(&dir);
-            (dir, config)
-        }
-        _ => runner::find_project(&test_file),
-    };
+    let (project_dir, config) = project_of(&request, &test_file);
     let run_dir = run_folder(engine, &id);
-    let job = engine
-        .start_job(JobStart {
-            id: id.clone(),
-            tool: "validate_test",
-            door: request.door,
-            source: &test_file.display().to_string(),
-            expectations: &request.expectations,
-            log_dir: Some(&run_dir),
-            project: Some(&project_dir),
-        })
-        .await;
-    let job = match job {
+    let job = match start_job(engine, &request, id, &test_file, &run_dir, &project_dir).await {
         Ok(job) => job,
         Err(e) => return failure(e.to_string(), started, json!({})),
     };
     let ffmpeg = runner::playwright_ffmpeg(&project_dir);
     let plan = RunPlan {
         recorder: ffmpeg.as_deref().is_some_and(Path::is_file),
-        test_file: test_file.clone(),
-        project_dir: project_dir.clone(),
-        config: config.clone(),
+        test_file,
+        project_dir,
+        config,
         grep: request.grep.clone(),
-        run_dir: run_dir.clone(),
+        run_dir,
         timeout: request
             .timeout
             .unwrap_or(DEFAULT_RUN_TIMEOUT)
@@ -148,12 +130,77 @@ pub async fn validate_test_as(
             return result;
         }
     };
+    let ran = Ran {
+        plan,
+        output,
+        ffmpeg,
+        since,
+        started,
+    };
+    judge_run(engine, &request, job, ran, progress).await
+}
+
+/// The validation's history entry, `running` until [`finish`] closes it.
+async fn start_job(
+    engine: &Vaider,
+    request: &ValidateRequest,
+    id: String,
+    test_file: &Path,
+    run_dir: &Path,
+    project_dir: &Path,
+) -> vaider_core::error::Result<Job> {
+    engine
+        .start_job(JobStart {
+            id,
+            tool: "validate_test",
+            door: request.door,
+            source: &test_file.display().to_string(),
+            expectations: &request.expectations,
+            log_dir: Some(run_dir),
+            project: Some(project_dir),
+        })
+        .await
+}
+
+/// The project's folder and config: those the agent named, else the nearest above the test.
+fn project_of(request: &ValidateRequest, test_file: &Path) -> (PathBuf, Option<PathBuf>) {
+    match request.project_dir.as_deref().map(str::trim) {
+        Some(dir) if !dir.is_empty() => {
+            let dir = resolve(dir, &request.base_dirs);
+            let config = runner::config_in(&dir);
+            (dir, config)
+        }
+        _ => runner::find_project(test_file),
+    }
+}
+
+/// A run that finished (or was stopped), with what judging it needs.
+struct Ran {
+    plan: RunPlan,
+    output: RunOutput,
+    /// Playwright's video recorder, if the project has one.
+    ffmpeg: Option<PathBuf>,
+    /// A little before the run: screenshots older than this are not the run's.
+    since: SystemTime,
+    started: Instant,
+}
+
+/// Reads what the run left, has the model watch its video for the expectations, judges it by
+/// the rubric, keeps the answer in the run's folder and closes the job with it.
+async fn judge_run(
+    engine: &Vaider,
+    request: &ValidateRequest,
+    job: Job,
+    ran: Ran,
+    progress: &dyn ProgressSink,
+) -> AgentResult {
+    let (plan, output) = (&ran.plan, &ran.output);
     let read = Report::read(&output.report);
     let no_report = read.is_none() && !output.timed_out;
     let report = read.unwrap_or_default();
-    let mut validation = read_run(&plan, &output, &report, since);
+    let mut validation = read_run(plan, output, &report, ran.since);
     let stderr = read_capped(&output.stderr_log);
-    let verdict = crate::verdict::read(&report, &stderr, &project_dir, no_report);
+    let verdict = crate::verdict::read(&report, &stderr, &plan.project_dir, no_report);
     validation.console_errors.truncate(100);
     let asker = Asker {
         door: request.door,
@@ -161,7 +208,7 @@ pub async fn validate_test_as(
         provider: request.provider.clone(),
         model: request.model.clone(),
         timeout: None,
-        base_dirs: vec![project_dir.clone()],
+        base_dirs: vec![plan.project_dir.clone()],
     };
     let (video_analysis, video_problem) =
         watch_video(engine, &asker, &report, &request.expectations, progress).await;
@@ -178,47 +225,69 @@ pub async fn validate_test_as(
         video_problem,
         causes: verdict.causes,
         setup_failed: verdict.setup_failed,
-        notes: recording_notes(&report, &output, ffmpeg.as_deref()),
+        notes: recording_notes(&report, output, ran.ffmpeg.as_deref()),
     };
     let rubric = rubric::judge(&validation, &request.limits, &extra);
+    let judged = Judged {
+        validation,
+        rubric,
+        report,
+        video_analysis,
+    };
+    answer(job, &ran, judged, extra.setup_failed).await
+}
+
+/// What the run showed and the rubric made of it.
+struct Judged {
+    validation: ValidationResult,
+    rubric: RubricValidation,
+    report: Report,
+    video_analysis: Option<VideoAnalysis>,
+}
+
+/// The `AgentResult` with its verdict, kept as the run's `agent-result.json` and in the job.
+async fn answer(job: Job, ran: &Ran, judged: Judged, setup_failed: bool) -> AgentResult {
+    let plan = &ran.plan;
     // The history shows the run's recording beside the validation's description.
-    let video = report
+    let video = judged
+        .report
         .attachments_named("video")
         .find(|p| Path::new(p).is_file())
         .map(str::to_string);
-    let cost_usd = video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
+    let cost_usd = judged.video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
     let data = ValidateData {
-        screenshots: validation.screenshots.clone(),
-        validation_result: validation,
-        rubric_validation: rubric,
-        test_path: test_file.display().to_string(),
-        artifacts_dir: run_dir.display().to_string(),
-        report: report.tests,
-        video_analysis,
+        screenshots: judged.validation.screenshots.clone(),
+        validation_result: judged.validation,
+        rubric_validation: judged.rubric,
+        test_path: plan.test_file.display().to_string(),
+        artifacts_dir: plan.run_dir.display().to_string(),
+        report: judged.report.tests,
+        video_analysis: judged.video_analysis,
     };
+    let metadata = metadata(
+        job.id(),
+        &plan.project_dir,
+        plan.config.as_deref(),
+        &ran.output,
+        &data,
+    );
     let mut result = AgentResult {
         success: data.rubric_validation.passed,
         error: data.rubric_validation.error(),
         data: serde_json::to_value(&data).unwrap_or_default(),
-        execution_time_ms: started.elapsed().as_millis() as u64,
+        execution_time_ms: ran.started.elapsed().as_millis() as u64,
         cost_usd,
-        metadata: metadata(job.id(), &project_dir, config.as_deref(), &output, &data),
+        metadata,
     };
-    let verdict = verdict_of(&result, &data, extra.setup_failed);
+    let verdict = verdict_of(&result, &data, setup_failed);
     result.metadata["verdict"] = json!(verdict_name(&verdict));
     let _ = std::fs::write(
-        run_dir.join("agent-result.json"),
+        plan.run_dir.join("agent-result.json"),
         serde_json::to_vec_pretty(&result).unwrap_or_default(),
     );
-    let verdict = verdict_of(&result, &data, extra.setup_failed);
-    finish(
-        job,
-        &result,
-        sentence(&test_file, &data),
-        verdict,
-        video.as_deref(),
-    )
-    .await;
+    let verdict = verdict_of(&result, &data, setup_failed);
+    let sentence = sentence(&plan.test_file, &data);
+    finish(job, &result, sentence, verdict, video.as_deref()).await;
     result
 }
 

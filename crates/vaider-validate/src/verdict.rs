@@ -24,6 +24,12 @@ pub struct Verdict {
 /// Reads the verdict from the report, else (no report: Playwright stopped before its
 /// reporters) from the runner's stderr.
 pub fn read(report: &Report, stderr: &str, project_dir: &Path, no_report: bool) -> Verdict {
+    setup_failure(report, stderr, no_report).unwrap_or_else(|| failed_tests(report, project_dir))
+}
+
+/// The run failed before any test could: Playwright's video recorder is missing, or no test
+/// ran and Playwright (or, without a report, its stderr) says why.
+fn setup_failure(report: &Report, stderr: &str, no_report: bool) -> Option<Verdict> {
     let messages: Vec<&str> = report
         .errors
         .iter()
@@ -37,35 +43,39 @@ pub fn read(report: &Report, stderr: &str, project_dir: &Path, no_report: bool) 
         .chain(no_report.then_some(stderr))
         .collect();
     if let Some(message) = messages.iter().find(|m| is_recorder_missing(m)) {
-        return Verdict {
+        return Some(Verdict {
             causes: vec![format!(
                 "Playwright's video recorder (ffmpeg) is not installed, and the project records video (use.video): run `npx playwright install ffmpeg`, or link a system ffmpeg where Playwright looks for it, or turn video off. Playwright said: {}",
                 excerpt(message)
             )],
             setup_failed: true,
-        };
+        });
     }
     let ran = report
         .tests
         .iter()
         .filter(|t| t.status != "skipped")
         .count();
-    if ran == 0 {
-        let reason = report
-            .errors
-            .first()
-            .map(String::as_str)
-            .or_else(|| no_report.then(|| stderr_reason(stderr)).flatten());
-        if let Some(reason) = reason {
-            return Verdict {
-                causes: vec![format!(
-                    "Playwright could not run the tests: {}",
-                    excerpt(reason)
-                )],
-                setup_failed: true,
-            };
-        }
+    if ran > 0 {
+        return None;
     }
+    let reason = report
+        .errors
+        .first()
+        .map(String::as_str)
+        .or_else(|| no_report.then(|| stderr_reason(stderr)).flatten())?;
+    Some(Verdict {
+        causes: vec![format!(
+            "Playwright could not run the tests: {}",
+            excerpt(reason)
+        )],
+        setup_failed: true,
+    })
+}
+
+/// The failing tests: how many of how many, then the first few, each with its message, line
+/// and page snapshot. None failed: no cause.
+fn failed_tests(report: &Report, project_dir: &Path) -> Verdict {
     let failed: Vec<&TestReport> = report.tests.iter().filter(|t| t.failed()).collect();
     if failed.is_empty() {
         return Verdict::default();
