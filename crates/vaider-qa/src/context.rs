@@ -330,17 +330,7 @@ pub async fn from_github(
 ) -> Result<PlanContext, QaError> {
     let client = GitHub::new(api);
     let base = format!("/repos/{}/{}", target.owner, target.repo);
-    let failed = |e: Failure| {
-        match e {
-        Failure::Refused(status) => QaError::invalid(format!(
-            "GitHub has no repository {url} that this machine may read (HTTP {status}): check the URL, or set GITHUB_TOKEN for a private repository"
-        )),
-        Failure::Unreachable(e) => QaError::new(
-            ErrorCode::ExecutionFailed,
-            format!("cannot read {url} through GitHub's API: {e}. Is this machine online? Without a network, pass the repository's local folder as repoUrl"),
-        ),
-    }
-    };
+    let failed = |e: Failure| github_error(e, url);
     let mut candidates = Vec::new();
     if let Ok(readme) = client.raw(&format!("{base}/readme")).await {
         candidates.push(Candidate {
@@ -349,11 +339,45 @@ pub async fn from_github(
             text: readme,
         });
     }
-    let mut paths: Vec<(u8, String)> = match target.pull {
+    let paths = github_paths(&client, &base, target.pull)
+        .await
+        .map_err(failed)?;
+    for (rank, path) in paths.into_iter().filter(|(r, _)| *r < 3).take(12) {
+        if let Ok(text) = client.raw(&format!("{base}/contents/{path}")).await {
+            candidates.push(Candidate {
+                name: path,
+                rank,
+                text,
+            });
+        }
+    }
+    Ok(choose(url.to_string(), candidates, budget_tokens))
+}
+
+/// What a refusal or an unreachable GitHub means for the agent, and what to do.
+fn github_error(e: Failure, url: &str) -> QaError {
+    match e {
+        Failure::Refused(status) => QaError::invalid(format!(
+            "GitHub has no repository {url} that this machine may read (HTTP {status}): check the URL, or set GITHUB_TOKEN for a private repository"
+        )),
+        Failure::Unreachable(e) => QaError::new(
+            ErrorCode::ExecutionFailed,
+            format!("cannot read {url} through GitHub's API: {e}. Is this machine online? Without a network, pass the repository's local folder as repoUrl"),
+        ),
+    }
+}
+
+/// The repository's files worth reading, ranked: a pull request's files first (rank 0,
+/// whatever they are), then pages and components; a file listed twice keeps its first place.
+async fn github_paths(
+    client: &GitHub,
+    base: &str,
+    pull: Option<u64>,
+) -> Result<Vec<(u8, String)>, Failure> {
+    let mut paths: Vec<(u8, String)> = match pull {
         Some(number) => client
             .json(&format!("{base}/pulls/{number}/files?per_page=100"))
-            .await
-            .map_err(failed)?
+            .await?
             .as_array()
             .into_iter()
             .flatten()
@@ -365,8 +389,7 @@ pub async fn from_github(
     };
     let tree = client
         .json(&format!("{base}/git/trees/HEAD?recursive=1"))
-        .await
-        .map_err(failed)?;
+        .await?;
     paths.extend(
         tree["tree"]
             .as_array()
@@ -376,21 +399,10 @@ pub async fn from_github(
             .filter_map(|e| e["path"].as_str())
             .filter_map(|p| Some((rank(p)?, p.to_string()))),
     );
-    // A pull request's files first (rank 0, whatever they are), then pages and components;
-    // a file listed twice keeps its first place.
     paths.sort();
     let mut seen = std::collections::HashSet::new();
     paths.retain(|(_, path)| seen.insert(path.clone()));
-    for (rank, path) in paths.into_iter().filter(|(r, _)| *r < 3).take(12) {
-        if let Ok(text) = client.raw(&format!("{base}/contents/{path}")).await {
-            candidates.push(Candidate {
-                name: path,
-                rank,
-                text,
-            });
-        }
-    }
-    Ok(choose(url.to_string(), candidates, budget_tokens))
+    Ok(paths)
 }
 
 /// Why GitHub did not answer: it refused (a status: not found, private, rate-limited) or

@@ -92,55 +92,22 @@ pub async fn run_plan(
         .clone()
         .filter(|u| !u.trim().is_empty())
         .unwrap_or_else(|| plan.base_url.clone());
-    let mut run = TestRun {
-        id: options
-            .run_id
-            .clone()
-            .unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string()),
-        plan_id: plan.id.clone(),
-        plan_name: plan.name.clone(),
-        status: RunStatus::Running,
-        started_at: now(),
-        completed_at: None,
-        duration: None,
-        base_url: base_url.clone(),
-        step_results: Vec::new(),
-        error: None,
-        video: None,
-    };
+    let mut run = new_run(plan, options, &base_url);
     store.save_run(&run)?;
     let mut unfinished = Unfinished {
         store,
         run: Some(run.clone()),
     };
     let mut steps_took = None;
-    let refs = plan.secrets.clone();
-    let secrets = tokio::task::spawn_blocking(move || PlanSecrets::read(&refs))
-        .await
-        .unwrap_or_else(|e| Err(format!("reading the plan's secrets stopped: {e}")));
-    let started_browser = match secrets {
-        Ok(secrets) => start_browser(options, plan, &base_url)
-            .await
-            .map(|(browser, tab)| (browser, tab, secrets)),
-        Err(message) => Err(message),
-    };
-    match started_browser {
+    match open_browser(options, plan, &base_url).await {
         Ok((browser, tab, secrets)) => {
-            let recording = match options.record_video {
-                true => Some(start_recording(&tab, store, &run.id).await),
-                false => None,
-            };
             let steps = Steps {
                 store,
                 options,
                 model,
                 secrets: &secrets,
             };
-            steps.perform(plan, &mut run, &tab).await;
-            steps_took = Some(started.elapsed());
-            if let Some(recording) = recording {
-                run.video = Some(finish_recording(recording, store, &run.id).await);
-            }
+            steps_took = Some(steps.perform_recorded(plan, &mut run, &tab, started).await);
             tab.close().await;
             browser.close().await;
         }
@@ -160,6 +127,41 @@ pub async fn run_plan(
     unfinished.run = None;
     store.save_run(&run)?;
     Ok(run)
+}
+
+/// The run as it starts: its id (the one asked for, else a new one), `running`, no steps yet.
+fn new_run(plan: &TestPlan, options: &RunOptions, base_url: &str) -> TestRun {
+    TestRun {
+        id: options
+            .run_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string()),
+        plan_id: plan.id.clone(),
+        plan_name: plan.name.clone(),
+        status: RunStatus::Running,
+        started_at: now(),
+        completed_at: None,
+        duration: None,
+        base_url: base_url.to_string(),
+        step_results: Vec::new(),
+        error: None,
+        video: None,
+    }
+}
+
+/// The plan's secrets read (off the async threads), then the browser on the plan's page; or
+/// why the run cannot start.
+async fn open_browser(
+    options: &RunOptions,
+    plan: &TestPlan,
+    base_url: &str,
+) -> Result<(Browser, Tab, PlanSecrets), String> {
+    let refs = plan.secrets.clone();
+    let secrets = tokio::task::spawn_blocking(move || PlanSecrets::read(&refs))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading the plan's secrets stopped: {e}")))?;
+    let (browser, tab) = start_browser(options, plan, base_url).await?;
+    Ok((browser, tab, secrets))
 }
 
 /// A run under way: if it is dropped before it ends (its request cancelled, a panic), its
@@ -329,6 +331,27 @@ impl Steps<'_> {
         run.status = RunStatus::Passed;
     }
 
+    /// The steps, recorded when the options ask for video; returns how long the steps took
+    /// (the video is made after).
+    async fn perform_recorded(
+        &self,
+        plan: &TestPlan,
+        run: &mut TestRun,
+        tab: &Tab,
+        started: Instant,
+    ) -> Duration {
+        let recording = match self.options.record_video {
+            true => Some(start_recording(tab, self.store, &run.id).await),
+            false => None,
+        };
+        self.perform(plan, run, tab).await;
+        let took = started.elapsed();
+        if let Some(recording) = recording {
+            run.video = Some(finish_recording(recording, self.store, &run.id).await);
+        }
+        took
+    }
+
     async fn step(
         &self,
         run_id: &str,
@@ -343,42 +366,9 @@ impl Steps<'_> {
             file_safe(&step.id)
         ));
         let mut shot = None;
-        let mut judgement = None;
-        let performed = match &step.kind {
-            StepKind::Selenese { commands } => steps::selenese(ctx, commands).await,
-            StepKind::UnitAssertion { assertions } => steps::unit_assertions(ctx, assertions).await,
-            StepKind::AgenticAssertion {
-                instruction,
-                criteria,
-                context,
-            } => {
-                let (performed, judged) = self
-                    .judge_now(
-                        ctx,
-                        &shot_path,
-                        &mut shot,
-                        (instruction, criteria, context.as_deref()),
-                    )
-                    .await;
-                judgement = judged;
-                performed
-            }
-            StepKind::AgenticBrowsing {
-                instruction,
-                expected_outcome,
-                timeout,
-            } => {
-                let task = Browse::new(
-                    instruction,
-                    expected_outcome.as_deref(),
-                    *timeout,
-                    self.options.max_browse_actions,
-                );
-                let (performed, judged) = self.browse(ctx, &shot_path, &mut shot, &task).await;
-                judgement = judged;
-                performed
-            }
-        };
+        let (performed, judgement) = self
+            .perform_step(&step.kind, ctx, &shot_path, &mut shot)
+            .await;
         let mut logs = performed.logs;
         let outcome = refused_navigation(ctx.tab, performed.outcome, &mut logs);
         logs.extend(
@@ -389,23 +379,17 @@ impl Steps<'_> {
         );
         // A secret value the page or the model repeated is not kept.
         let hide = |text: String| self.secrets.redact(&text);
-        let logs: Vec<String> = logs.into_iter().map(hide).collect();
-        let outcome = match outcome {
-            Outcome::Passed => Outcome::Passed,
-            Outcome::Failed(m) => Outcome::Failed(hide(m)),
-            Outcome::Error(m) => Outcome::Error(hide(m)),
+        let mut logs: Vec<String> = logs.into_iter().map(hide).collect();
+        let (status, error) = match outcome {
+            Outcome::Passed => (StepStatus::Passed, None),
+            Outcome::Failed(message) => (StepStatus::Failed, Some(hide(message))),
+            Outcome::Error(message) => (StepStatus::Error, Some(hide(message))),
         };
         let expected = performed.expected.map(hide);
         let actual = performed.actual.map(hide);
-        let mut logs = logs;
         if shot.is_none() {
             shot = keep_screenshot(&shot_path, ctx.tab, &mut logs).await;
         }
-        let (status, error) = match outcome {
-            Outcome::Passed => (StepStatus::Passed, None),
-            Outcome::Failed(message) => (StepStatus::Failed, Some(message)),
-            Outcome::Error(message) => (StepStatus::Error, Some(message)),
-        };
         StepResult {
             step_id: step.id.clone(),
             step_name: step.name.clone(),
@@ -423,6 +407,49 @@ impl Steps<'_> {
             expected,
             actual,
             error,
+        }
+    }
+
+    /// Does the step as its kind says; an agentic step also answers with the model's judgement
+    /// (and keeps the shot the model saw in `shot`).
+    async fn perform_step(
+        &self,
+        kind: &StepKind,
+        ctx: &StepContext<'_>,
+        shot_path: &Path,
+        shot: &mut Option<String>,
+    ) -> (Performed, Option<Judgement>) {
+        match kind {
+            StepKind::Selenese { commands } => (steps::selenese(ctx, commands).await, None),
+            StepKind::UnitAssertion { assertions } => {
+                (steps::unit_assertions(ctx, assertions).await, None)
+            }
+            StepKind::AgenticAssertion {
+                instruction,
+                criteria,
+                context,
+            } => {
+                self.judge_now(
+                    ctx,
+                    shot_path,
+                    shot,
+                    (instruction, criteria, context.as_deref()),
+                )
+                .await
+            }
+            StepKind::AgenticBrowsing {
+                instruction,
+                expected_outcome,
+                timeout,
+            } => {
+                let task = Browse::new(
+                    instruction,
+                    expected_outcome.as_deref(),
+                    *timeout,
+                    self.options.max_browse_actions,
+                );
+                self.browse(ctx, shot_path, shot, &task).await
+            }
         }
     }
 

@@ -118,18 +118,7 @@ async fn write_and_keep(
     (context, project): (PlanContext, Project),
     (job_id, folder): (&str, &Path),
 ) -> Result<Generated, QaError> {
-    let qa = engine.config().qa.clone();
-    let policy = UrlPolicy::new(
-        &request.base_url,
-        &qa.allowed_hosts,
-        qa.allow_private_network,
-    )
-    .map_err(|refusal| {
-        QaError::new(
-            ErrorCode::InvalidInput,
-            format!("NAVIGATION_REFUSED: {refusal}"),
-        )
-    })?;
+    let policy = navigation_policy(engine, &request.base_url)?;
     let (shot, page_text) = first_page(&request.base_url, policy, folder).await?;
     let brief = Brief {
         requirements: &request.requirements,
@@ -142,13 +131,7 @@ async fn write_and_keep(
         parent_id: Some(job_id.to_string()),
     };
     let written = write_plan(engine, &brief, &shot, &request.workspace).await?;
-    let name = [request.name.as_deref(), Some(written.name.as_str())]
-        .into_iter()
-        .flatten()
-        .map(str::trim)
-        .find(|n| !n.is_empty())
-        .unwrap_or("Test plan")
-        .to_string();
+    let name = plan_name(request.name.as_deref(), &written.name);
     let at = now_rfc3339();
     let plan = TestPlan {
         id: plan_id(&name),
@@ -171,6 +154,28 @@ async fn write_and_keep(
         steps: plan.steps.len(),
         path: path.display().to_string(),
     })
+}
+
+/// Where the plan's writer may look: the app's address, within the configured hosts.
+fn navigation_policy(engine: &Vaider, base_url: &str) -> Result<UrlPolicy, QaError> {
+    let qa = engine.config().qa.clone();
+    UrlPolicy::new(base_url, &qa.allowed_hosts, qa.allow_private_network).map_err(|refusal| {
+        QaError::new(
+            ErrorCode::InvalidInput,
+            format!("NAVIGATION_REFUSED: {refusal}"),
+        )
+    })
+}
+
+/// The name asked for, else the model's, else "Test plan".
+fn plan_name(asked: Option<&str>, written: &str) -> String {
+    [asked, Some(written)]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|n| !n.is_empty())
+        .unwrap_or("Test plan")
+        .to_string()
 }
 
 /// The context from `repoUrl` (a GitHub URL or a local folder) or the workspace, and the
