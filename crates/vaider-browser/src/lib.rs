@@ -14,7 +14,7 @@ mod tab;
 pub mod url_policy;
 mod warden;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
@@ -110,6 +110,54 @@ impl Default for Viewport {
     }
 }
 
+/// Chromium's launch settings: the program, headless or shown, the fresh profile, no viewport
+/// of its own, a blanked environment, and our flags before the caller's.
+fn browser_config(
+    program: &Path,
+    headless: bool,
+    profile: &Path,
+    flags: &[String],
+) -> Result<BrowserConfig, BrowserError> {
+    let mut config = BrowserConfig::builder().chrome_executable(program);
+    config = match headless {
+        true => config.new_headless_mode(),
+        false => config.with_head(),
+    };
+    let mut config = config
+        .user_data_dir(profile)
+        // The viewport is set per page, explicitly, right before each shot.
+        .viewport(None)
+        // chromiumoxide cannot clear the environment: every variable outside the
+        // allow-list (keys, the token, cloud credentials) reaches Chromium empty.
+        .envs(vaider_core::child_env::blanked());
+    let ours = [
+        "--hide-scrollbars",
+        "--force-color-profile=srgb",
+        "--font-render-hinting=none",
+    ];
+    for flag in ours.into_iter().chain(flags.iter().map(String::as_str)) {
+        config = with_flag(config, flag);
+    }
+    if running_as_root() {
+        // Chromium refuses to start its sandbox as root; elsewhere the sandbox stays on.
+        config = config.no_sandbox();
+    }
+    config.build().map_err(|reason| BrowserError::Launch {
+        path: program.to_path_buf(),
+        source: CdpError::msg(reason),
+    })
+}
+
+/// Polls the browser's connection: the handler carries every CDP message, and nothing moves
+/// unless it is polled.
+async fn carry_messages(mut handler: chromiumoxide::Handler) {
+    while let Some(event) = handler.next().await {
+        if let Err(error) = event {
+            tracing::debug!(%error, "browser connection message");
+        }
+    }
+}
+
 /// A running headless browser. Dropping it kills the browser and removes its profile.
 pub struct Browser {
     browser: chromiumoxide::Browser,
@@ -168,49 +216,15 @@ impl Browser {
             .tempdir()
             .map_err(BrowserError::Profile)?;
         quiet_profile(profile.path()).map_err(BrowserError::Profile)?;
-        let mut config = BrowserConfig::builder().chrome_executable(&program);
-        config = match headless {
-            true => config.new_headless_mode(),
-            false => config.with_head(),
-        };
-        let mut config = config
-            .user_data_dir(profile.path())
-            // The viewport is set per page, explicitly, right before each shot.
-            .viewport(None)
-            // chromiumoxide cannot clear the environment: every variable outside the
-            // allow-list (keys, the token, cloud credentials) reaches Chromium empty.
-            .envs(vaider_core::child_env::blanked());
-        let ours = [
-            "--hide-scrollbars",
-            "--force-color-profile=srgb",
-            "--font-render-hinting=none",
-        ];
-        for flag in ours.into_iter().chain(flags.iter().map(String::as_str)) {
-            config = with_flag(config, flag);
-        }
-        if running_as_root() {
-            // Chromium refuses to start its sandbox as root; elsewhere the sandbox stays on.
-            config = config.no_sandbox();
-        }
-        let config = config.build().map_err(|reason| BrowserError::Launch {
-            path: program.clone(),
-            source: CdpError::msg(reason),
-        })?;
-        let (browser, mut handler) =
+        let config = browser_config(&program, headless, profile.path(), flags)?;
+        let (browser, handler) =
             chromiumoxide::Browser::launch(config)
                 .await
                 .map_err(|source| BrowserError::Launch {
                     path: program.clone(),
                     source,
                 })?;
-        // The handler carries every CDP message; nothing moves unless it is polled.
-        let handler = tokio::spawn(async move {
-            while let Some(event) = handler.next().await {
-                if let Err(error) = event {
-                    tracing::debug!(%error, "browser connection message");
-                }
-            }
-        });
+        let handler = tokio::spawn(carry_messages(handler));
         let warden = match warden::Warden::start(browser.websocket_address()).await {
             Ok(warden) => warden,
             Err(error) => {

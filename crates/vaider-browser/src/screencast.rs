@@ -163,6 +163,7 @@ fn concat_list(frames: &[(Duration, PathBuf)], end: Duration) -> String {
     list
 }
 
+/// The frames as a WebM at `out`, each for as long as it was on screen.
 async fn encode(
     frames: &[(Duration, PathBuf)],
     end: Duration,
@@ -181,35 +182,7 @@ async fn encode(
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
-    let output = vaider_core::child_env::async_command("ffmpeg")
-        .args([
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-y",
-            "-f",
-            "concat",
-            "-safe",
-            "0",
-            "-i",
-        ])
-        .arg(&list)
-        // Even sides (VP8 in yuv420p needs them), a steady 10 fps, fast encoding.
-        .args([
-            "-vf",
-            "scale=trunc(iw/2)*2:trunc(ih/2)*2,fps=10,format=yuv420p",
-        ])
-        .args([
-            "-c:v",
-            "libvpx",
-            "-b:v",
-            "1M",
-            "-deadline",
-            "realtime",
-            "-cpu-used",
-            "8",
-        ])
-        .arg(out)
+    let output = ffmpeg(&list, out)
         .output()
         .await
         .map_err(|e| match e.kind() {
@@ -226,6 +199,41 @@ async fn encode(
                 .collect(),
         )),
     }
+}
+
+/// ffmpeg making a WebM of the frames in the concat `list`.
+fn ffmpeg(list: &Path, out: &Path) -> tokio::process::Command {
+    let mut command = vaider_core::child_env::async_command("ffmpeg");
+    command
+        .args([
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-y",
+            "-f",
+            "concat",
+            "-safe",
+            "0",
+            "-i",
+        ])
+        .arg(list)
+        // Even sides (VP8 in yuv420p needs them), a steady 10 fps, fast encoding.
+        .args([
+            "-vf",
+            "scale=trunc(iw/2)*2:trunc(ih/2)*2,fps=10,format=yuv420p",
+        ])
+        .args([
+            "-c:v",
+            "libvpx",
+            "-b:v",
+            "1M",
+            "-deadline",
+            "realtime",
+            "-cpu-used",
+            "8",
+        ])
+        .arg(out);
+    command
 }
 
 #[cfg(test)]
