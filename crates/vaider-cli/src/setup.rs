@@ -12,7 +12,7 @@ use vaider_core::client_setup::{
     TokenPlacement, TokenSource,
 };
 use vaider_core::secrets::{self, KeychainStatus};
-use vaider_core::{Config, Vaider, VERSION};
+use vaider_core::{Config, VERSION};
 
 /// `vaider init`'s arguments.
 pub struct InitArgs {
@@ -265,8 +265,9 @@ async fn port_check(line: &mut impl FnMut(bool, &str, String), port: u16) {
 /// (one place decides: the keychain, the environment, a .env file, Bedrock's AWS chain, a
 /// local server that needs none). Whether the configured provider can be called.
 async fn keys(line: &mut impl FnMut(bool, &str, String), config: &Config) -> bool {
-    let status = match Vaider::open(config.clone()) {
-        Ok(engine) => engine.status().await,
+    // Read without opening the engine: a look at the setup creates no history.
+    let status = match vaider_core::status::StatusReport::of_config(config).await {
+        Ok(status) => status,
         Err(e) => {
             line(false, "provider", format!("Vaider cannot start here: {e}"));
             return false;

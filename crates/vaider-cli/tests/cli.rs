@@ -230,6 +230,32 @@ fn doctor_says_what_is_missing_and_how_to_fix_it() {
     assert!(!report.contains("AIza-doctor-secret"));
 }
 
+/// Doctor only looks: it reports the provider and the key as the engine sees them, yet opens
+/// no engine, so an empty data folder gets no history database.
+#[test]
+fn doctor_reads_the_status_without_creating_the_history() {
+    let sandbox = Sandbox::new();
+    let mut command = sandbox.vaider();
+    command
+        .arg("doctor")
+        .env("GEMINI_API_KEY", "AIza-doctor-secret");
+    let report = stdout(&run(command));
+    assert!(
+        report.contains("ok   provider: gemini · model gemini-"),
+        "{report}"
+    );
+    assert!(
+        report.contains("ok   API key: set, from the environment variable GEMINI_API_KEY"),
+        "{report}"
+    );
+    let history: Vec<String> = std::fs::read_dir(sandbox.data())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("history"))
+        .collect();
+    assert!(history.is_empty(), "doctor created {history:?}");
+}
+
 #[test]
 fn doctor_checks_that_each_configured_agent_reaches_the_server() {
     let sandbox = Sandbox::new();
