@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::engine::Vaider;
-use crate::secrets::{ApiKey, KeySource};
 use crate::pipeline::{now_rfc3339, VERSION};
+use crate::secrets::{ApiKey, KeySource};
 
 /// What `vaider_status` and `vaider doctor` report.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -63,10 +63,8 @@ fn aws_status(provider: &crate::config::ProviderConfig) -> (bool, Option<String>
 impl Vaider {
     pub async fn status(&self) -> StatusReport {
         let config = self.config();
-        let providers = provider_statuses(&config, |name| async move {
-            self.api_key(&name).await
-        })
-        .await;
+        let providers =
+            provider_statuses(&config, |name| async move { self.api_key(&name).await }).await;
         report(&config, providers, self.is_paused(), &self.data_dir)
     }
 }
