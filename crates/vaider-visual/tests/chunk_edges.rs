@@ -90,12 +90,22 @@ fn after_image(before: &RgbaImage, seed: u64) -> RgbaImage {
         }
         for x in [width - 1, width.saturating_sub(2)] {
             let change = random.below(4);
-            put(&mut after, x, y, changed(before.get_pixel(x, y).0, change, &mut random));
+            put(
+                &mut after,
+                x,
+                y,
+                changed(before.get_pixel(x, y).0, change, &mut random),
+            );
         }
         for x in (0..width).filter(|x| matches!(x % 8, 0 | 7)) {
             if random.below(3) == 0 {
                 let change = random.below(4);
-                put(&mut after, x, y, changed(before.get_pixel(x, y).0, change, &mut random));
+                put(
+                    &mut after,
+                    x,
+                    y,
+                    changed(before.get_pixel(x, y).0, change, &mut random),
+                );
             }
         }
     }
@@ -215,8 +225,10 @@ fn chunk_edges_give_pixelmatch_counts_and_diff_images_at_every_width() {
     let mut jobs = Vec::new();
     for (width, _, _, before_path, after_path) in &pairs {
         for (set, (theirs, _)) in sets.iter().enumerate() {
-            jobs.push(json!({"a": before_path, "b": after_path, "out": out(*width, set),
-                             "options": theirs}));
+            jobs.push(
+                json!({"a": before_path, "b": after_path, "out": out(*width, set),
+                             "options": theirs}),
+            );
         }
     }
     let mut expected = run_pixelmatch(&jobs, dir.path()).into_iter();
@@ -230,7 +242,10 @@ fn chunk_edges_give_pixelmatch_counts_and_diff_images_at_every_width() {
                 "width {width} with {theirs}: vaider-visual counted {}, pixelmatch {their_count}",
                 diff.changed_pixels
             );
-            let drawn = diff.diff_image.as_ref().expect("the diff image was asked for");
+            let drawn = diff
+                .diff_image
+                .as_ref()
+                .expect("the diff image was asked for");
             let mismatch = first_mismatch(drawn, &read(&out(*width, set)));
             assert_eq!(
                 mismatch, None,
@@ -274,9 +289,9 @@ fn ignore_regions_cutting_chunks_leave_pixelmatch_verdicts_outside_them() {
             },
         ];
         let inside = |x: u32, y: u32| {
-            ignore.iter().any(|r| {
-                x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height
-            })
+            ignore
+                .iter()
+                .any(|r| x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height)
         };
         let pair = read(&dir.path().join(format!("{width}-pair.png")));
         let same = read(&dir.path().join(format!("{width}-same.png")));
