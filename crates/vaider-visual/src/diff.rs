@@ -233,6 +233,24 @@ impl<'a> Pixels<'a> {
             .unwrap_or([0; 4])
     }
 
+    /// The 3x3 pixels around (`x`, `y`), column by column as pixelmatch visits them (the
+    /// centre is the fifth), when the pixel is not on an edge of the `width` x `height` overlap.
+    #[inline]
+    fn around(&self, x: usize, y: usize, width: usize, height: usize) -> Option<[[u8; 4]; 9]> {
+        if x == 0 || y == 0 || x + 1 >= width || y + 1 >= height {
+            return None;
+        }
+        let mut around = [[0; 4]; 9];
+        for dy in 0..3 {
+            let start = ((y + dy - 1) * self.stride + x - 1) * 4;
+            let row = self.bytes.get(start..start + 12)?;
+            for dx in 0..3 {
+                around[dx * 3 + dy] = row[dx * 4..dx * 4 + 4].try_into().ok()?;
+            }
+        }
+        Some(around)
+    }
+
     /// The first `width` pixels of row `y`, as bytes.
     fn row(&self, y: usize, width: usize) -> &'a [u8] {
         let start = y * self.stride * 4;
@@ -490,6 +508,17 @@ impl Comparer<'_> {
     /// Slope Detector" (2009). The neighbour order (x outer, y inner) decides ties, so it stays.
     fn anti_aliased(&self, image: Pixels, x1: usize, y1: usize) -> bool {
         let (width, height) = (self.layout.width, self.layout.height);
+        if let Some(around) = image.around(x1, y1, width, height) {
+            if around.iter().all(|pixel| pixel[3] == 255) {
+                return self.anti_aliased_opaque(&around, x1, y1);
+            }
+        }
+        self.anti_aliased_one_by_one(image, x1, y1)
+    }
+
+    /// `anti_aliased` pixel by pixel, as pixelmatch does it: on the edges and by transparency.
+    fn anti_aliased_one_by_one(&self, image: Pixels, x1: usize, y1: usize) -> bool {
+        let (width, height) = (self.layout.width, self.layout.height);
         let (x0, y0) = (x1.saturating_sub(1), y1.saturating_sub(1));
         let (x2, y2) = ((x1 + 1).min(width - 1), (y1 + 1).min(height - 1));
         let k = (y1 * width + x1) * 4;
@@ -529,8 +558,53 @@ impl Comparer<'_> {
         solid(darkest) || solid(brightest)
     }
 
+    /// `anti_aliased` for an inner pixel whose neighbours are all opaque (nearly every pixel
+    /// of a screenshot): the eight brightness deltas in vector lanes, then pixelmatch's scan
+    /// over them in its order. Deltas it would not have computed (it stops at the third equal
+    /// neighbour) change nothing: the scan stops at the same place.
+    fn anti_aliased_opaque(&self, around: &[[u8; 4]; 9], x1: usize, y1: usize) -> bool {
+        let deltas = opaque_brightness_deltas(around);
+        let mut zeroes = 0;
+        let (mut min, mut max) = (0.0, 0.0);
+        let (mut darkest, mut brightest) = (0, 0);
+        for (neighbour, &delta) in deltas.iter().enumerate() {
+            if delta == 0.0 {
+                zeroes += 1;
+                if zeroes > 2 {
+                    return false;
+                }
+            } else if delta < min {
+                min = delta;
+                darkest = neighbour;
+            } else if delta > max {
+                max = delta;
+                brightest = neighbour;
+            }
+        }
+        if min == 0.0 || max == 0.0 {
+            return false;
+        }
+        let solid = |neighbour: usize| {
+            let (dx, dy) = NEIGHBOURS[neighbour];
+            let (x, y) = (x1 + dx - 1, y1 + dy - 1);
+            self.has_many_siblings(self.before, x, y) && self.has_many_siblings(self.after, x, y)
+        };
+        solid(darkest) || solid(brightest)
+    }
+
     /// pixelmatch's `hasManySiblings`: 3+ neighbours of exactly the same colour.
     fn has_many_siblings(&self, image: Pixels, x1: usize, y1: usize) -> bool {
+        let (width, height) = (self.layout.width, self.layout.height);
+        if let Some(around) = image.around(x1, y1, width, height) {
+            // The centre is among the nine: three equal neighbours make four equal pixels.
+            let centre = around[4];
+            return around.iter().filter(|&&pixel| pixel == centre).count() > 3;
+        }
+        self.has_many_siblings_one_by_one(image, x1, y1)
+    }
+
+    /// `has_many_siblings` neighbour by neighbour, as pixelmatch does it: on the edges.
+    fn has_many_siblings_one_by_one(&self, image: Pixels, x1: usize, y1: usize) -> bool {
         let (width, height) = (self.layout.width, self.layout.height);
         let (x0, y0) = (x1.saturating_sub(1), y1.saturating_sub(1));
         let (x2, y2) = ((x1 + 1).min(width - 1), (y1 + 1).min(height - 1));
@@ -676,7 +750,9 @@ fn opaque_deltas(before: &[u8], after: &[u8]) -> Option<[f64; LANES]> {
         return None;
     }
     let channel = |c: usize| -> [f64; LANES] {
-        std::array::from_fn(|lane| f64::from(i32::from(a[lane * 4 + c]) - i32::from(b[lane * 4 + c])))
+        std::array::from_fn(|lane| {
+            f64::from(i32::from(a[lane * 4 + c]) - i32::from(b[lane * 4 + c]))
+        })
     };
     let (dr, dg, db) = (channel(0), channel(1), channel(2));
     let mut deltas = [0.0; LANES];
@@ -689,6 +765,36 @@ fn opaque_deltas(before: &[u8], after: &[u8]) -> Option<[f64; LANES]> {
         deltas[lane] = if y > 0.0 { -delta } else { delta };
     }
     Some(deltas)
+}
+
+/// The eight neighbours of a 3x3 block, as (column, row) offsets plus one, in pixelmatch's
+/// order: x outer, y inner, the centre left out.
+const NEIGHBOURS: [(usize, usize); 8] = [
+    (0, 0),
+    (0, 1),
+    (0, 2),
+    (1, 0),
+    (1, 2),
+    (2, 0),
+    (2, 1),
+    (2, 2),
+];
+
+/// `brightness_delta` of the centre of an opaque 3x3 block against each neighbour, in
+/// `NEIGHBOURS` order, one lane each. Opaque, an equal neighbour's channel deltas are 0 and so
+/// its delta is the 0.0 `brightness_delta` returns for it; the rest is its formula, in its
+/// order, lane by lane.
+#[inline]
+fn opaque_brightness_deltas(around: &[[u8; 4]; 9]) -> [f64; 8] {
+    let centre = around[4].map(i32::from);
+    let neighbour = |n: usize| {
+        let (dx, dy) = NEIGHBOURS[n];
+        around[dx * 3 + dy].map(i32::from)
+    };
+    let channel =
+        |c: usize| -> [f64; 8] { std::array::from_fn(|n| f64::from(centre[c] - neighbour(n)[c])) };
+    let (dr, dg, db) = (channel(0), channel(1), channel(2));
+    std::array::from_fn(|n| dr[n] * 0.29889531 + dg[n] * 0.58662247 + db[n] * 0.11448223)
 }
 
 /// pixelmatch's `brightnessDelta`: the Y part alone, for the anti-aliasing detector.
@@ -815,7 +921,11 @@ mod tests {
                 let a: [u8; 4] = a.try_into().expect("a pixel");
                 let b: [u8; 4] = b.try_into().expect("a pixel");
                 let scalar = colour_delta(a, b, lane * 4, AlphaBackground::Checkerboard);
-                assert_eq!(deltas[lane].to_bits(), scalar.to_bits(), "{a:?} against {b:?}");
+                assert_eq!(
+                    deltas[lane].to_bits(),
+                    scalar.to_bits(),
+                    "{a:?} against {b:?}"
+                );
                 checked += 1;
             }
             // Any pixel below full opacity, in either image, sends the chunk to the scalar path.
@@ -826,6 +936,70 @@ mod tests {
             assert_eq!(opaque_deltas(&translucent, &before), None);
         }
         assert!(checked > 80_000);
+    }
+
+    /// A noisy image with flat patches (so some pixels have many siblings, and edges between
+    /// patches look anti-aliased), a few pixels semi-transparent.
+    fn patchy(width: u32, height: u32, seed: u64) -> RgbaImage {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        RgbaImage::from_fn(width, height, |x, y| {
+            let patch = ((x / 3 + y / 4) % 4) as u8;
+            let noisy = next() % 3 == 0;
+            let value = if noisy { next() as u8 } else { 40 + patch * 60 };
+            let alpha = if next() % 40 == 0 { 128 } else { 255 };
+            Rgba([value, value / 2 + patch, 255 - value, alpha])
+        })
+    }
+
+    /// The 3x3 shortcuts (lanes for the brightness deltas, a block for the siblings) give the
+    /// one-by-one verdicts of pixelmatch's order at every pixel, edges included.
+    #[test]
+    fn anti_aliasing_shortcuts_give_the_one_by_one_verdicts() {
+        let (before, after) = (patchy(29, 23, 1), patchy(29, 23, 2));
+        let comparer = Comparer {
+            before: Pixels::of(&before),
+            after: Pixels::of(&after),
+            layout: Layout::new(before.dimensions(), after.dimensions()),
+            max_delta: 0.0,
+            include_anti_aliasing: false,
+            background: AlphaBackground::Checkerboard,
+            faded_opacity: 0.1,
+            words_per_row: 1,
+            diff_colour: DIFF_RED,
+            diff_colour_alt: DIFF_RED,
+            anti_alias_colour: ANTI_ALIAS_YELLOW,
+            ignore: &[],
+        };
+        let (mut anti_aliased, mut siblings) = (0, 0);
+        for image in [comparer.before, comparer.after] {
+            for y in 0..23 {
+                for x in 0..29 {
+                    let verdict = comparer.anti_aliased(image, x, y);
+                    assert_eq!(
+                        verdict,
+                        comparer.anti_aliased_one_by_one(image, x, y),
+                        "({x}, {y})"
+                    );
+                    let many = comparer.has_many_siblings(image, x, y);
+                    let one_by_one = comparer.has_many_siblings_one_by_one(image, x, y);
+                    assert_eq!(many, one_by_one, "siblings of ({x}, {y})");
+                    anti_aliased += usize::from(verdict);
+                    siblings += usize::from(many);
+                }
+            }
+        }
+        // Both verdicts occur, so the comparison means something.
+        assert!(
+            anti_aliased > 10 && anti_aliased < 2 * 29 * 23 - 10,
+            "{anti_aliased}"
+        );
+        assert!(siblings > 10 && siblings < 2 * 29 * 23 - 10, "{siblings}");
     }
 
     #[test]
