@@ -564,26 +564,21 @@ impl Comparer<'_> {
     /// neighbour) change nothing: the scan stops at the same place.
     fn anti_aliased_opaque(&self, around: &[[u8; 4]; 9], x1: usize, y1: usize) -> bool {
         let deltas = opaque_brightness_deltas(around);
-        let mut zeroes = 0;
-        let (mut min, mut max) = (0.0, 0.0);
-        let (mut darkest, mut brightest) = (0, 0);
-        for (neighbour, &delta) in deltas.iter().enumerate() {
-            if delta == 0.0 {
-                zeroes += 1;
-                if zeroes > 2 {
-                    return false;
-                }
-            } else if delta < min {
-                min = delta;
-                darkest = neighbour;
-            } else if delta > max {
-                max = delta;
-                brightest = neighbour;
-            }
+        // pixelmatch's scan, without its branches: it gives up at the third equal neighbour
+        // wherever it comes; its running minimum starts at 0 and takes a delta only when
+        // strictly lower, so it ends at the lowest negative delta, first met (likewise the
+        // maximum), and a zero is never taken.
+        let zeroes = deltas.iter().filter(|&&delta| delta == 0.0).count();
+        if zeroes > 2 {
+            return false;
         }
+        let min = deltas.iter().fold(0.0f64, |min, &delta| min.min(delta));
+        let max = deltas.iter().fold(0.0f64, |max, &delta| max.max(delta));
         if min == 0.0 || max == 0.0 {
             return false;
         }
+        let first = |value: f64| deltas.iter().position(|&delta| delta == value).unwrap_or(0);
+        let (darkest, brightest) = (first(min), first(max));
         let solid = |neighbour: usize| {
             let (dx, dy) = NEIGHBOURS[neighbour];
             let (x, y) = (x1 + dx - 1, y1 + dy - 1);
