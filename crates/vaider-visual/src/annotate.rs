@@ -55,16 +55,39 @@ pub fn annotation_image(after: &RgbaImage, canvas: (u32, u32), regions: &[Region
 }
 
 /// The after-image flattened onto white (its alpha blended), at the top left of the canvas.
+/// Row by row, an opaque pixel copied as it is (the blend would give the same bytes): a 4K
+/// screenshot is 8 million pixels, drawn for the annotation and again for the heat map.
 fn after_on_canvas(after: &RgbaImage, (width, height): (u32, u32)) -> RgbImage {
-    RgbImage::from_fn(width, height, |x, y| {
-        if x >= after.width() || y >= after.height() {
-            return Rgb(OUTSIDE_GREY);
+    let (width_px, covered) = (width as usize, after.width().min(width) as usize);
+    let mut bytes = Vec::with_capacity(width_px * height as usize * 3);
+    let after_rows = after
+        .as_raw()
+        .chunks_exact((after.width() as usize * 4).max(1));
+    for row in after_rows.take(height as usize) {
+        for pixel in row[..covered * 4].chunks_exact(4) {
+            let a = pixel[3];
+            if a == 255 {
+                bytes.extend_from_slice(&pixel[..3]);
+            } else {
+                let over_white = |c: u8| {
+                    ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8
+                };
+                bytes.extend_from_slice(&[
+                    over_white(pixel[0]),
+                    over_white(pixel[1]),
+                    over_white(pixel[2]),
+                ]);
+            }
         }
-        let [r, g, b, a] = after.get_pixel(x, y).0;
-        let over_white =
-            |c: u8| ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8;
-        Rgb([over_white(r), over_white(g), over_white(b)])
-    })
+        for _ in covered..width_px {
+            bytes.extend_from_slice(&OUTSIDE_GREY);
+        }
+    }
+    // Rows below the after-image.
+    while bytes.len() < width_px * height as usize * 3 {
+        bytes.extend_from_slice(&OUTSIDE_GREY);
+    }
+    RgbImage::from_raw(width, height, bytes).unwrap_or_else(|| RgbImage::new(width, height))
 }
 
 fn draw_outline(image: &mut RgbImage, region: &Region, colour: [u8; 3]) {
@@ -285,6 +308,31 @@ mod tests {
         assert!(tag.contains(&[255; 3]) && tag.contains(&PALETTE[0]));
         // A region at the corner is drawn clipped, its label inside: no panic.
         assert_eq!(image.get_pixel(0, 0).0, PALETTE[1]);
+    }
+
+    /// Row by row with an opaque shortcut, the flattened image is the blend of every pixel.
+    #[test]
+    fn the_flattened_after_image_is_the_blend_onto_white_pixel_by_pixel() {
+        let after = RgbaImage::from_fn(37, 11, |x, y| {
+            let alpha = [255, 0, 1, 128, 254][((x + y) % 5) as usize];
+            Rgba([(x * 7) as u8, (y * 23) as u8, (x * y) as u8, alpha])
+        });
+        for canvas in [(37, 11), (40, 11), (37, 15), (50, 20)] {
+            let image = after_on_canvas(&after, canvas);
+            assert_eq!(image.dimensions(), canvas);
+            for (x, y, pixel) in image.enumerate_pixels() {
+                let expected = if x < 37 && y < 11 {
+                    let [r, g, b, a] = after.get_pixel(x, y).0;
+                    let blend = |c: u8| {
+                        ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8
+                    };
+                    [blend(r), blend(g), blend(b)]
+                } else {
+                    OUTSIDE_GREY
+                };
+                assert_eq!(pixel.0, expected, "({x}, {y}) on a {canvas:?} canvas");
+            }
+        }
     }
 
     #[test]

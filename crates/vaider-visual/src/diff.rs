@@ -2,7 +2,9 @@
 //! equal to the npm package's: the YIQ colour delta, the anti-aliasing detector, the same
 //! blending of transparent pixels, the same diff image. What is added around it: identical
 //! rows and runs of identical pixels (compared four pixels at a time as raw words) skip all the
-//! colour maths, the faded background of the diff image is computed once per run of one colour,
+//! colour maths, differing pixels get it eight at a time in `f64` vector lanes (and the
+//! anti-aliasing detector its eight neighbours at once), bit for bit the scalar result, the
+//! faded background of the diff image is computed once per run of one colour,
 //! bands of rows run on every core (each pixel's verdict reads only its neighbours in the two
 //! inputs, so bands are independent and the result is the same as one thread's), images of
 //! different sizes are compared instead of refused, and odiff's ignore regions are honoured.
@@ -233,11 +235,36 @@ impl<'a> Pixels<'a> {
             .unwrap_or([0; 4])
     }
 
+    /// The 3x3 pixels around (`x`, `y`), column by column as pixelmatch visits them (the
+    /// centre is the fifth), when the pixel is not on an edge of the `width` x `height` overlap.
+    #[inline]
+    fn around(&self, x: usize, y: usize, width: usize, height: usize) -> Option<[[u8; 4]; 9]> {
+        if x == 0 || y == 0 || x + 1 >= width || y + 1 >= height {
+            return None;
+        }
+        let mut around = [[0; 4]; 9];
+        for dy in 0..3 {
+            let start = ((y + dy - 1) * self.stride + x - 1) * 4;
+            let row = self.bytes.get(start..start + 12)?;
+            for dx in 0..3 {
+                around[dx * 3 + dy] = row[dx * 4..dx * 4 + 4].try_into().ok()?;
+            }
+        }
+        Some(around)
+    }
+
     /// The first `width` pixels of row `y`, as bytes.
     fn row(&self, y: usize, width: usize) -> &'a [u8] {
         let start = y * self.stride * 4;
         self.bytes.get(start..start + width * 4).unwrap_or(&[])
     }
+}
+
+/// One row of the overlap in both images, as bytes.
+struct Row<'a> {
+    y: usize,
+    before: &'a [u8],
+    after: &'a [u8],
 }
 
 /// One band of canvas rows: its first row, its mask words and its diff-image bytes.
@@ -377,24 +404,62 @@ impl Comparer<'_> {
             if x >= width {
                 break;
             }
-            changed += self.diff_pixel(x, y, mask_row, diff.as_deref_mut(), ignored);
-            x += 1;
+            // A change seldom comes alone: the next pixels get the colour maths together.
+            let end = (x + LANES).min(width);
+            let row = Row {
+                y,
+                before: before_row,
+                after: after_row,
+            };
+            changed += self.diff_chunk(&row, x..end, mask_row, diff.as_deref_mut(), ignored);
+            x = end;
         }
         changed
     }
 
-    /// One pixel that differs in its raw bytes: counted, anti-aliasing, or under the threshold.
+    /// Up to `LANES` pixels from the first that differs: their colour deltas in vector lanes
+    /// when all are opaque (a screenshot's pixels are), else one by one with the blending.
+    /// Pixels among them that are equal get a delta of 0, as pixelmatch's equal-word test
+    /// would give them: both only draw the faded pixel.
+    fn diff_chunk(
+        &self,
+        row: &Row,
+        columns: std::ops::Range<usize>,
+        mask_row: &mut [u64],
+        mut diff: Option<&mut [u8]>,
+        ignored: &[(usize, usize)],
+    ) -> u64 {
+        let bytes = columns.start * 4..columns.end * 4;
+        let (before, after) = (
+            row.before.get(bytes.clone()).unwrap_or(&[]),
+            row.after.get(bytes).unwrap_or(&[]),
+        );
+        let lanes = opaque_deltas(before, after);
+        let mut changed = 0;
+        for (lane, x) in columns.enumerate() {
+            let delta = match &lanes {
+                Some(deltas) => deltas[lane],
+                None => {
+                    let (a, b) = (self.before.rgba(x, row.y), self.after.rgba(x, row.y));
+                    let k = (row.y * self.layout.width + x) * 4;
+                    colour_delta(a, b, k, self.background)
+                }
+            };
+            changed += self.diff_pixel(x, row.y, delta, mask_row, diff.as_deref_mut(), ignored);
+        }
+        changed
+    }
+
+    /// One pixel given its colour delta: counted, anti-aliasing, or under the threshold.
     fn diff_pixel(
         &self,
         x: usize,
         y: usize,
+        delta: f64,
         mask_row: &mut [u64],
         diff: Option<&mut [u8]>,
         ignored: &[(usize, usize)],
     ) -> u64 {
-        let (a, b) = (self.before.rgba(x, y), self.after.rgba(x, y));
-        let k = (y * self.layout.width + x) * 4;
-        let delta = colour_delta(a, b, k, self.background);
         if delta.abs() <= self.max_delta || is_ignored(ignored, x) {
             self.draw_faded(diff, x, y);
             0
@@ -445,6 +510,17 @@ impl Comparer<'_> {
     /// Slope Detector" (2009). The neighbour order (x outer, y inner) decides ties, so it stays.
     fn anti_aliased(&self, image: Pixels, x1: usize, y1: usize) -> bool {
         let (width, height) = (self.layout.width, self.layout.height);
+        if let Some(around) = image.around(x1, y1, width, height) {
+            if around.iter().all(|pixel| pixel[3] == 255) {
+                return self.anti_aliased_opaque(&around, x1, y1);
+            }
+        }
+        self.anti_aliased_one_by_one(image, x1, y1)
+    }
+
+    /// `anti_aliased` pixel by pixel, as pixelmatch does it: on the edges and by transparency.
+    fn anti_aliased_one_by_one(&self, image: Pixels, x1: usize, y1: usize) -> bool {
+        let (width, height) = (self.layout.width, self.layout.height);
         let (x0, y0) = (x1.saturating_sub(1), y1.saturating_sub(1));
         let (x2, y2) = ((x1 + 1).min(width - 1), (y1 + 1).min(height - 1));
         let k = (y1 * width + x1) * 4;
@@ -484,8 +560,48 @@ impl Comparer<'_> {
         solid(darkest) || solid(brightest)
     }
 
+    /// `anti_aliased` for an inner pixel whose neighbours are all opaque (nearly every pixel
+    /// of a screenshot): the eight brightness deltas in vector lanes, then pixelmatch's scan
+    /// over them in its order. Deltas it would not have computed (it stops at the third equal
+    /// neighbour) change nothing: the scan stops at the same place.
+    fn anti_aliased_opaque(&self, around: &[[u8; 4]; 9], x1: usize, y1: usize) -> bool {
+        let deltas = opaque_brightness_deltas(around);
+        // pixelmatch's scan, without its branches: it gives up at the third equal neighbour
+        // wherever it comes; its running minimum starts at 0 and takes a delta only when
+        // strictly lower, so it ends at the lowest negative delta, first met (likewise the
+        // maximum), and a zero is never taken.
+        let zeroes = deltas.iter().filter(|&&delta| delta == 0.0).count();
+        if zeroes > 2 {
+            return false;
+        }
+        let min = deltas.iter().fold(0.0f64, |min, &delta| min.min(delta));
+        let max = deltas.iter().fold(0.0f64, |max, &delta| max.max(delta));
+        if min == 0.0 || max == 0.0 {
+            return false;
+        }
+        let first = |value: f64| deltas.iter().position(|&delta| delta == value).unwrap_or(0);
+        let (darkest, brightest) = (first(min), first(max));
+        let solid = |neighbour: usize| {
+            let (dx, dy) = NEIGHBOURS[neighbour];
+            let (x, y) = (x1 + dx - 1, y1 + dy - 1);
+            self.has_many_siblings(self.before, x, y) && self.has_many_siblings(self.after, x, y)
+        };
+        solid(darkest) || solid(brightest)
+    }
+
     /// pixelmatch's `hasManySiblings`: 3+ neighbours of exactly the same colour.
     fn has_many_siblings(&self, image: Pixels, x1: usize, y1: usize) -> bool {
+        let (width, height) = (self.layout.width, self.layout.height);
+        if let Some(around) = image.around(x1, y1, width, height) {
+            // The centre is among the nine: three equal neighbours make four equal pixels.
+            let centre = around[4];
+            return around.iter().filter(|&&pixel| pixel == centre).count() > 3;
+        }
+        self.has_many_siblings_one_by_one(image, x1, y1)
+    }
+
+    /// `has_many_siblings` neighbour by neighbour, as pixelmatch does it: on the edges.
+    fn has_many_siblings_one_by_one(&self, image: Pixels, x1: usize, y1: usize) -> bool {
         let (width, height) = (self.layout.width, self.layout.height);
         let (x0, y0) = (x1.saturating_sub(1), y1.saturating_sub(1));
         let (x2, y2) = ((x1 + 1).min(width - 1), (y1 + 1).min(height - 1));
@@ -607,6 +723,77 @@ fn colour_delta(p1: [u8; 4], p2: [u8; 4], k: usize, background: AlphaBackground)
     }
 }
 
+/// Pixels whose colour deltas are computed together, in `f64` lanes as pixelmatch's numbers
+/// are: the compiler turns each loop over them into vector instructions, two or more lanes an
+/// instruction. Eight: one cache line of pixels, few enough that a lone change costs little.
+const LANES: usize = 8;
+
+/// `colour_delta` of up to `LANES` pairs of opaque pixels (RGBA bytes, pixel by pixel), one
+/// lane each; `None` when a pixel is not opaque (its blending depends on its position, left to
+/// `colour_delta`). The operations and their order are `colour_delta`'s, lane by lane, so each
+/// result is bit for bit the scalar one (no fused multiply-add: Rust never contracts).
+#[inline]
+fn opaque_deltas(before: &[u8], after: &[u8]) -> Option<[f64; LANES]> {
+    // Missing pixels (a short chunk) are opaque white in both: a delta of 0, never read.
+    let (mut a, mut b) = ([255u8; LANES * 4], [255u8; LANES * 4]);
+    let n = before.len().min(after.len()).min(LANES * 4);
+    a[..n].copy_from_slice(&before[..n]);
+    b[..n].copy_from_slice(&after[..n]);
+    let mut opaque = 255u8;
+    for lane in 0..LANES {
+        opaque &= a[lane * 4 + 3] & b[lane * 4 + 3];
+    }
+    if opaque != 255 {
+        return None;
+    }
+    let channel = |c: usize| -> [f64; LANES] {
+        std::array::from_fn(|lane| {
+            f64::from(i32::from(a[lane * 4 + c]) - i32::from(b[lane * 4 + c]))
+        })
+    };
+    let (dr, dg, db) = (channel(0), channel(1), channel(2));
+    let mut deltas = [0.0; LANES];
+    for lane in 0..LANES {
+        let (dr, dg, db) = (dr[lane], dg[lane], db[lane]);
+        let y = dr * 0.29889531 + dg * 0.58662247 + db * 0.11448223;
+        let i = dr * 0.59597799 - dg * 0.27417610 - db * 0.32180189;
+        let q = dr * 0.21147017 - dg * 0.52261711 + db * 0.31114694;
+        let delta = 0.5053 * y * y + 0.299 * i * i + 0.1957 * q * q;
+        deltas[lane] = if y > 0.0 { -delta } else { delta };
+    }
+    Some(deltas)
+}
+
+/// The eight neighbours of a 3x3 block, as (column, row) offsets plus one, in pixelmatch's
+/// order: x outer, y inner, the centre left out.
+const NEIGHBOURS: [(usize, usize); 8] = [
+    (0, 0),
+    (0, 1),
+    (0, 2),
+    (1, 0),
+    (1, 2),
+    (2, 0),
+    (2, 1),
+    (2, 2),
+];
+
+/// `brightness_delta` of the centre of an opaque 3x3 block against each neighbour, in
+/// `NEIGHBOURS` order, one lane each. Opaque, an equal neighbour's channel deltas are 0 and so
+/// its delta is the 0.0 `brightness_delta` returns for it; the rest is its formula, in its
+/// order, lane by lane.
+#[inline]
+fn opaque_brightness_deltas(around: &[[u8; 4]; 9]) -> [f64; 8] {
+    let centre = around[4].map(i32::from);
+    let neighbour = |n: usize| {
+        let (dx, dy) = NEIGHBOURS[n];
+        around[dx * 3 + dy].map(i32::from)
+    };
+    let channel =
+        |c: usize| -> [f64; 8] { std::array::from_fn(|n| f64::from(centre[c] - neighbour(n)[c])) };
+    let (dr, dg, db) = (channel(0), channel(1), channel(2));
+    std::array::from_fn(|n| dr[n] * 0.29889531 + dg[n] * 0.58662247 + db[n] * 0.11448223)
+}
+
 /// pixelmatch's `brightnessDelta`: the Y part alone, for the anti-aliasing detector.
 #[inline]
 fn brightness_delta(centre: [u8; 4], other: [u8; 4], k: usize, background: AlphaBackground) -> f64 {
@@ -698,6 +885,118 @@ mod tests {
             diff_images(&line, &other_line, &DiffOptions::default()).changed_pixels,
             5
         );
+    }
+
+    /// The lanes give `colour_delta`'s very bits, for any chunk length and any place of a
+    /// pixel in it; a chunk with a pixel that is not opaque is refused, to be blended one by one.
+    #[test]
+    fn lane_deltas_are_the_scalar_deltas_bit_for_bit() {
+        let mut state = 7u64;
+        let mut byte = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Edges of the range half the time, anything the rest.
+            let edges = [0, 1, 2, 127, 128, 253, 254, 255];
+            let value = (state >> 33) as usize;
+            match value % 2 {
+                0 => edges[(value >> 1) % edges.len()],
+                _ => (value >> 8) as u8,
+            }
+        };
+        let mut checked = 0;
+        for round in 0..20_000 {
+            let pixels = 1 + round % LANES;
+            let mut before = Vec::new();
+            let mut after = Vec::new();
+            for _ in 0..pixels {
+                before.extend([byte(), byte(), byte(), 255]);
+                after.extend([byte(), byte(), byte(), 255]);
+            }
+            let deltas = opaque_deltas(&before, &after).expect("all opaque");
+            for (lane, (a, b)) in before.chunks(4).zip(after.chunks(4)).enumerate() {
+                let a: [u8; 4] = a.try_into().expect("a pixel");
+                let b: [u8; 4] = b.try_into().expect("a pixel");
+                let scalar = colour_delta(a, b, lane * 4, AlphaBackground::Checkerboard);
+                assert_eq!(
+                    deltas[lane].to_bits(),
+                    scalar.to_bits(),
+                    "{a:?} against {b:?}"
+                );
+                checked += 1;
+            }
+            // Any pixel below full opacity, in either image, sends the chunk to the scalar path.
+            let lane = round % pixels;
+            let mut translucent = after.clone();
+            translucent[lane * 4 + 3] = 254;
+            assert_eq!(opaque_deltas(&before, &translucent), None);
+            assert_eq!(opaque_deltas(&translucent, &before), None);
+        }
+        assert!(checked > 80_000);
+    }
+
+    /// A noisy image with flat patches (so some pixels have many siblings, and edges between
+    /// patches look anti-aliased), a few pixels semi-transparent.
+    fn patchy(width: u32, height: u32, seed: u64) -> RgbaImage {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        RgbaImage::from_fn(width, height, |x, y| {
+            let patch = ((x / 3 + y / 4) % 4) as u8;
+            let noisy = next() % 3 == 0;
+            let value = if noisy { next() as u8 } else { 40 + patch * 60 };
+            let alpha = if next() % 40 == 0 { 128 } else { 255 };
+            Rgba([value, value / 2 + patch, 255 - value, alpha])
+        })
+    }
+
+    /// The 3x3 shortcuts (lanes for the brightness deltas, a block for the siblings) give the
+    /// one-by-one verdicts of pixelmatch's order at every pixel, edges included.
+    #[test]
+    fn anti_aliasing_shortcuts_give_the_one_by_one_verdicts() {
+        let (before, after) = (patchy(29, 23, 1), patchy(29, 23, 2));
+        let comparer = Comparer {
+            before: Pixels::of(&before),
+            after: Pixels::of(&after),
+            layout: Layout::new(before.dimensions(), after.dimensions()),
+            max_delta: 0.0,
+            include_anti_aliasing: false,
+            background: AlphaBackground::Checkerboard,
+            faded_opacity: 0.1,
+            words_per_row: 1,
+            diff_colour: DIFF_RED,
+            diff_colour_alt: DIFF_RED,
+            anti_alias_colour: ANTI_ALIAS_YELLOW,
+            ignore: &[],
+        };
+        let (mut anti_aliased, mut siblings) = (0, 0);
+        for image in [comparer.before, comparer.after] {
+            for y in 0..23 {
+                for x in 0..29 {
+                    let verdict = comparer.anti_aliased(image, x, y);
+                    assert_eq!(
+                        verdict,
+                        comparer.anti_aliased_one_by_one(image, x, y),
+                        "({x}, {y})"
+                    );
+                    let many = comparer.has_many_siblings(image, x, y);
+                    let one_by_one = comparer.has_many_siblings_one_by_one(image, x, y);
+                    assert_eq!(many, one_by_one, "siblings of ({x}, {y})");
+                    anti_aliased += usize::from(verdict);
+                    siblings += usize::from(many);
+                }
+            }
+        }
+        // Both verdicts occur, so the comparison means something.
+        assert!(
+            anti_aliased > 10 && anti_aliased < 2 * 29 * 23 - 10,
+            "{anti_aliased}"
+        );
+        assert!(siblings > 10 && siblings < 2 * 29 * 23 - 10, "{siblings}");
     }
 
     #[test]
