@@ -564,6 +564,74 @@ async fn run_again_asks_the_same_media_again_with_the_edited_prompt() {
         .contains("Only describe the error message."));
 }
 
+/// Polls the detail of `id` until it has finished (the run-again answers before it ends).
+async fn finished_detail(server: &TestServer, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, detail) = get(server, &format!("/api/interactions/{id}")).await;
+        if status == 200 && detail["status"] != "running" {
+            return detail;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{detail}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn run_again_with_an_edited_prompt_keeps_the_recorded_options_and_time_limit() {
+    let server = TestServer::start().await;
+    let client = server.mcp().await;
+    let context = "signing in with a wrong password";
+    let result = call(
+        &client,
+        "diagnose_error_screenshot",
+        json!({"image_source": server.media_path("login-error.png"), "context": context,
+               "timeout_sec": 45}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true), "{}", text_of(&result));
+    let id = result.structured_content.unwrap()["interactionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, first) = get(&server, &format!("/api/interactions/{id}")).await;
+    let (status, started) = send(
+        &server,
+        reqwest::Method::POST,
+        &format!("/api/interactions/{id}/run-again"),
+        Some(json!({"prompt": "Only name the error."})),
+    )
+    .await;
+    assert_eq!(status, 202, "{started}");
+    let again = finished_detail(&server, started["id"].as_str().unwrap()).await;
+    assert_eq!(again["status"], "ok", "{again}");
+    assert_eq!(
+        (&again["tool"], &again["door"], &again["prompt"]),
+        (
+            &json!("diagnose_error_screenshot"),
+            &json!("ui"),
+            &json!("Only name the error.")
+        )
+    );
+    // What the first call was asked with, recorded in the new call's request.json.
+    assert_eq!(again["requestJson"]["options"], json!({"context": context}));
+    assert_eq!(again["requestJson"]["timeoutSec"], json!(45.0));
+    assert_eq!(again["requestJson"]["noCache"], true);
+    assert_eq!(
+        (&again["provider"], &again["model"]),
+        (&first["provider"], &first["model"])
+    );
+    // The model was told the context again, with the edited prompt.
+    let generated = server.fake.generate_requests();
+    assert_eq!(generated.len(), 2);
+    let asked = generated[1].to_string();
+    assert!(
+        asked.contains(context) && asked.contains("Only name the error."),
+        "{asked}"
+    );
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_paused_server_refuses_analyses_until_resumed() {
     let server = TestServer::start().await;
