@@ -595,6 +595,7 @@ async fn run_again_with_an_edited_prompt_keeps_the_recorded_options_and_time_lim
         .unwrap()
         .to_string();
     let (_, first) = get(&server, &format!("/api/interactions/{id}")).await;
+    assert_eq!(first["runAgain"], "edit_prompt", "{first}");
     let (status, started) = send(
         &server,
         reqwest::Method::POST,
@@ -630,6 +631,60 @@ async fn run_again_with_an_edited_prompt_keeps_the_recorded_options_and_time_lim
         "{asked}"
     );
     client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_analysis_detail_is_typed_with_every_field_present() {
+    let server = TestServer::start().await;
+    let id = analyse_video(&server, server.media.path(), &["A login form is shown"]).await;
+    let (_, detail) = get(&server, &format!("/api/interactions/{id}")).await;
+    assert_eq!(detail["kind"], "analysis", "{detail}");
+    assert_eq!(detail["runAgain"], "edit_prompt");
+    assert_eq!(detail["verdicts"].as_array().map(Vec::len), Some(1));
+    assert!(detail["adaptations"].is_array(), "{detail}");
+    assert!(detail["framesAnalysed"].is_u64(), "{detail}");
+    assert!(detail["sampling"]["moments"].is_array(), "{detail}");
+    assert!(detail["expectations"].is_array());
+    assert!(detail["allExpectationsMet"].is_boolean());
+    // The model's own answer is an object with something in it, or null: never `{}`.
+    let details = &detail["details"];
+    assert!(
+        details.is_null() || details.as_object().is_some_and(|o| !o.is_empty()),
+        "{details}"
+    );
+    // A model call has no job and no comparison.
+    assert!(
+        detail.get("job").is_none() && detail.get("comparison").is_none(),
+        "{detail}"
+    );
+
+    // A refused request: the same fields, empty; nothing to run again.
+    let (status, body) = server
+        .post_analyse(json!({"videoPath": "/nowhere/missing.webm"}))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let refused = body["error"]["interactionId"].as_str().unwrap();
+    let (_, detail) = get(&server, &format!("/api/interactions/{refused}")).await;
+    assert_eq!(
+        (&detail["kind"], &detail["status"], &detail["runAgain"]),
+        (&json!("analysis"), &json!("rejected"), &Value::Null),
+        "{detail}"
+    );
+    assert_eq!(detail["verdicts"], json!([]));
+    assert_eq!(detail["adaptations"], json!([]));
+    assert_eq!(detail["framesAnalysed"], 0);
+    assert_eq!(detail["mediaUrl"], Value::Null);
+    let (status, refusal) = send(
+        &server,
+        reqwest::Method::POST,
+        &format!("/api/interactions/{refused}/run-again"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(
+        (status, &refusal["error"]["code"]),
+        (400, &json!("INVALID_REQUEST"))
+    );
 }
 
 #[tokio::test]
