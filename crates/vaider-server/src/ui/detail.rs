@@ -69,7 +69,8 @@ struct Usage {
 #[serde(untagged)]
 enum Answer {
     Analysis(CallAnswer),
-    Comparison(ComparedAnswer),
+    /// Boxed: the comparison's result is large, the other kinds small.
+    Comparison(Box<ComparedAnswer>),
     Job(JobAnswer),
 }
 
@@ -216,10 +217,10 @@ fn answer_of(
         return job(registered.kind());
     }
     if let Some(comparison) = super::comparison::view(row) {
-        return Answer::Comparison(ComparedAnswer {
+        return Answer::Comparison(Box::new(ComparedAnswer {
             call: CallAnswer::of(result),
             comparison,
-        });
+        }));
     }
     // A job no capability registered (a plan's writing, a results analysis): its calls.
     match super::job::is_job(history, row) {
