@@ -151,3 +151,110 @@ fn recorded_request(log_dir: &str) -> Option<Value> {
     }
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn row(tool: &str, media: Option<&str>, log_dir: Option<&str>) -> Interaction {
+        serde_json::from_value(json!({
+            "id": "a1", "createdAt": "2026-11-27T10:00:00Z", "finishedAt": null, "tool": tool,
+            "door": "mcp", "source": "shot.png", "mediaPath": media, "mediaType": "image/png",
+            "mediaSha256": null, "sizeBytes": null, "provider": "gemini", "model": "gemini-x",
+            "prompt": "What failed?", "expectations": ["an error shows"], "status": "ok",
+            "cached": false, "description": null, "errorCode": null, "errorMessage": null,
+            "inputTokens": 0, "outputTokens": 0, "costUsd": 0.0, "durationMs": null,
+            "logDir": log_dir, "project": null
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_recorded_call_is_rebuilt_with_its_options_and_time_limit_and_the_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorded = json!({"options": {"context": "signing in"}, "timeoutSec": 45.5});
+        std::fs::write(dir.path().join("request.json"), recorded.to_string()).unwrap();
+        let row = row(
+            "diagnose_error_screenshot",
+            Some("/abs/shot.png"),
+            dir.path().to_str(),
+        );
+        let edits = Edits {
+            prompt: Some("Only name the error.".into()),
+            expectations: None,
+        };
+        let request = AnalysisRequest::again(&row, edits).unwrap();
+        assert_eq!(request.tool.as_str(), "diagnose_error_screenshot");
+        assert_eq!(
+            (request.door, request.source.as_str()),
+            (Door::Ui, "/abs/shot.png")
+        );
+        assert_eq!(request.prompt.as_deref(), Some("Only name the error."));
+        assert_eq!(request.expectations, ["an error shows"]);
+        assert_eq!(request.options.context.as_deref(), Some("signing in"));
+        assert_eq!(request.timeout, Some(Duration::from_secs_f64(45.5)));
+        assert_eq!(
+            (request.provider.as_deref(), request.model.as_deref()),
+            (Some("gemini"), Some("gemini-x"))
+        );
+        assert!(request.no_cache);
+        assert_eq!(offer(&row), Some(Offer::EditPrompt));
+    }
+
+    #[test]
+    fn without_its_file_or_its_task_there_is_nothing_to_run_again() {
+        let refused = row("analyze_video", None, None);
+        assert_eq!(offer(&refused), None);
+        let error = AnalysisRequest::again(&refused, Edits::default()).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("refused before any file was read"),
+            "{error}"
+        );
+        let unknown = row("no_such_tool", Some("/abs/a.png"), None);
+        assert_eq!(offer(&unknown), None);
+        assert!(matches!(
+            AnalysisRequest::again(&unknown, Edits::default()),
+            Err(AgainError::Cannot(_))
+        ));
+    }
+
+    struct Replay;
+
+    impl JobAgain for Replay {
+        fn tool(&self) -> &'static str {
+            "replay_job_for_tests"
+        }
+        fn kind(&self) -> &'static str {
+            "replay"
+        }
+        fn start_again(
+            &self,
+            _: Arc<Vaider>,
+            _: &Interaction,
+            _: Option<Value>,
+        ) -> Result<String, AgainError> {
+            Ok("new".into())
+        }
+    }
+
+    #[test]
+    fn a_registered_job_is_found_by_its_tool_once() {
+        register_job(&Replay);
+        register_job(&Replay);
+        let jobs = JOBS.read().unwrap();
+        assert_eq!(jobs.iter().filter(|j| j.tool() == Replay.tool()).count(), 1);
+        drop(jobs);
+        assert_eq!(
+            job_of("replay_job_for_tests").map(|j| j.kind()),
+            Some("replay")
+        );
+        assert_eq!(
+            offer(&row("replay_job_for_tests", None, None)),
+            Some(Offer::SameInputs)
+        );
+    }
+}
