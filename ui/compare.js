@@ -25,14 +25,16 @@ function regionNumbers(text) {
   return [...String(text || '').matchAll(/\d+/g)].map((m) => Number(m[0]));
 }
 
-// Each region of the result with what the model said of it and the verdict.
+// Each region of the result with what the model said of it and the verdict. `result` is
+// visual_compare's data (its lists always there), or null before the comparison finished.
 export function findingsByRegion(result) {
-  const analysis = (result && result.agentic_analysis) || {};
+  if (result === null) return [];
+  const analysis = result.agentic_analysis;
   const byNumber = new Map();
-  for (const r of (result && result.regions) || []) {
+  for (const r of result.regions) {
     byNumber.set(r.number, { region: r, changes: [], verdict: 'unexplained', severity: null });
   }
-  for (const c of analysis.found_changes || []) {
+  for (const c of analysis.found_changes) {
     for (const n of regionNumbers(c.region)) {
       const f = byNumber.get(n);
       if (!f) continue;
@@ -40,7 +42,7 @@ export function findingsByRegion(result) {
       if (f.verdict === 'unexplained') f.verdict = 'expected';
     }
   }
-  for (const c of analysis.unexpected_changes || []) {
+  for (const c of analysis.unexpected_changes) {
     for (const n of regionNumbers(c.region)) {
       const f = byNumber.get(n);
       if (!f) continue;
@@ -59,11 +61,10 @@ function verdictText(f) {
   return 'not explained';
 }
 
-// `load(img, url)` sets an image's source once the session allows it. `comparison` is the
-// detail's `comparison` (pictures' URLs and the result), or null for an older entry.
-export function comparisonViewer(beforeUrl, afterUrl, load, comparison) {
-  const view = comparison || {};
-  const result = view.result || null;
+// `load(img, url)` sets an image's source once the session allows it. `view` is the detail's
+// `comparison`: the pictures' URLs (null when a picture is not there) and the result.
+export function comparisonViewer(beforeUrl, afterUrl, load, view) {
+  const { result } = view;
   const findings = findingsByRegion(result);
   const stage = h('div', { class: 'cmp-stage', id: 'compare-stage' });
   const slider = h('input', {
@@ -173,7 +174,7 @@ export function comparisonViewer(beforeUrl, afterUrl, load, comparison) {
     h('span', { class: 'muted cmp-where' },
       ` ${f.region.width}×${f.region.height} at ${f.region.x}, ${f.region.y}; ${f.region.changed_pixels} pixels`))));
 
-  const missed = ((result && result.validation && result.validation.expected_missed) || []);
+  const missed = result === null ? [] : result.validation.expected_missed;
   const findingsCard = findings.length || missed.length
     ? h('div', { class: 'cmp-findings-card' },
       h('h3', null, 'Changes'),
@@ -184,7 +185,7 @@ export function comparisonViewer(beforeUrl, afterUrl, load, comparison) {
     : null;
 
   const switcher = h('div', { class: 'cmp-modes', role: 'group', 'aria-label': 'How to compare' },
-    MODES.filter(([, , needs]) => !needs || view[needs]).map(([key, label]) => h('button', {
+    MODES.filter(([, , needs]) => !needs || view[needs] !== null).map(([key, label]) => h('button', {
       type: 'button', class: 'btn', dataset: { mode: key }, id: `compare-${key}`,
       onclick: () => show(key),
     }, label)));

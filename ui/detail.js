@@ -1,5 +1,7 @@
 // The detail view of one analysis: its video or images, the description with timestamps that
 // seek, the expectations, the facts, the interaction files, and "Run again" with an edited prompt.
+// The server's detail is typed by `kind` (docs/ui-api.md): this view switches on it and reads
+// each field as it is, never guessing from a tool's name or a value's shape.
 
 import { h, $, copyText } from './dom.js';
 import { basename, fmtBytes, fmtCost, fmtDuration, fmtFullTime, fmtInt, fmtTime, relTime, statusBadge, VERDICT_LABEL } from './format.js';
@@ -158,7 +160,7 @@ export function detailView(root, r) {
         video.addEventListener('loadedmetadata', () => { video.currentTime = t; }, { once: true });
       }
       parts.push(h('figure', { class: 'media' }, video));
-    } else if (d.mediaUrl && d.expectedMediaUrl && d.tool === 'visual_compare') {
+    } else if (d.kind === 'comparison' && d.mediaUrl && d.expectedMediaUrl) {
       parts.push(comparisonViewer(d.expectedMediaUrl, d.mediaUrl, withSrc, d.comparison));
     } else if (d.mediaUrl && (isImage || d.expectedMediaUrl)) {
       if (d.expectedMediaUrl) {
@@ -196,14 +198,15 @@ export function detailView(root, r) {
     }
     if (d.status === 'failed') {
       // The test or the plan did its job: it found the app at fault. A result, not an error.
-      const what = d.tool === 'run_test_plan' ? 'The plan failed' : 'The test failed';
+      const plan = d.kind === 'test_plan_run';
+      const what = plan ? 'The plan failed' : 'The test failed';
       sections.push(h('div', { class: 'error-box status-failed', id: 'failed-box', role: 'status' },
         h('div', { class: 'error-title' },
           h('span', { class: 'badge status-failed', id: 'failed-title' }, 'failed'),
           h('span', null, ` ${what}: the app did not do what it expects.`)),
         h('p', { class: 'error-message', id: 'failed-what' }, d.errorMessage || 'No step or test was named.'),
         h('p', { class: 'error-help' }, h('strong', null, 'What to do: '),
-          d.tool === 'run_test_plan'
+          plan
             ? 'see the failing step below (its screenshot and the video at that moment); fix the app or the plan, then run the plan again.'
             : 'see the failing tests below (Playwright’s message and the spec line) and the trace; fix the app or the test, then run it again.')));
     } else if (d.errorCode || ['error', 'timeout', 'rejected', 'interrupted'].includes(d.status)) {
@@ -221,12 +224,9 @@ export function detailView(root, r) {
     } else if (d.status === 'ok') {
       sections.push(h('div', { class: 'card' }, h('h2', null, 'Description'), h('p', { class: 'muted' }, 'The model gave no description.')));
     }
-    if (d.job && d.tool === 'run_test_plan') sections.push(...qaRunCards(d.job, withSrc, ctx));
-    else if (d.job) sections.push(...validationCards(d.job, withSrc));
-    const verdicts = Array.isArray(d.verdicts) ? d.verdicts : [];
-    // A validation's expectations are judged in its video analysis, shown with it.
-    if (!d.job && (verdicts.length || (d.expectations && d.expectations.length))) {
-      const list = verdicts.length ? verdicts : d.expectations.map((e) => ({ expectation: e, verdict: null }));
+    sections.push(...kindCards());
+    if (!jobHasAnswer() && (verdicts().length || d.expectations.length)) {
+      const list = verdicts().length ? verdicts() : d.expectations.map((e) => ({ expectation: e, verdict: null }));
       sections.push(h('div', { class: 'card', id: 'expectations' },
         h('h2', null, 'Expectations',
           d.allExpectationsMet === true ? h('span', { class: 'badge verdict-met' }, 'all met') : null,
@@ -238,10 +238,10 @@ export function detailView(root, r) {
             h('span', { class: 'expectation' }, v.expectation)),
           v.evidence ? h('div', { class: 'evidence prose' }, richText(v.evidence, ctx)) : null)))));
     }
-    if (d.details && !(typeof d.details === 'object' && !Array.isArray(d.details) && Object.keys(d.details).length === 0)) {
+    if (isCall() && d.details !== null) {
       sections.push(h('div', { class: 'card', id: 'details' }, h('h2', null, 'Details'), detailsBlock(d.details, ctx)));
     }
-    const usage = d.usage || {};
+    const usage = d.usage;
     const facts = h('dl', { class: 'facts', id: 'facts' },
       fact('Provider', d.provider || '—'),
       fact('Model', d.model || '—'),
@@ -251,12 +251,12 @@ export function detailView(root, r) {
       fact('Cost', fmtCost(d.costUsd), d.cached ? h('span', { class: 'muted' }, ' (answered from the cache)') : null),
       fact('Tokens', `${fmtInt(usage.inputTokens)} in${usage.estimatedInputTokens != null ? ` (estimated ${fmtInt(usage.estimatedInputTokens)})` : ''} · ${fmtInt(usage.outputTokens)} out`),
       fact('Cached', d.cached ? 'yes' : 'no'),
-      d.framesAnalysed ? fact('Frames analysed', String(d.framesAnalysed)) : null,
-      d.sampling ? fact('Video sampling', samplingFact(d.sampling, usage, ctx)) : null,
+      isCall() && d.framesAnalysed ? fact('Frames analysed', String(d.framesAnalysed)) : null,
+      isCall() && d.sampling ? fact('Video sampling', samplingFact(d.sampling, usage, ctx)) : null,
       fact('Media', `${d.mediaType || '—'}${d.sizeBytes ? `, ${fmtBytes(d.sizeBytes)}` : ''}`),
       d.project ? fact('Project', h('span', { class: 'path' }, d.project)) : null,
       d.prompt ? fact('Prompt', h('span', { class: 'prompt-text' }, d.prompt)) : null,
-      Array.isArray(d.adaptations) && d.adaptations.length
+      isCall() && d.adaptations.length
         ? fact('Adaptations', h('ul', { class: 'plain' }, d.adaptations.map((a) => h('li', null, a)))) : null);
     sections.push(h('div', { class: 'card' }, h('h2', null, 'Facts'), facts));
 
@@ -302,12 +302,29 @@ export function detailView(root, r) {
         : h('pre', { class: 'json' }, h('code', null, prettyJson(value))));
   }
 
+  // A model call (an analysis or a comparison) has the answer's fields; a job has `job`.
+  function isCall() { return d.kind === 'analysis' || d.kind === 'comparison'; }
+  function verdicts() { return isCall() ? d.verdicts : []; }
+  // A job with an answer or model calls shows them; its expectations are judged in its video
+  // analysis, shown with it.
+  function jobHasAnswer() { return !isCall() && (d.job.result !== null || d.job.calls.length > 0); }
+
+  function kindCards() {
+    switch (d.kind) {
+      case 'test_plan_run': return jobHasAnswer() ? qaRunCards(d.job, withSrc, ctx) : [];
+      case 'test_validation':
+      case 'job': return jobHasAnswer() ? validationCards(d.job, withSrc) : [];
+      default: return [];
+    }
+  }
+
   function renderRunAgain() {
-    if (d.tool === 'run_test_plan' || d.tool === 'validate_test') { renderJobAgain(); return; }
+    if (d.runAgain === 'same_inputs') { renderJobAgain(); return; }
+    if (d.runAgain !== 'edit_prompt') { runAgain.replaceChildren(); return; }
     const prompt = h('textarea', { id: 'run-prompt', rows: 4, spellcheck: 'false' });
-    prompt.value = d.prompt || '';
+    prompt.value = d.prompt;
     const expectations = h('textarea', { id: 'run-expectations', rows: 3, spellcheck: 'false', placeholder: 'One expectation per line' });
-    expectations.value = (d.expectations || []).join('\n');
+    expectations.value = d.expectations.join('\n');
     const note = h('p', { class: 'action-note', role: 'status', id: 'run-again-note' });
     const button = h('button', { type: 'submit', class: 'btn btn-primary', id: 'run-again' }, 'Run again');
     const form = h('form', {
@@ -342,7 +359,7 @@ export function detailView(root, r) {
   // A plan's run or a validation runs again as it was: the plan, or the test file, through
   // the server's own service (no prompt to edit).
   function renderJobAgain() {
-    const plan = d.tool === 'run_test_plan';
+    const plan = d.kind === 'test_plan_run';
     const note = h('p', { class: 'action-note', role: 'status', id: 'run-again-note' });
     const button = h('button', {
       type: 'button', class: 'btn btn-primary', id: 'run-again',
@@ -392,14 +409,14 @@ export function detailView(root, r) {
 function samplingFact(s, usage, ctx) {
   const used = { full: 'the whole video', clips: 'clips around the changes', keyframes: 'keyframes' }[s.used] || s.used;
   const parts = [h('span', { id: 'sampling-used' }, `${s.requested} → ${used}`)];
-  if (Array.isArray(s.moments) && s.moments.length) {
+  if (s.moments.length) {
     const stamps = s.moments.map((m) => {
       const min = Math.floor(m / 60);
       return `${String(min).padStart(2, '0')}:${(m - min * 60).toFixed(1).padStart(4, '0')}`;
     });
     parts.push(h('div', { class: 'muted', id: 'sampling-moments' }, `${s.moments.length} frames at `, inline(stamps.join(', '), ctx)));
   }
-  const input = usage.inputTokens || 0;
+  const input = usage.inputTokens;
   if (s.defaultSamplingInputTokens > input) {
     const times = (s.defaultSamplingInputTokens / Math.max(1, input)).toFixed(1);
     parts.push(h('div', { id: 'sampling-saving' },

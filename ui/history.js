@@ -212,10 +212,10 @@ export function historyView(root, r) {
       const page = await api(query(reset ? null : st.next), { signal: ctrl.signal });
       if (seq !== st.seq || st.destroyed) return;
       failure.hidden = true;
-      showRows(page.items || [], reset);
-      st.next = page.next || null;
-      st.total = typeof page.total === 'number' ? page.total : st.rows.size;
-      st.totals = page.totals || null;
+      showRows(page.items, reset);
+      st.next = page.next;
+      st.total = page.total;
+      st.totals = page.totals;
       loadingNote.hidden = true;
       renderCount();
       renderEmpty();
@@ -270,9 +270,9 @@ export function historyView(root, r) {
     try {
       const f = await api('/api/history/facets');
       if (st.destroyed) return;
-      fillSelect(toolSel, f.tools || [], st.tool, (v) => v);
-      fillSelect(projectSel, f.projects || [], st.project, (v) => shortPath(v, 36));
-      const statuses = [...new Set([...STATUSES, ...(f.statuses || [])])];
+      fillSelect(toolSel, f.tools, st.tool, (v) => v);
+      fillSelect(projectSel, f.projects, st.project, (v) => shortPath(v, 36));
+      const statuses = [...new Set([...STATUSES, ...f.statuses])];
       fillSelect(statusSel, statuses, st.status, (v) => v);
     } catch { /* the filters stay as they are */ }
   }
@@ -302,7 +302,7 @@ export function historyView(root, r) {
       return;
     }
     if (st.destroyed) return;
-    const items = page.items || [];
+    const { items } = page;
     const seen = new Set();
     // New rows go on top, in the server's order.
     let anchor = tbody.firstElementChild;
@@ -321,7 +321,7 @@ export function historyView(root, r) {
       tbody.insertBefore(tr, anchor);
       added = true;
     }
-    if (typeof page.total === 'number') st.total = page.total;
+    st.total = page.total;
     if (st.rows.size > 0 && !st.next && page.next && st.rows.size >= PAGE_SIZE) st.next = page.next;
     // Rows further down that changed (rare: they finished while newer ones arrived).
     for (const id of ids) {

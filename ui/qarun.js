@@ -12,16 +12,16 @@ const STEP_BADGE = { passed: 'verdict-met', failed: 'verdict-not_met', error: 'v
 // `load(img, url)` sets an image's source once the session allows it; `ctx.hrefFor(secs)` is
 // the address of the video at that second.
 export function qaRunCards(job, load, ctx) {
-  const run = (job.result || {}).testRun;
-  if (!run) return [];
+  if (job.result === null) return [];
+  const run = job.result.testRun;
   const cards = [verdictCard(run)];
-  cards.push(stepsCard(run, job.screenshotUrls || [], load, ctx));
-  if (job.calls && job.calls.length) cards.push(callsCard(job.calls));
+  cards.push(stepsCard(run, job.screenshotUrls, load, ctx));
+  if (job.calls.length) cards.push(callsCard(job.calls));
   return cards;
 }
 
 function verdictCard(run) {
-  const steps = run.stepResults || [];
+  const steps = run.stepResults;
   const passed = steps.filter((s) => s.status === 'passed').length;
   return h('div', { class: 'card', id: 'qa-run' },
     h('h2', null, run.planName || 'Test plan', ' ',
@@ -41,7 +41,7 @@ function videoSecond(run, step) {
 
 function stepsCard(run, urls, load, ctx) {
   let shot = 0;
-  const items = (run.stepResults || []).map((step, i) => {
+  const items = run.stepResults.map((step, i) => {
     const url = step.screenshot ? urls[shot++] : null;
     return stepItem(run, step, i, url, load, ctx);
   });

@@ -96,6 +96,9 @@ export function humanize(key) {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
+// `details` is the model's own free-form answer (any JSON the task's schema allowed, or not),
+// so this renderer looks at each value's type to show it: the one place the page inspects a
+// value's shape, and only for model output, never for the server's own fields.
 export function detailsBlock(details, ctx) {
   const wrap = h('div', { class: 'details-structured' });
   if (details === null || typeof details !== 'object' || Array.isArray(details)) {

@@ -26,7 +26,7 @@ const FIELDS = [
 
 // A list setting (childEnvPass) as the text field shows it.
 function listText(names) {
-  return Array.isArray(names) ? names.join(', ') : '';
+  return names.join(', ');
 }
 
 export function settingsView(root) {
@@ -64,11 +64,9 @@ export function settingsView(root) {
     }
   }
 
-  // envOverrides: names (["VAIDER_PORT"]) or {field, variable} objects; both are understood.
+  // envOverrides: the {field, variable} of each field an environment variable sets.
   function overrides() {
-    return (s.envOverrides || []).map((o) => (typeof o === 'string'
-      ? { variable: o, field: (FIELDS.find((f) => f.env.includes(o)) || {}).key || null }
-      : { variable: o.variable || o.name || '', field: o.field || (FIELDS.find((f) => f.env.includes(o.variable)) || {}).key || null }));
+    return s.envOverrides;
   }
 
   function envFor(field) {
@@ -76,13 +74,13 @@ export function settingsView(root) {
   }
 
   function renderForm() {
-    const v = s.values || {};
+    const v = s.values;
     const rows = [];
     for (const field of FIELDS) {
       const id = `setting-${field.key}`;
       let input;
       if (field.type === 'select') {
-        const names = field.options ? [...field.options] : (s.providers || []).map((p) => p.name);
+        const names = field.options ? [...field.options] : s.providers.map((p) => p.name);
         if (v[field.key] && !names.includes(v[field.key])) names.unshift(v[field.key]);
         input = h('select', { id, name: field.key }, names.map((n) => h('option', { value: n }, n)));
         input.value = v[field.key] || '';
@@ -100,7 +98,7 @@ export function settingsView(root) {
       if (field.key === 'model') {
         // Filled with the provider's own list once it arrives (loadModels); a typed name stays allowed.
         const list = h('datalist', { id: 'model-options' },
-          [...new Set((s.providers || []).map((p) => p.model))].map((m) => h('option', { value: m })));
+          [...new Set(s.providers.map((p) => p.model))].map((m) => h('option', { value: m })));
         input.setAttribute('list', 'model-options');
         rows.push(list);
       }
@@ -119,8 +117,8 @@ export function settingsView(root) {
     }
     // Picking another provider suggests its default model.
     inputs.provider.addEventListener('change', () => {
-      const p = (s.providers || []).find((x) => x.name === inputs.provider.value);
-      const oldDefault = (s.providers || []).find((x) => x.name === s.values.provider);
+      const p = s.providers.find((x) => x.name === inputs.provider.value);
+      const oldDefault = s.providers.find((x) => x.name === s.values.provider);
       const prefilled = p && (!inputs.model.value || (oldDefault && inputs.model.value === oldDefault.model) || inputs.model.value === s.values.model);
       if (prefilled) inputs.model.value = p.model;
       loadModels(inputs.provider.value, prefilled);
@@ -147,7 +145,7 @@ export function settingsView(root) {
     for (const el of form.querySelectorAll('.field-error')) { el.hidden = true; el.textContent = ''; }
     for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
     const body = {};
-    const v = s.values || {};
+    const v = s.values;
     for (const field of FIELDS) {
       const input = inputs[field.key];
       let value;
@@ -177,7 +175,7 @@ export function settingsView(root) {
     try {
       const res = await api('/api/settings', { method: 'PUT', body });
       if (destroyed) return;
-      const restart = Array.isArray(res.restartNeeded) ? res.restartNeeded : [];
+      const restart = res.restartNeeded;
       s = res;
       app.settings = res;
       renderBanners();
@@ -204,12 +202,12 @@ export function settingsView(root) {
       const c = await api(`/api/models?provider=${encodeURIComponent(provider)}`);
       if (destroyed || inputs.provider.value !== provider) return;
       catalogue = c;
-      const options = (c.models || []).filter((m) => m.lifecycle.state !== 'shutDown').map((m) => {
+      const options = c.models.filter((m) => m.lifecycle.state !== 'shutDown').map((m) => {
         const notes = [m.default ? 'default' : '', m.lifecycle.state === 'deprecated' ? `deprecated, shuts down ${m.lifecycle.shutdown}` : '', m.listed ? '' : 'not listed'].filter(Boolean);
         return h('option', { value: m.id, label: notes.length ? `${m.id} (${notes.join(', ')})` : m.id });
       });
       $('#model-options', form)?.replaceChildren(...options);
-      const current = (c.models || []).find((m) => m.id === inputs.model.value);
+      const current = c.models.find((m) => m.id === inputs.model.value);
       if (replaceRetiring && current && current.lifecycle.state !== 'current') inputs.model.value = c.defaultModel;
       noteModel();
     } catch (e) {
@@ -224,8 +222,8 @@ export function settingsView(root) {
     if (!note) return;
     let message = text || '';
     const typed = inputs.model.value.trim();
-    const m = catalogue && (catalogue.models || []).find((x) => x.id === typed);
-    const retiring = catalogue && (catalogue.retirements || []).find((r) => r.model === typed);
+    const m = catalogue && catalogue.models.find((x) => x.id === typed);
+    const retiring = catalogue && catalogue.retirements.find((r) => r.model === typed);
     if (!message && retiring) {
       const past = new Date().toISOString().slice(0, 10) >= retiring.shutdown;
       message = `${typed} ${past ? 'was shut down' : 'shuts down'} on ${retiring.shutdown}: pick ${retiring.replacements.join(' or ')}.`;
@@ -262,7 +260,7 @@ export function settingsView(root) {
 
   function renderKeys() {
     const kc = s.keychain || { available: true };
-    const providers = s.providers || [];
+    const providers = s.providers;
     const rows = providers.map((p) => {
       const statusEl = h('span', { class: `key-status ${p.keySet ? 'is-set' : 'is-unset'}`, id: `key-status-${p.name}` }, keyStatusText(p));
       const head = h('div', { class: 'key-head' }, h('span', { class: 'key-name', id: `key-name-${p.name}` }, p.name), statusEl);
@@ -285,7 +283,7 @@ export function settingsView(root) {
           try {
             await api(`/api/keys/${encodeURIComponent(p.name)}`, { method: 'DELETE' });
             await afterKeyChange();
-            const fresh = (s.providers || []).find((x) => x.name === p.name);
+            const fresh = s.providers.find((x) => x.name === p.name);
             setNote(p.name, fresh && fresh.keySet
               ? `Removed from the keychain; a key still comes from the ${fresh.keySource || 'environment'}.`
               : 'Removed from the keychain.');

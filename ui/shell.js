@@ -27,7 +27,7 @@ export function renderServerState() {
 
 export function defaultProviderWithoutKey() {
   const s = app.settings;
-  if (!s || !s.values || !Array.isArray(s.providers)) return null;
+  if (!s) return null; // not loaded yet
   const p = s.providers.find((x) => x.name === s.values.provider);
   return p && p.needsKey && !p.keySet ? p : null;
 }
@@ -59,7 +59,7 @@ export function renderBanners() {
   }
   const missing = defaultProviderWithoutKey();
   if (missing) {
-    const envNames = (missing.envNames || []).join(' or ');
+    const envNames = missing.envNames.join(' or ');
     box.append(h('div', { class: 'banner banner-info', id: 'banner-no-key' },
       h('strong', null, `No key set for ${missing.name}: `),
       h('a', { href: '#/settings' }, 'add one in Settings'),

@@ -8,20 +8,22 @@
 import { h } from './dom.js';
 import { fmtCost, fmtDuration, statusBadge, VERDICT_LABEL } from './format.js';
 
-// `load(img, url)` sets an image's source once the session allows it.
+// `load(img, url)` sets an image's source once the session allows it. `job` is the detail's
+// `job` (its lists always there); `job.result` is the validation's AgentResult (contracts.md
+// §2), whose `data` is `{}` when the test never ran, or null while it runs.
 export function validationCards(job, load) {
-  const result = job.result || {};
+  const result = job.result === null ? {} : job.result;
   const data = result.data || {};
   const rubric = data.rubric_validation;
   const run = data.validation_result;
   const cards = [];
   cards.push(rubricCard(result, rubric));
   if (run) cards.push(runCard(run));
-  if (Array.isArray(data.report) && data.report.length) cards.push(reportCard(data.report));
-  if (job.screenshotUrls && job.screenshotUrls.length) cards.push(screenshotsCard(job.screenshotUrls, data.screenshots || [], load));
-  if (Array.isArray(job.traces) && job.traces.length) cards.push(tracesCard(job.traces));
+  if (run && data.report.length) cards.push(reportCard(data.report));
+  if (job.screenshotUrls.length) cards.push(screenshotsCard(job.screenshotUrls, data.screenshots, load));
+  if (job.traces.length) cards.push(tracesCard(job.traces));
   if (data.video_analysis) cards.push(videoCard(data.video_analysis));
-  if (job.calls && job.calls.length) cards.push(callsCard(job.calls));
+  if (job.calls.length) cards.push(callsCard(job.calls));
   return cards;
 }
 

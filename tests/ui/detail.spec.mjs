@@ -169,6 +169,11 @@ test('a refused request shows its error code, message and what to do', async ({ 
   await expect(page.locator('#error-message')).not.toBeEmpty();
   await expect(page.locator('#error-box')).toContainText('What to do');
   await expect(page.locator('.detail-meta .badge').first()).toHaveText('rejected');
+  // Nothing was read, so there is nothing to run again: the server says so and no form shows.
+  const detail = await ctx.server.json(`/api/interactions/${row.id}`);
+  expect([detail.body.kind, detail.body.runAgain]).toEqual(['analysis', null]);
+  await expect(page.locator('#facts')).toBeVisible();
+  await expect(page.locator('#run-again')).toHaveCount(0);
 });
 
 test('"Run again" with an edited prompt opens the new analysis, which finishes through events', async ({ page }) => {

@@ -16,6 +16,7 @@ pub use vaider_media::{image_fit, keyframes, media};
 // Re-exports of the crate that owns them (vaider-providers).
 pub use vaider_providers::{aws, provider, quota, sampling, tokens};
 
+pub mod again;
 pub mod analysis;
 pub mod client_setup;
 pub mod config;

@@ -5,6 +5,7 @@
 //! (`steps`, the model's judgement in `judge`, its browsing loop in `browse`) a run (`run`)
 //! performs.
 
+pub mod again;
 pub mod browse;
 pub mod check;
 pub mod context;
@@ -21,6 +22,7 @@ pub mod steps;
 pub mod store;
 pub mod tasks;
 
+pub use again::register_jobs;
 pub use error::{ErrorCode, QaError};
 pub use plan::{RunStatus, StepResult, StepStatus, TestPlan, TestRun, TestStep};
 pub use run::{run_plan, RunOptions};

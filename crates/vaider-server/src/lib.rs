@@ -71,6 +71,9 @@ pub fn router_with(doors: Doors<'_>) -> Router {
     // The capabilities' tasks, known by name for the status and the history's "run again".
     vaider_visual::register_tasks();
     vaider_qa::register_tasks();
+    // The capabilities' jobs, which the history's "run again" starts again through them.
+    vaider_qa::register_jobs();
+    vaider_validate::register_jobs();
     let auth = match token_file {
         Some(file) => auth::Auth::following(token, file),
         None => auth::Auth::fixed(token),

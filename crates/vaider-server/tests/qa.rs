@@ -211,6 +211,33 @@ async fn a_plan_that_finds_a_bug_is_a_failed_result_not_an_error_and_runs_again(
     let detail = ui_get(&server, &format!("/api/interactions/{run_id}")).await;
     assert_eq!(detail["status"], "failed", "{detail}");
     assert_eq!(detail["errorCode"], "TEST_FAILED");
+    // Typed as its capability names it: a plan's run, run again with the same inputs, its
+    // steps in the stored run and its lists always there.
+    assert_eq!(
+        (&detail["kind"], &detail["runAgain"]),
+        (&json!("test_plan_run"), &json!("same_inputs")),
+        "{detail}"
+    );
+    let job = &detail["job"];
+    assert_eq!(job["result"]["testRun"]["planId"], "greeting", "{job}");
+    assert_eq!(
+        job["result"]["testRun"]["stepResults"][1]["status"],
+        "failed"
+    );
+    assert!(
+        job["calls"].is_array() && job["traces"] == json!([]),
+        "{job}"
+    );
+    let shots = job["screenshotUrls"].as_array().unwrap();
+    assert!(
+        shots
+            .iter()
+            .all(|u| u.as_str().unwrap().starts_with(&format!(
+                "/api/interactions/{run_id}/media?which=screenshot&n="
+            ))),
+        "{job}"
+    );
+    assert!(detail.get("verdicts").is_none() && detail.get("comparison").is_none());
     let named = detail["errorMessage"].as_str().unwrap_or_default();
     assert!(named.starts_with("Step 2 \"says hello\" failed"), "{named}");
     let listed = ui_get(&server, "/api/history?status=failed").await;

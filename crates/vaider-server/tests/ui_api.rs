@@ -564,6 +564,129 @@ async fn run_again_asks_the_same_media_again_with_the_edited_prompt() {
         .contains("Only describe the error message."));
 }
 
+/// Polls the detail of `id` until it has finished (the run-again answers before it ends).
+async fn finished_detail(server: &TestServer, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, detail) = get(server, &format!("/api/interactions/{id}")).await;
+        if status == 200 && detail["status"] != "running" {
+            return detail;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{detail}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn run_again_with_an_edited_prompt_keeps_the_recorded_options_and_time_limit() {
+    let server = TestServer::start().await;
+    let client = server.mcp().await;
+    let context = "signing in with a wrong password";
+    let result = call(
+        &client,
+        "diagnose_error_screenshot",
+        json!({"image_source": server.media_path("login-error.png"), "context": context,
+               "timeout_sec": 45}),
+    )
+    .await;
+    assert_ne!(result.is_error, Some(true), "{}", text_of(&result));
+    let id = result.structured_content.unwrap()["interactionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, first) = get(&server, &format!("/api/interactions/{id}")).await;
+    assert_eq!(first["runAgain"], "edit_prompt", "{first}");
+    let (status, started) = send(
+        &server,
+        reqwest::Method::POST,
+        &format!("/api/interactions/{id}/run-again"),
+        Some(json!({"prompt": "Only name the error."})),
+    )
+    .await;
+    assert_eq!(status, 202, "{started}");
+    let again = finished_detail(&server, started["id"].as_str().unwrap()).await;
+    assert_eq!(again["status"], "ok", "{again}");
+    assert_eq!(
+        (&again["tool"], &again["door"], &again["prompt"]),
+        (
+            &json!("diagnose_error_screenshot"),
+            &json!("ui"),
+            &json!("Only name the error.")
+        )
+    );
+    // What the first call was asked with, recorded in the new call's request.json.
+    assert_eq!(again["requestJson"]["options"], json!({"context": context}));
+    assert_eq!(again["requestJson"]["timeoutSec"], json!(45.0));
+    assert_eq!(again["requestJson"]["noCache"], true);
+    assert_eq!(
+        (&again["provider"], &again["model"]),
+        (&first["provider"], &first["model"])
+    );
+    // The model was told the context again, with the edited prompt.
+    let generated = server.fake.generate_requests();
+    assert_eq!(generated.len(), 2);
+    let asked = generated[1].to_string();
+    assert!(
+        asked.contains(context) && asked.contains("Only name the error."),
+        "{asked}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_analysis_detail_is_typed_with_every_field_present() {
+    let server = TestServer::start().await;
+    let id = analyse_video(&server, server.media.path(), &["A login form is shown"]).await;
+    let (_, detail) = get(&server, &format!("/api/interactions/{id}")).await;
+    assert_eq!(detail["kind"], "analysis", "{detail}");
+    assert_eq!(detail["runAgain"], "edit_prompt");
+    assert_eq!(detail["verdicts"].as_array().map(Vec::len), Some(1));
+    assert!(detail["adaptations"].is_array(), "{detail}");
+    assert!(detail["framesAnalysed"].is_u64(), "{detail}");
+    assert!(detail["sampling"]["moments"].is_array(), "{detail}");
+    assert!(detail["expectations"].is_array());
+    assert!(detail["allExpectationsMet"].is_boolean());
+    // The model's own answer is an object with something in it, or null: never `{}`.
+    let details = &detail["details"];
+    assert!(
+        details.is_null() || details.as_object().is_some_and(|o| !o.is_empty()),
+        "{details}"
+    );
+    // A model call has no job and no comparison.
+    assert!(
+        detail.get("job").is_none() && detail.get("comparison").is_none(),
+        "{detail}"
+    );
+
+    // A refused request: the same fields, empty; nothing to run again.
+    let (status, body) = server
+        .post_analyse(json!({"videoPath": "/nowhere/missing.webm"}))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let refused = body["error"]["interactionId"].as_str().unwrap();
+    let (_, detail) = get(&server, &format!("/api/interactions/{refused}")).await;
+    assert_eq!(
+        (&detail["kind"], &detail["status"], &detail["runAgain"]),
+        (&json!("analysis"), &json!("rejected"), &Value::Null),
+        "{detail}"
+    );
+    assert_eq!(detail["verdicts"], json!([]));
+    assert_eq!(detail["adaptations"], json!([]));
+    assert_eq!(detail["framesAnalysed"], 0);
+    assert_eq!(detail["mediaUrl"], Value::Null);
+    let (status, refusal) = send(
+        &server,
+        reqwest::Method::POST,
+        &format!("/api/interactions/{refused}/run-again"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(
+        (status, &refusal["error"]["code"]),
+        (400, &json!("INVALID_REQUEST"))
+    );
+}
+
 #[tokio::test]
 async fn a_paused_server_refuses_analyses_until_resumed() {
     let server = TestServer::start().await;

@@ -299,6 +299,15 @@ async fn a_failing_assertion_fails_the_rubric_with_its_error_and_location() {
         .as_str()
         .unwrap()
         .contains("failing.spec.mjs:9:"));
+    // Typed as its capability names it: a validation, run again with the same inputs.
+    assert_eq!(
+        (&detail["kind"], &detail["runAgain"]),
+        (&json!("test_validation"), &json!("same_inputs")),
+        "{detail}"
+    );
+    assert_eq!(detail["job"]["result"]["success"], false, "{detail}");
+    assert!(detail["job"]["calls"].is_array() && detail["job"]["screenshotUrls"].is_array());
+    assert!(detail.get("verdicts").is_none() && detail.get("comparison").is_none());
     let trace = &detail["job"]["traces"][0];
     assert!(
         trace["open"]

@@ -186,6 +186,47 @@ async fn a_change_is_explained_and_matched_against_the_expected_changes() {
             "login-vs-login-error-zoom.png"
         ]
     );
+    // The history UI's detail is a `comparison`: its pictures and its typed result.
+    let detail: Value = server
+        .http()
+        .get(format!("{}/api/interactions/{id}", server.url))
+        .bearer_auth(common::TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (&detail["kind"], &detail["runAgain"]),
+        (&json!("comparison"), &json!("edit_prompt")),
+        "{detail}"
+    );
+    let view = &detail["comparison"];
+    for (field, which) in [
+        ("diffUrl", "diff"),
+        ("heatMapUrl", "heatmap"),
+        ("closeUpsUrl", "zoom"),
+    ] {
+        assert_eq!(
+            view[field],
+            format!("/api/interactions/{id}/media?which={which}")
+        );
+    }
+    assert_eq!(view["result"]["regions"], data["regions"], "{view}");
+    assert_eq!(
+        view["result"]["validation"]["expected_matched"],
+        json!([expected])
+    );
+    assert_eq!(
+        view["result"]["agentic_analysis"]["unexpected_changes"][0]["severity"],
+        "error"
+    );
+    assert!(
+        detail["verdicts"].is_array() && detail["adaptations"].is_array(),
+        "{detail}"
+    );
+    assert!(detail.get("job").is_none(), "{detail}");
     // The thumbnail came because it was asked for, small.
     let image = result
         .content

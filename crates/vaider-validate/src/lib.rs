@@ -10,6 +10,7 @@
 //! `rubric` (the criteria and their texts), `video` (the pipeline call), `service` and
 //! `results` (the two entry points every door calls).
 
+pub mod again;
 pub mod report;
 pub mod results;
 pub mod rubric;
@@ -22,6 +23,7 @@ pub mod video;
 
 use std::path::{Path, PathBuf};
 
+pub use again::register_jobs;
 pub use results::{analyse_test_results, ResultsRequest};
 pub use rubric::Limits;
 pub use service::{validate_test, validate_test_as, AgentResult, ValidateRequest};

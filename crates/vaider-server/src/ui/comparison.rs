@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 use vaider_core::history::Interaction;
+use vaider_visual::service::CompareData;
+use vaider_visual::task::VISUAL_COMPARE;
 
 const ANNOTATION_SUFFIX: &str = "-annotation.png";
 
@@ -41,7 +42,7 @@ impl Picture {
 
 /// The comparison's stem path (`…/comparisons/01-vs-02`), for a visual_compare entry only.
 fn stem(row: &Interaction) -> Option<String> {
-    if row.tool != "visual_compare" {
+    if row.tool != VISUAL_COMPARE.as_str() {
         return None;
     }
     row.media_path
@@ -63,8 +64,9 @@ pub(super) struct ComparisonView {
     diff_url: Option<String>,
     heat_map_url: Option<String>,
     close_ups_url: Option<String>,
-    /// `<stem>-diff.json`: visual_compare's `data`, as the agent got it.
-    result: Option<Value>,
+    /// `<stem>-diff.json`: visual_compare's `data`, as the agent got it; null until the
+    /// comparison finished (or when the file is gone or not one the comparison wrote).
+    result: Option<CompareData>,
 }
 
 /// Reads the comparison's files from disk (call off the async threads).
@@ -83,8 +85,7 @@ pub(super) fn view(row: &Interaction) -> Option<ComparisonView> {
     };
     let result = std::fs::read(format!("{stem}-diff.json"))
         .ok()
-        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
-        .filter(Value::is_object);
+        .and_then(|bytes| serde_json::from_slice::<CompareData>(&bytes).ok());
     Some(ComparisonView {
         diff_url: url(Picture::Diff),
         heat_map_url: url(Picture::HeatMap),

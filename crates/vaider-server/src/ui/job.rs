@@ -13,7 +13,8 @@ use vaider_core::history::{History, Interaction};
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct JobView {
-    /// The job's whole answer, as the agent got it.
+    /// The job's whole answer, as the agent got it (its capability's contract shape); null
+    /// while it runs.
     pub result: Option<Value>,
     /// The model calls it made, oldest first: id, tool, status, cost.
     pub calls: Vec<Call>,
@@ -43,14 +44,18 @@ pub(super) struct Call {
     description: Option<String>,
 }
 
-/// The job view of a row, when the row is a job (it has a stored answer of its own or calls).
-pub(super) fn view(history: &History, row: &Interaction) -> Option<JobView> {
+/// Whether a row no capability registered as a job is one all the same: it has a stored
+/// answer of its own or model calls under it.
+pub(super) fn is_job(history: &History, row: &Interaction) -> bool {
+    let result = history.job_result(&row.id).ok().flatten();
+    let has_calls = history.children(&row.id).is_ok_and(|c| !c.is_empty());
+    row.parent_id.is_none() && (has_calls || is_job_answer(result.as_ref()))
+}
+
+/// The job view of a job's row: empty lists and no result until it has them.
+pub(super) fn view(history: &History, row: &Interaction) -> JobView {
     let result = history.job_result(&row.id).ok().flatten();
     let calls = history.children(&row.id).unwrap_or_default();
-    let is_job = row.parent_id.is_none() && (!calls.is_empty() || is_job_answer(result.as_ref()));
-    if !is_job {
-        return None;
-    }
     let screenshot_urls = (0..screenshots(result.as_ref()).len())
         .map(|n| format!("/api/interactions/{}/media?which=screenshot&n={n}", row.id))
         .collect();
@@ -63,7 +68,7 @@ pub(super) fn view(history: &History, row: &Interaction) -> Option<JobView> {
             url: format!("/api/interactions/{}/media?which=trace&n={n}", row.id),
         })
         .collect();
-    Some(JobView {
+    JobView {
         traces,
         calls: calls
             .into_iter()
@@ -77,7 +82,7 @@ pub(super) fn view(history: &History, row: &Interaction) -> Option<JobView> {
             .collect(),
         result,
         screenshot_urls,
-    })
+    }
 }
 
 /// A job's answer is not an analysis result: it has `success` and `data` (an `AgentResult`),

@@ -13,6 +13,7 @@ use super::comparison::{picture_path, Picture};
 use super::find;
 use crate::api_error::ApiError;
 use crate::AppState;
+use vaider_core::history::Interaction;
 
 #[derive(Debug, Deserialize)]
 pub(super) struct MediaParams {
@@ -32,43 +33,7 @@ pub(super) async fn media(
     use tower::ServiceExt;
 
     let row = find(&state, &id).await?;
-    let (path, media_type) = match params.which.as_deref() {
-        None | Some("actual") | Some("") => (row.media_path.map(PathBuf::from), row.media_type),
-        // Kept in the history by the pipeline: no path to serve is ever read from a file in
-        // the project's folder, which anyone who can write there could change.
-        Some("expected") => (row.expected_path.map(PathBuf::from), None),
-        Some("screenshot") => {
-            let n = params
-                .n
-                .as_deref()
-                .and_then(|n| n.parse::<usize>().ok())
-                .ok_or_else(|| ApiError::bad_request("which=screenshot needs n, the screenshot's number from 0."))?;
-            let history = state.engine.history().clone();
-            let job = row.clone();
-            let path = super::blocking(move || Ok(super::job::screenshot(&history, &job, n))).await?;
-            (path, Some("image/png".to_string()))
-        }
-        Some("trace") => {
-            let n = params
-                .n
-                .as_deref()
-                .and_then(|n| n.parse::<usize>().ok())
-                .ok_or_else(|| ApiError::bad_request("which=trace needs n, the trace's number from 0."))?;
-            let history = state.engine.history().clone();
-            let job = row.clone();
-            let path = super::blocking(move || Ok(super::job::trace(&history, &job, n))).await?;
-            (path, Some("application/zip".to_string()))
-        }
-        // A comparison's other pictures: beside the recorded annotation, by the store's names.
-        Some(name) => match Picture::from_name(name) {
-            Some(picture) => (picture_path(&row, picture), Some("image/png".to_string())),
-            None => {
-                return Err(ApiError::bad_request(format!(
-                    "which={name:?} is not known: use `actual` or `expected` (for a visual comparison `diff`, `heatmap` or `zoom`; for a test validation `screenshot` or `trace` with `n`)."
-                )))
-            }
-        },
-    };
+    let (path, media_type) = recorded_file(&state, row, &params).await?;
     let Some(path) = path else {
         return Err(ApiError::not_found(
             "This interaction has no such media file (it was refused before a file was read).",
@@ -99,4 +64,50 @@ pub(super) async fn media(
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     }
     Ok(response)
+}
+
+/// The file `which` names and its type, as the history recorded it: no path to serve is ever
+/// read from a file in the project's folder, which anyone who can write there could change.
+async fn recorded_file(
+    state: &AppState,
+    row: Interaction,
+    params: &MediaParams,
+) -> Result<(Option<PathBuf>, Option<String>), ApiError> {
+    let png = || Some("image/png".to_string());
+    Ok(match params.which.as_deref() {
+        None | Some("actual") | Some("") => (row.media_path.map(PathBuf::from), row.media_type),
+        Some("expected") => (row.expected_path.map(PathBuf::from), None),
+        Some("screenshot") => {
+            let n = number(params, "screenshot")?;
+            let history = state.engine.history().clone();
+            let path = super::blocking(move || Ok(super::job::screenshot(&history, &row, n))).await?;
+            (path, png())
+        }
+        Some("trace") => {
+            let n = number(params, "trace")?;
+            let history = state.engine.history().clone();
+            let path = super::blocking(move || Ok(super::job::trace(&history, &row, n))).await?;
+            (path, Some("application/zip".to_string()))
+        }
+        // A comparison's other pictures: beside the recorded annotation, by the store's names.
+        Some(name) => match Picture::from_name(name) {
+            Some(picture) => (picture_path(&row, picture), png()),
+            None => {
+                return Err(ApiError::bad_request(format!(
+                    "which={name:?} is not known: use `actual` or `expected` (for a visual comparison `diff`, `heatmap` or `zoom`; for a test validation `screenshot` or `trace` with `n`)."
+                )))
+            }
+        },
+    })
+}
+
+/// `n`, the number from 0 of a job's screenshot or trace.
+fn number(params: &MediaParams, what: &str) -> Result<usize, ApiError> {
+    params
+        .n
+        .as_deref()
+        .and_then(|n| n.parse::<usize>().ok())
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("which={what} needs n, the {what}'s number from 0."))
+        })
 }

@@ -5,6 +5,7 @@
 mod assets;
 mod comparison;
 mod control;
+mod detail;
 mod evals;
 mod events;
 mod history;
@@ -38,7 +39,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/api/history", get(history::history_page))
         .route("/api/history/facets", get(history::facets))
-        .route("/api/interactions/{id}", get(history::detail))
+        .route("/api/interactions/{id}", get(detail::detail))
         .route("/api/interactions/{id}/media", get(media::media))
         .route(
             "/api/interactions/{id}/run-again",

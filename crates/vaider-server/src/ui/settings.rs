@@ -112,15 +112,14 @@ fn env_overrides() -> Vec<EnvOverride> {
         .collect()
 }
 
-async fn current(state: &AppState) -> Settings {
-    let config = state.engine.config();
-    let status = state.engine.status().await;
+/// Whether keys go to the OS keychain here, and if not, where Vaider reads them instead.
+async fn keychain() -> Keychain {
     let keychain = tokio::task::spawn_blocking(secrets::keychain_status)
         .await
         .unwrap_or(KeychainStatus::Unavailable(
             "the keychain check failed".into(),
         ));
-    let keychain = match keychain {
+    match keychain {
         KeychainStatus::Available => Keychain {
             available: true,
             message: "Keys are kept in the OS keychain.".into(),
@@ -132,7 +131,12 @@ async fn current(state: &AppState) -> Settings {
                 Config::dir().display()
             ),
         },
-    };
+    }
+}
+
+async fn current(state: &AppState) -> Settings {
+    let config = state.engine.config();
+    let status = state.engine.status().await;
     let providers = status
         .providers
         .iter()
@@ -173,7 +177,7 @@ async fn current(state: &AppState) -> Settings {
         },
         data_dir_in_use: state.engine.data_dir().to_path_buf(),
         env_overrides: env_overrides(),
-        keychain,
+        keychain: keychain().await,
         providers,
         paused: state.engine.is_paused(),
     }
