@@ -65,6 +65,52 @@ pub fn inspect(
     max_bytes: u64,
     expected: Option<MediaKind>,
 ) -> Result<MediaInfo, MediaError> {
+    let size = size_within(path, max_bytes)?;
+    let file = File::open(path).map_err(|e| io_error(path, e))?;
+    // All checks use the size seen above, so a file that is still growing is judged as of that
+    // moment, and one that shrinks shows up as truncated.
+    let mut src = Source::new(file, size);
+    let unreadable = |e: io::Error| MediaError::Unreadable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let prefix = read_prefix(&mut src).map_err(unreadable)?;
+    let Some((kind, mime_type, format)) = sniff(&prefix) else {
+        return Err(not_media(path, &prefix, size));
+    };
+    if let Some(expected) = expected {
+        if expected != kind {
+            return Err(MediaError::WrongKind {
+                path: path.to_path_buf(),
+                expected,
+                found: format,
+            });
+        }
+    }
+    match check_container(&mut src, format) {
+        // Running out of work budget means everything seen so far was sound; the rest of an
+        // enormous file is not walked so that a check stays cheap.
+        Ok(()) | Err(Fault::GaveUp) => {}
+        Err(Fault::Io(e)) => return Err(unreadable(e)),
+        Err(Fault::Bad(detail)) => {
+            return Err(MediaError::Truncated {
+                path: path.to_path_buf(),
+                format,
+                detail,
+            })
+        }
+    }
+    Ok(MediaInfo {
+        kind,
+        mime_type,
+        format,
+        size_bytes: size,
+    })
+}
+
+/// The size of `path`, once it is known to be a regular file that is neither empty nor over
+/// `max_bytes`.
+fn size_within(path: &Path, max_bytes: u64) -> Result<u64, MediaError> {
     let meta = stat(path)?;
     if !meta.is_file() {
         return Err(MediaError::NotAFile {
@@ -84,77 +130,50 @@ pub fn inspect(
             limit_bytes: max_bytes,
         });
     }
+    Ok(size)
+}
 
-    let file = File::open(path).map_err(|e| io_error(path, e))?;
-    // All checks use the size seen above, so a file that is still growing is judged as of that
-    // moment, and one that shrinks shows up as truncated.
-    let mut src = Source::new(file, size);
-    let unreadable = |e: io::Error| MediaError::Unreadable {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    };
-    let mut prefix = src.read_at(0, SNIFF_BYTES).map_err(unreadable)?.to_vec();
+/// The first bytes of the file, enough to identify it.
+fn read_prefix(src: &mut Source) -> io::Result<Vec<u8>> {
+    let mut prefix = src.read_at(0, SNIFF_BYTES)?.to_vec();
     // The EBML header holding the DocType is normally ~40 bytes, but a muxer may pad it; read all of
     // it (bounded) so that sniffing sees the DocType.
     if let Some(n) = ebml_header_end(&prefix) {
         if n > prefix.len() as u64 && n <= MAX_EBML_HEADER {
-            prefix = src.read_at(0, n as usize).map_err(unreadable)?.to_vec();
+            prefix = src.read_at(0, n as usize)?.to_vec();
         }
     }
+    Ok(prefix)
+}
 
-    let Some((kind, mime_type, format)) = sniff(&prefix) else {
-        let whole_file = prefix.len() as u64 >= size;
-        return Err(match partial_magic(&prefix) {
-            Some(format) if whole_file => MediaError::Truncated {
-                path: path.to_path_buf(),
-                format,
-                detail: "the file ends inside its header".to_string(),
-            },
-            _ => MediaError::NotMedia {
-                path: path.to_path_buf(),
-                looks_like: looks_like(&prefix),
-            },
-        });
-    };
-    if let Some(expected) = expected {
-        if expected != kind {
-            return Err(MediaError::WrongKind {
-                path: path.to_path_buf(),
-                expected,
-                found: format,
-            });
-        }
+/// The refusal of a file no format was recognised in: a supported format cut inside its
+/// header, or not media at all (with a guess at what it is, never its content).
+fn not_media(path: &Path, prefix: &[u8], size: u64) -> MediaError {
+    let whole_file = prefix.len() as u64 >= size;
+    match partial_magic(prefix) {
+        Some(format) if whole_file => MediaError::Truncated {
+            path: path.to_path_buf(),
+            format,
+            detail: "the file ends inside its header".to_string(),
+        },
+        _ => MediaError::NotMedia {
+            path: path.to_path_buf(),
+            looks_like: looks_like(prefix),
+        },
     }
+}
 
-    let checked = match format {
-        "WebM" | "Matroska" => check_matroska(&mut src),
-        "MP4" | "QuickTime MOV" => check_iso_bmff(&mut src),
-        "AVI" => check_riff(&mut src, true),
-        "WebP" => check_riff(&mut src, false),
-        "PNG" => check_png(&mut src),
-        "JPEG" => check_jpeg(&mut src),
-        _ => check_gif(&mut src),
-    };
-    match checked {
-        // Running out of work budget means everything seen so far was sound; the rest of an
-        // enormous file is not walked so that a check stays cheap.
-        Ok(()) | Err(Fault::GaveUp) => {}
-        Err(Fault::Io(e)) => return Err(unreadable(e)),
-        Err(Fault::Bad(detail)) => {
-            return Err(MediaError::Truncated {
-                path: path.to_path_buf(),
-                format,
-                detail,
-            })
-        }
+/// Walks the container `format` names, just far enough to refuse a truncated file.
+fn check_container(src: &mut Source, format: &str) -> Result<(), Fault> {
+    match format {
+        "WebM" | "Matroska" => check_matroska(src),
+        "MP4" | "QuickTime MOV" => check_iso_bmff(src),
+        "AVI" => check_riff(src, true),
+        "WebP" => check_riff(src, false),
+        "PNG" => check_png(src),
+        "JPEG" => check_jpeg(src),
+        _ => check_gif(src),
     }
-
-    Ok(MediaInfo {
-        kind,
-        mime_type,
-        format,
-        size_bytes: size,
-    })
 }
 
 /// Sniff a byte prefix only (for in-memory data such as `data:` URLs later); None when not a
