@@ -278,7 +278,7 @@ async fn save_body(
     path: &Path,
     limit: u64,
     deadline: Instant,
-    failed: &dyn Fn(String) -> VaiderError,
+    failed: &(dyn Fn(String) -> VaiderError + Sync),
 ) -> Result<()> {
     let mut file = tokio::fs::File::create(path)
         .await
