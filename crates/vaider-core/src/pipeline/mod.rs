@@ -257,14 +257,8 @@ impl Vaider {
             .await?;
         let user_prompt = call.prompts.user(prepared.note.as_deref());
         let meter = self.take_turn(call, checked, progress).await;
-        let provider = crate::provider::build(
-            &checked.provider,
-            self.http.clone(),
-            checked.key.clone(),
-            call.config.max_attempts,
-            &call.config.gemini,
-        );
-        let answer = provider
+        let answer = self
+            .provider_for(call, checked)
             .describe(ProviderJob {
                 parts: &prepared.parts,
                 model: &call.model,
@@ -296,6 +290,21 @@ impl Vaider {
             prepared,
             user_prompt,
         })
+    }
+
+    /// The provider's adapter, with the call's key and retry settings.
+    fn provider_for(
+        &self,
+        call: &Call,
+        checked: &Checked,
+    ) -> Box<dyn crate::provider::VisionProvider> {
+        crate::provider::build(
+            &checked.provider,
+            self.http.clone(),
+            checked.key.clone(),
+            call.config.max_attempts,
+            &call.config.gemini,
+        )
     }
 
     /// One of the `max_concurrent` upstream slots, waited for (and reported as queued) when
