@@ -419,23 +419,9 @@ fn answer(
     let req = body
         .as_object()
         .ok_or_else(|| OpenAiError::wrong_type("body", "an object", body))?;
-    let model = match req.get("model") {
-        Some(Value::String(m)) if !m.is_empty() => m.clone(),
-        _ => return Err(OpenAiError::invalid("you must provide a model parameter")),
-    };
+    let model = model_of(req)?;
     let reasoning = is_reasoning_model(&model);
-    let messages =
-        match req.get("messages") {
-            None | Some(Value::Null) => return Err(OpenAiError::missing("messages")),
-            Some(Value::Array(m)) if m.is_empty() => return Err(OpenAiError::invalid(
-                "Invalid 'messages': empty array. Expected an array with minimum length 1, but \
-                 got an empty array instead.",
-            )
-            .param("messages")
-            .code("empty_array")),
-            Some(Value::Array(m)) => m,
-            Some(other) => return Err(OpenAiError::wrong_type("messages", "an array", other)),
-        };
+    let messages = messages_of(req)?;
     let mut walk = Walk {
         // Gemini's OpenAI-compatible layer bills images by Gemini's rules for the model.
         gemini_family: options
@@ -447,6 +433,86 @@ fn answer(
         walk.message(options, m, i)?;
     }
 
+    check_temperature(req, reasoning)?;
+    if reasoning && req.get("max_tokens").is_some_and(|v| !v.is_null()) {
+        return Err(OpenAiError::invalid(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use \
+             'max_completion_tokens' instead.",
+        )
+        .param("max_tokens")
+        .code("unsupported_parameter"));
+    }
+    let max_completion = token_limit(req, "max_completion_tokens")?;
+    let max_tokens = token_limit(req, "max_tokens")?;
+    let limit = max_completion.or(max_tokens);
+    let format = response_format(options, req, &walk.all_text)?;
+
+    let proof = Proof::new(&walk.seen);
+    let text = reply.unwrap_or_else(|| match &format {
+        Format::Text => proof.text(),
+        Format::JsonObject => proof.json_object().to_string(),
+        Format::Schema(s) => proof.for_schema(s).to_string(),
+    });
+    // Reasoning models think first, and the thinking shares the output budget.
+    let thinks = reasoning
+        && !matches!(
+            req.get("reasoning_effort").and_then(Value::as_str),
+            Some("minimal" | "none")
+        );
+    let reasoning_tokens = if thinks { 128 + 64 * walk.images } else { 0 };
+    let (content, cut, completion) = limited(text, limit, reasoning_tokens);
+    // Each message costs 3 tokens of framing, and the answer is primed with 3 more.
+    let prompt = walk.tokens + 3 * messages.len() as u64 + 3;
+    Ok(json!({
+        "id": "",
+        "object": "chat.completion",
+        "created": server::unix_now(),
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content, "refusal": null, "annotations": []},
+            "logprobs": null,
+            "finish_reason": if cut { "length" } else { "stop" },
+        }],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens.min(completion)},
+        },
+        "service_tier": "default",
+        "system_fingerprint": "fp_fakevision",
+    }))
+}
+
+/// `model`: required, a non-empty string.
+fn model_of(req: &Map<String, Value>) -> Result<String, OpenAiError> {
+    match req.get("model") {
+        Some(Value::String(m)) if !m.is_empty() => Ok(m.clone()),
+        _ => Err(OpenAiError::invalid("you must provide a model parameter")),
+    }
+}
+
+/// `messages`: required, a non-empty array.
+fn messages_of(req: &Map<String, Value>) -> Result<&Vec<Value>, OpenAiError> {
+    Ok(match req.get("messages") {
+        None | Some(Value::Null) => return Err(OpenAiError::missing("messages")),
+        Some(Value::Array(m)) if m.is_empty() => {
+            return Err(OpenAiError::invalid(
+                "Invalid 'messages': empty array. Expected an array with minimum length 1, but \
+                 got an empty array instead.",
+            )
+            .param("messages")
+            .code("empty_array"))
+        }
+        Some(Value::Array(m)) => m,
+        Some(other) => return Err(OpenAiError::wrong_type("messages", "an array", other)),
+    })
+}
+
+/// `temperature`, when given: a number in [0, 2], and only the default 1 on a reasoning model.
+fn check_temperature(req: &Map<String, Value>, reasoning: bool) -> Result<(), OpenAiError> {
     if let Some(t) = req.get("temperature").filter(|v| !v.is_null()) {
         let Some(t) = t.as_f64() else {
             return Err(OpenAiError::wrong_type("temperature", "a number", t));
@@ -476,32 +542,12 @@ fn answer(
             .code("decimal_below_min_value"));
         }
     }
-    if reasoning && req.get("max_tokens").is_some_and(|v| !v.is_null()) {
-        return Err(OpenAiError::invalid(
-            "Unsupported parameter: 'max_tokens' is not supported with this model. Use \
-             'max_completion_tokens' instead.",
-        )
-        .param("max_tokens")
-        .code("unsupported_parameter"));
-    }
-    let max_completion = token_limit(req, "max_completion_tokens")?;
-    let max_tokens = token_limit(req, "max_tokens")?;
-    let limit = max_completion.or(max_tokens);
-    let format = response_format(options, req, &walk.all_text)?;
+    Ok(())
+}
 
-    let proof = Proof::new(&walk.seen);
-    let text = reply.unwrap_or_else(|| match &format {
-        Format::Text => proof.text(),
-        Format::JsonObject => proof.json_object().to_string(),
-        Format::Schema(s) => proof.for_schema(s).to_string(),
-    });
-    // Reasoning models think first, and the thinking shares the output budget.
-    let thinks = reasoning
-        && !matches!(
-            req.get("reasoning_effort").and_then(Value::as_str),
-            Some("minimal" | "none")
-        );
-    let reasoning_tokens = if thinks { 128 + 64 * walk.images } else { 0 };
+/// The answer within the output budget, which a reasoning model's thinking shares: its
+/// content, whether it was cut, and the completion tokens billed.
+fn limited(text: String, limit: Option<u64>, reasoning_tokens: u64) -> (String, bool, u64) {
     let (content, cut) = match limit {
         Some(max) if max <= reasoning_tokens => (String::new(), true),
         Some(max) => limit_answer(text, Some(max - reasoning_tokens)),
@@ -516,29 +562,7 @@ fn answer(
         Some(max) => completion.min(max),
         None => completion,
     };
-    // Each message costs 3 tokens of framing, and the answer is primed with 3 more.
-    let prompt = walk.tokens + 3 * messages.len() as u64 + 3;
-    Ok(json!({
-        "id": "",
-        "object": "chat.completion",
-        "created": server::unix_now(),
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content, "refusal": null, "annotations": []},
-            "logprobs": null,
-            "finish_reason": if cut { "length" } else { "stop" },
-        }],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens.min(completion)},
-        },
-        "service_tier": "default",
-        "system_fingerprint": "fp_fakevision",
-    }))
+    (content, cut, completion)
 }
 
 fn token_limit(req: &Map<String, Value>, name: &str) -> Result<Option<u64>, OpenAiError> {
