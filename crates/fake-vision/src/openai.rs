@@ -486,6 +486,67 @@ fn answer(
     }))
 }
 
+/// An image part's `detail`: "auto" (the default), "low" or "high".
+fn image_detail<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, OpenAiError> {
+    Ok(match obj.get("image_url").and_then(|u| u.get("detail")) {
+        None | Some(Value::Null) => "auto",
+        Some(Value::String(d)) if matches!(d.as_str(), "auto" | "low" | "high") => d.as_str(),
+        Some(Value::String(d)) => {
+            return Err(OpenAiError::invalid_value(
+                &format!("{at}.image_url.detail"),
+                d,
+                &["auto", "low", "high"],
+            ))
+        }
+        Some(other) => {
+            return Err(OpenAiError::wrong_type(
+                &format!("{at}.image_url.detail"),
+                "a string",
+                other,
+            ))
+        }
+    })
+}
+
+fn invalid_image() -> OpenAiError {
+    OpenAiError::invalid("You uploaded an unsupported image. Please make sure your image is valid.")
+        .code("invalid_image")
+}
+
+/// The image's bytes and its data URL's type are both a format the server takes, and the same.
+fn check_image_format(
+    options: &OpenAiOptions,
+    sniffed: &str,
+    declared: &str,
+) -> Result<(), OpenAiError> {
+    let allowed: Vec<String> = options
+        .image_formats
+        .iter()
+        .map(|m| format!("'{}'", m.trim_start_matches("image/")))
+        .collect();
+    let format_error = |what: String| {
+        OpenAiError::invalid(format!(
+            "Invalid image format: {what}. You uploaded an unsupported image. Please make sure \
+             your image has of one the following formats: [{}]; supported formats are {}.",
+            allowed.join(", "),
+            options.image_formats.join(", ")
+        ))
+        .code("invalid_image_format")
+    };
+    if !options.image_formats.contains(&sniffed) {
+        return Err(format_error(format!("the bytes are {sniffed}")));
+    }
+    if !options.image_formats.contains(&declared) {
+        return Err(format_error(format!("the data URL says {declared}")));
+    }
+    if declared != sniffed {
+        return Err(format_error(format!(
+            "the data URL says {declared} but the bytes are {sniffed}"
+        )));
+    }
+    Ok(())
+}
+
 /// `model`: required, a non-empty string.
 fn model_of(req: &Map<String, Value>) -> Result<String, OpenAiError> {
     match req.get("model") {
@@ -944,24 +1005,7 @@ impl Walk {
         at: &str,
     ) -> Result<Seen, OpenAiError> {
         let url = Self::url(obj, "image_url", at)?;
-        let detail = match obj.get("image_url").and_then(|u| u.get("detail")) {
-            None | Some(Value::Null) => "auto",
-            Some(Value::String(d)) if matches!(d.as_str(), "auto" | "low" | "high") => d.as_str(),
-            Some(Value::String(d)) => {
-                return Err(OpenAiError::invalid_value(
-                    &format!("{at}.image_url.detail"),
-                    d,
-                    &["auto", "low", "high"],
-                ))
-            }
-            Some(other) => {
-                return Err(OpenAiError::wrong_type(
-                    &format!("{at}.image_url.detail"),
-                    "a string",
-                    other,
-                ))
-            }
-        };
+        let detail = image_detail(obj, at)?;
         let url_param = format!("{at}.image_url.url");
         self.images += 1;
         let Some(data) = media::parse_data_url(url) else {
@@ -988,40 +1032,9 @@ impl Walk {
             .param(url_param)
             .code("invalid_value"));
         }
-        let invalid_image = || {
-            OpenAiError::invalid(
-                "You uploaded an unsupported image. Please make sure your image is valid.",
-            )
-            .code("invalid_image")
-        };
         let bytes = media::decode_base64(data.payload).ok_or_else(invalid_image)?;
-        let allowed: Vec<String> = options
-            .image_formats
-            .iter()
-            .map(|m| format!("'{}'", m.trim_start_matches("image/")))
-            .collect();
-        let format_error = |what: String| {
-            OpenAiError::invalid(format!(
-                "Invalid image format: {what}. You uploaded an unsupported image. Please make sure \
-                 your image has of one the following formats: [{}]; supported formats are {}.",
-                allowed.join(", "),
-                options.image_formats.join(", ")
-            ))
-            .code("invalid_image_format")
-        };
         let sniffed = media::sniff_image(&bytes).ok_or_else(invalid_image)?;
-        let declared = media::canonical_mime(&data.mime);
-        if !options.image_formats.contains(&sniffed) {
-            return Err(format_error(format!("the bytes are {sniffed}")));
-        }
-        if !options.image_formats.iter().any(|m| *m == declared) {
-            return Err(format_error(format!("the data URL says {declared}")));
-        }
-        if declared != sniffed {
-            return Err(format_error(format!(
-                "the data URL says {declared} but the bytes are {sniffed}"
-            )));
-        }
+        check_image_format(options, sniffed, &media::canonical_mime(&data.mime))?;
         let n = bytes.len() as u64;
         if options.max_image_bytes > 0 && n > options.max_image_bytes {
             return Err(OpenAiError::invalid(format!(
