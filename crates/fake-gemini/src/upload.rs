@@ -60,10 +60,10 @@ fn start_inner(
     body: &[u8],
 ) -> Result<Response, ApiError> {
     let declared = declared_size(headers)?;
-    let metadata = start_metadata(body)?;
+    let mut metadata = start_metadata(body)?;
     let mime_type = header_str(headers, "x-goog-upload-header-content-type")
         .map(str::to_string)
-        .or(metadata.mime_type)
+        .or(metadata.mime_type.take())
         .filter(|m| !m.trim().is_empty())
         .ok_or_else(|| {
             ApiError::invalid(
@@ -71,6 +71,31 @@ fn start_inner(
             )
         })?;
 
+    let upload_id = open_session(shared, declared, mime_type, metadata)?;
+    let url = format!(
+        "{}/upload/{version}/files?upload_id={upload_id}&upload_protocol=resumable",
+        shared.base_url
+    );
+    Ok(upload_status_response(
+        StatusCode::OK,
+        "active",
+        None,
+        &[
+            ("x-goog-upload-url", url.clone()),
+            ("x-goog-upload-control-url", url),
+            ("x-goog-upload-chunk-granularity", GRANULARITY.to_string()),
+        ],
+    ))
+}
+
+/// Opens an upload session for a file that fits in the project's storage and whose requested
+/// id is free; returns its id.
+fn open_session(
+    shared: &Shared,
+    declared: u64,
+    mime_type: String,
+    metadata: StartMetadata,
+) -> Result<String, ApiError> {
     let mut inner = shared.lock();
     if inner.stored_bytes() + declared > MAX_PROJECT_BYTES {
         return Err(ApiError::new(
@@ -103,22 +128,7 @@ fn start_inner(
             finalized: None,
         },
     );
-    drop(inner);
-
-    let url = format!(
-        "{}/upload/{version}/files?upload_id={upload_id}&upload_protocol=resumable",
-        shared.base_url
-    );
-    Ok(upload_status_response(
-        StatusCode::OK,
-        "active",
-        None,
-        &[
-            ("x-goog-upload-url", url.clone()),
-            ("x-goog-upload-control-url", url),
-            ("x-goog-upload-chunk-granularity", GRANULARITY.to_string()),
-        ],
-    ))
+    Ok(upload_id)
 }
 
 /// The start request's headers: the resumable protocol, the `start` command, and the file's
