@@ -677,61 +677,13 @@ impl Walk {
             .and_then(Value::as_object)
             .ok_or_else(|| AnthropicError::invalid(format!("{at}.source: Field required")))?;
         let kind = source.get("type").and_then(Value::as_str).unwrap_or("");
-        match kind {
-            "base64" => {}
-            "url" => {
-                let url = source.get("url").and_then(Value::as_str).ok_or_else(|| {
-                    AnthropicError::invalid(format!("{at}.source.url.url: Field required"))
-                })?;
-                if !(url.starts_with("https://") || url.starts_with("http://")) {
-                    return Err(AnthropicError::invalid(format!(
-                        "{at}.source.url.url: URL must use http or https"
-                    )));
-                }
-                self.tokens += 1600;
-                return Ok(Seen::RemoteImage(url.to_string()));
-            }
-            "file" => {
-                let id = source
-                    .get("file_id")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| {
-                        AnthropicError::invalid(format!("{at}.source.file.file_id: Field required"))
-                    })?;
-                self.tokens += 1600;
-                return Ok(Seen::RemoteImage(format!("file {id}")));
-            }
-            other => {
-                return Err(AnthropicError::invalid(format!(
-                    "{at}.source: Input tag '{other}' found using 'type' does not match any of the \
-                     expected tags: 'base64', 'file', 'url'"
-                )))
-            }
+        if kind != "base64" {
+            let remote = remote_image(source, kind, at)?;
+            self.tokens += 1600;
+            return Ok(Seen::RemoteImage(remote));
         }
         let at = format!("{at}.source.base64");
-        let declared = source
-            .get("media_type")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let Some(declared) = IMAGE_TYPES.iter().find(|t| **t == declared).copied() else {
-            return Err(AnthropicError::invalid(format!(
-                "{at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or \
-                 'image/webp'"
-            )));
-        };
-        let data = source
-            .get("data")
-            .and_then(Value::as_str)
-            .ok_or_else(|| AnthropicError::invalid(format!("{at}.data: Field required")))?;
-        if data.len() > MAX_IMAGE_BASE64 {
-            return Err(AnthropicError::invalid(format!(
-                "{at}: image exceeds 5 MB maximum: {} bytes > {MAX_IMAGE_BASE64} bytes",
-                data.len()
-            )));
-        }
-        let bytes = media::decode_base64(data).ok_or_else(|| {
-            AnthropicError::invalid(format!("{at}.data: The image data is not valid base64"))
-        })?;
+        let (declared, bytes) = base64_image(source, &at)?;
         let cannot = || AnthropicError::invalid(format!("{at}.data: Could not process image"));
         let sniffed = media::sniff_image(&bytes).ok_or_else(cannot)?;
         if sniffed != declared {
@@ -758,6 +710,72 @@ impl Walk {
         self.tokens += image_tokens(w, h);
         Ok(Seen::Image(facts))
     }
+}
+
+/// What a url or file image source names (the fake never fetches it).
+fn remote_image(
+    source: &Map<String, Value>,
+    kind: &str,
+    at: &str,
+) -> Result<String, AnthropicError> {
+    match kind {
+        "url" => {
+            let url = source.get("url").and_then(Value::as_str).ok_or_else(|| {
+                AnthropicError::invalid(format!("{at}.source.url.url: Field required"))
+            })?;
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(AnthropicError::invalid(format!(
+                    "{at}.source.url.url: URL must use http or https"
+                )));
+            }
+            Ok(url.to_string())
+        }
+        "file" => {
+            let id = source
+                .get("file_id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    AnthropicError::invalid(format!("{at}.source.file.file_id: Field required"))
+                })?;
+            Ok(format!("file {id}"))
+        }
+        other => Err(AnthropicError::invalid(format!(
+            "{at}.source: Input tag '{other}' found using 'type' does not match any of the \
+             expected tags: 'base64', 'file', 'url'"
+        ))),
+    }
+}
+
+/// A base64 source's declared type (one Anthropic takes) and its decoded bytes, within the
+/// size limit.
+fn base64_image(
+    source: &Map<String, Value>,
+    at: &str,
+) -> Result<(&'static str, Vec<u8>), AnthropicError> {
+    let declared = source
+        .get("media_type")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let Some(declared) = IMAGE_TYPES.iter().find(|t| **t == declared).copied() else {
+        return Err(AnthropicError::invalid(format!(
+            "{at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or \
+                 'image/webp'"
+        )));
+    };
+    let data = source
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| AnthropicError::invalid(format!("{at}.data: Field required")))?;
+    if data.len() > MAX_IMAGE_BASE64 {
+        return Err(AnthropicError::invalid(format!(
+            "{at}: image exceeds 5 MB maximum: {} bytes > {MAX_IMAGE_BASE64} bytes",
+            data.len()
+        )));
+    }
+    let bytes = media::decode_base64(data).ok_or_else(|| {
+        AnthropicError::invalid(format!("{at}.data: The image data is not valid base64"))
+    })?;
+    Ok((declared, bytes))
 }
 
 /// Anthropic's rule: width × height / 750 after scaling the long edge down to 1568 px, at
