@@ -759,7 +759,7 @@ fn base64_image(
     let Some(declared) = IMAGE_TYPES.iter().find(|t| **t == declared).copied() else {
         return Err(AnthropicError::invalid(format!(
             "{at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or \
-                 'image/webp'"
+             'image/webp'"
         )));
     };
     let data = source
