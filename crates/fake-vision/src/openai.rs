@@ -486,6 +486,44 @@ fn answer(
     }))
 }
 
+/// A content part's `type`: required, a string.
+fn part_type<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, OpenAiError> {
+    match obj.get("type") {
+        Some(Value::String(t)) => Ok(t.as_str()),
+        None | Some(Value::Null) => Err(OpenAiError::missing(&format!("{at}.type"))),
+        Some(other) => Err(OpenAiError::wrong_type(
+            &format!("{at}.type"),
+            "a string",
+            other,
+        )),
+    }
+}
+
+/// A text part's `text`: required, a string.
+fn text_of<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a String, OpenAiError> {
+    match obj.get("text") {
+        Some(Value::String(s)) => Ok(s),
+        None | Some(Value::Null) => Err(OpenAiError::missing(&format!("{at}.text"))),
+        Some(other) => Err(OpenAiError::wrong_type(
+            &format!("{at}.text"),
+            "a string",
+            other,
+        )),
+    }
+}
+
+/// Media parts are only allowed in a user's message.
+fn from_user(role: &str, at: &str, kinds: &str, one: &str) -> Result<(), OpenAiError> {
+    if role == "user" {
+        return Ok(());
+    }
+    Err(OpenAiError::invalid(format!(
+        "{kinds} are only allowed for messages with role 'user', but this message with role \
+         '{role}' contains {one}."
+    ))
+    .param(at))
+}
+
 /// An image part's `detail`: "auto" (the default), "low" or "high".
 fn image_detail<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, OpenAiError> {
     Ok(match obj.get("image_url").and_then(|u| u.get("detail")) {
@@ -902,17 +940,7 @@ impl Walk {
         let obj = item
             .as_object()
             .ok_or_else(|| OpenAiError::wrong_type(at, "an object", item))?;
-        let kind = match obj.get("type") {
-            Some(Value::String(t)) => t.as_str(),
-            None | Some(Value::Null) => return Err(OpenAiError::missing(&format!("{at}.type"))),
-            Some(other) => {
-                return Err(OpenAiError::wrong_type(
-                    &format!("{at}.type"),
-                    "a string",
-                    other,
-                ))
-            }
-        };
+        let kind = part_type(obj, at)?;
         let mut supported = vec![
             "text",
             "image_url",
@@ -925,26 +953,13 @@ impl Walk {
             supported.insert(2, "video_url");
         }
         match kind {
-            "text" => match obj.get("text") {
-                Some(Value::String(s)) => {
-                    self.text(s);
-                    Ok(Some(Seen::Text(s.clone())))
-                }
-                None | Some(Value::Null) => Err(OpenAiError::missing(&format!("{at}.text"))),
-                Some(other) => Err(OpenAiError::wrong_type(
-                    &format!("{at}.text"),
-                    "a string",
-                    other,
-                )),
-            },
+            "text" => {
+                let s = text_of(obj, at)?;
+                self.text(s);
+                Ok(Some(Seen::Text(s.clone())))
+            }
             "image_url" => {
-                if role != "user" {
-                    return Err(OpenAiError::invalid(format!(
-                        "Image URLs are only allowed for messages with role 'user', but this \
-                         message with role '{role}' contains an image URL."
-                    ))
-                    .param(at));
-                }
+                from_user(role, at, "Image URLs", "an image URL")?;
                 self.image(options, obj, at).map(Some)
             }
             "video_url" if !options.accept_video => Err(OpenAiError::invalid(format!(
@@ -955,13 +970,7 @@ impl Walk {
             .param(format!("{at}.type"))
             .code("invalid_value")),
             "video_url" => {
-                if role != "user" {
-                    return Err(OpenAiError::invalid(format!(
-                        "Video URLs are only allowed for messages with role 'user', but this \
-                         message with role '{role}' contains a video URL."
-                    ))
-                    .param(at));
-                }
+                from_user(role, at, "Video URLs", "a video URL")?;
                 self.video(options, obj, at).map(Some)
             }
             // Accepted by the real API; nothing of them reaches the proof.
