@@ -709,43 +709,7 @@ fn response_format(
             }
             Ok(Format::JsonObject)
         }
-        Some("json_schema") => {
-            let js = match rf.get("json_schema") {
-                Some(Value::Object(o)) => o,
-                None | Some(Value::Null) => {
-                    return Err(OpenAiError::missing("response_format.json_schema"))
-                }
-                Some(other) => {
-                    return Err(OpenAiError::wrong_type(
-                        "response_format.json_schema",
-                        "an object",
-                        other,
-                    ))
-                }
-            };
-            let name = match js.get("name") {
-                Some(Value::String(n)) => n.as_str(),
-                _ => return Err(OpenAiError::missing("response_format.json_schema.name")),
-            };
-            let name_ok = !name.is_empty()
-                && name.len() <= 64
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !name_ok {
-                return Err(OpenAiError::invalid(
-                    "Invalid 'response_format.json_schema.name': string does not match pattern. \
-                     Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
-                )
-                .param("response_format.json_schema.name")
-                .code("invalid_value"));
-            }
-            let schema = js.get("schema").cloned().unwrap_or_else(|| json!({}));
-            if js.get("strict") == Some(&Value::Bool(true)) && options.strict_schemas {
-                check_strict(&schema, name)?;
-            }
-            Ok(Format::Schema(schema))
-        }
+        Some("json_schema") => json_schema_format(options, rf),
         Some(other) => Err(OpenAiError::invalid_value(
             "response_format.type",
             other,
@@ -775,57 +739,117 @@ fn check_strict(schema: &Value, name: &str) -> Result<(), OpenAiError> {
         let Some(obj) = node.as_object() else {
             continue;
         };
-        let ctx = python_tuple(&context);
-        let is_object = obj.get("type").and_then(Value::as_str) == Some("object")
-            || obj.contains_key("properties");
-        if is_object {
-            if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
-                return fail(format!(
-                    "In context={ctx}, 'additionalProperties' is required to be supplied and to \
-                     be false."
+        if let Some(problem) = open_object_problem(obj, &python_tuple(&context)) {
+            return fail(problem);
+        }
+        push_children(&mut stack, obj, &context);
+    }
+    Ok(())
+}
+
+/// A `json_schema` response format: a valid name, and a schema that follows the strict rules
+/// when it asks for them (and the server checks them).
+fn json_schema_format(
+    options: &OpenAiOptions,
+    rf: &Map<String, Value>,
+) -> Result<Format, OpenAiError> {
+    let js = match rf.get("json_schema") {
+        Some(Value::Object(o)) => o,
+        None | Some(Value::Null) => {
+            return Err(OpenAiError::missing("response_format.json_schema"))
+        }
+        Some(other) => {
+            return Err(OpenAiError::wrong_type(
+                "response_format.json_schema",
+                "an object",
+                other,
+            ))
+        }
+    };
+    let name = match js.get("name") {
+        Some(Value::String(n)) => n.as_str(),
+        _ => return Err(OpenAiError::missing("response_format.json_schema.name")),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !name_ok {
+        return Err(OpenAiError::invalid(
+            "Invalid 'response_format.json_schema.name': string does not match pattern. \
+             Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        )
+        .param("response_format.json_schema.name")
+        .code("invalid_value"));
+    }
+    let schema = js.get("schema").cloned().unwrap_or_else(|| json!({}));
+    if js.get("strict") == Some(&Value::Bool(true)) && options.strict_schemas {
+        check_strict(&schema, name)?;
+    }
+    Ok(Format::Schema(schema))
+}
+
+/// What breaks the strict rules in an object schema, if anything: it must be closed
+/// (`additionalProperties: false`) and require all its properties.
+fn open_object_problem(obj: &Map<String, Value>, ctx: &str) -> Option<String> {
+    let is_object =
+        obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties");
+    if is_object {
+        if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
+            return Some(format!(
+                "In context={ctx}, 'additionalProperties' is required to be supplied and to \
+                 be false."
+            ));
+        }
+        let required: Vec<&str> = obj
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+            if let Some(missing) = props.keys().find(|k| !required.contains(&k.as_str())) {
+                return Some(format!(
+                    "In context={ctx}, 'required' is required to be supplied and to be an \
+                     array including every key in properties. Missing '{missing}'."
                 ));
-            }
-            let required: Vec<&str> = obj
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if let Some(props) = obj.get("properties").and_then(Value::as_object) {
-                if let Some(missing) = props.keys().find(|k| !required.contains(&k.as_str())) {
-                    return fail(format!(
-                        "In context={ctx}, 'required' is required to be supplied and to be an \
-                         array including every key in properties. Missing '{missing}'."
-                    ));
-                }
-            }
-        }
-        let child = |key: &str, sub: Option<&str>| {
-            let mut c = context.clone();
-            c.push(key.to_string());
-            if let Some(s) = sub {
-                c.push(s.to_string());
-            }
-            c
-        };
-        for key in ["properties", "$defs", "definitions"] {
-            if let Some(map) = obj.get(key).and_then(Value::as_object) {
-                for (k, v) in map {
-                    stack.push((v, child(key, Some(k))));
-                }
-            }
-        }
-        if let Some(items) = obj.get("items") {
-            stack.push((items, child("items", None)));
-        }
-        for key in ["anyOf", "oneOf", "allOf"] {
-            if let Some(list) = obj.get(key).and_then(Value::as_array) {
-                for (i, v) in list.iter().enumerate() {
-                    stack.push((v, child(key, Some(&i.to_string()))));
-                }
             }
         }
     }
-    Ok(())
+    None
+}
+
+/// The schemas inside this one, each with its path, to be checked in turn.
+fn push_children<'a>(
+    stack: &mut Vec<(&'a Value, Vec<String>)>,
+    obj: &'a Map<String, Value>,
+    context: &[String],
+) {
+    let child = |key: &str, sub: Option<&str>| {
+        let mut c = context.to_vec();
+        c.push(key.to_string());
+        if let Some(s) = sub {
+            c.push(s.to_string());
+        }
+        c
+    };
+    for key in ["properties", "$defs", "definitions"] {
+        if let Some(map) = obj.get(key).and_then(Value::as_object) {
+            for (k, v) in map {
+                stack.push((v, child(key, Some(k))));
+            }
+        }
+    }
+    if let Some(items) = obj.get("items") {
+        stack.push((items, child("items", None)));
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(list) = obj.get(key).and_then(Value::as_array) {
+            for (i, v) in list.iter().enumerate() {
+                stack.push((v, child(key, Some(&i.to_string()))));
+            }
+        }
+    }
 }
 
 /// A path printed like a Python tuple: `()`, `('properties',)`, `('properties', 'a')`.
