@@ -434,17 +434,7 @@ fn answer(
     }
 
     check_temperature(req, reasoning)?;
-    if reasoning && req.get("max_tokens").is_some_and(|v| !v.is_null()) {
-        return Err(OpenAiError::invalid(
-            "Unsupported parameter: 'max_tokens' is not supported with this model. Use \
-             'max_completion_tokens' instead.",
-        )
-        .param("max_tokens")
-        .code("unsupported_parameter"));
-    }
-    let max_completion = token_limit(req, "max_completion_tokens")?;
-    let max_tokens = token_limit(req, "max_tokens")?;
-    let limit = max_completion.or(max_tokens);
+    let limit = output_limit(req, reasoning)?;
     let format = response_format(options, req, &walk.all_text)?;
 
     let proof = Proof::new(&walk.seen);
@@ -453,13 +443,7 @@ fn answer(
         Format::JsonObject => proof.json_object().to_string(),
         Format::Schema(s) => proof.for_schema(s).to_string(),
     });
-    // Reasoning models think first, and the thinking shares the output budget.
-    let thinks = reasoning
-        && !matches!(
-            req.get("reasoning_effort").and_then(Value::as_str),
-            Some("minimal" | "none")
-        );
-    let reasoning_tokens = if thinks { 128 + 64 * walk.images } else { 0 };
+    let reasoning_tokens = thinking_tokens(req, reasoning, walk.images);
     let (content, cut, completion) = limited(text, limit, reasoning_tokens);
     // Each message costs 3 tokens of framing, and the answer is primed with 3 more.
     let prompt = walk.tokens + 3 * messages.len() as u64 + 3;
@@ -484,6 +468,36 @@ fn answer(
         "service_tier": "default",
         "system_fingerprint": "fp_fakevision",
     }))
+}
+
+/// The output budget: `max_completion_tokens`, else `max_tokens` (which reasoning models
+/// refuse).
+fn output_limit(req: &Map<String, Value>, reasoning: bool) -> Result<Option<u64>, OpenAiError> {
+    if reasoning && req.get("max_tokens").is_some_and(|v| !v.is_null()) {
+        return Err(OpenAiError::invalid(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use \
+             'max_completion_tokens' instead.",
+        )
+        .param("max_tokens")
+        .code("unsupported_parameter"));
+    }
+    let max_completion = token_limit(req, "max_completion_tokens")?;
+    let max_tokens = token_limit(req, "max_tokens")?;
+    Ok(max_completion.or(max_tokens))
+}
+
+/// Reasoning models think first, and the thinking shares the output budget.
+fn thinking_tokens(req: &Map<String, Value>, reasoning: bool, images: u64) -> u64 {
+    let thinks = reasoning
+        && !matches!(
+            req.get("reasoning_effort").and_then(Value::as_str),
+            Some("minimal" | "none")
+        );
+    if thinks {
+        128 + 64 * images
+    } else {
+        0
+    }
 }
 
 /// A content part's `type`: required, a string.
