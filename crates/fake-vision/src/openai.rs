@@ -317,19 +317,22 @@ async fn chat_completions(
     };
     let reply = shared.lock().reply_text.clone();
     match answer(options, &body, reply) {
-        Ok(mut answer) => {
-            answer["id"] = json!(format!("chatcmpl-{}", shared.lock().new_id(29, ALNUM)));
-            if body.get("stream") == Some(&Value::Bool(true)) {
-                let usage = body
-                    .get("stream_options")
-                    .and_then(|o| o.get("include_usage"))
-                    == Some(&Value::Bool(true));
-                return stream_response(&answer, usage, request_id);
-            }
-            json_response(200, &answer, &[("x-request-id", request_id.to_string())])
-        }
+        Ok(answer) => send_answer(shared, &body, answer, request_id),
         Err(e) => e.into_response(options, request_id),
     }
+}
+
+/// The answer with its id, whole or streamed as the request asked.
+fn send_answer(shared: &Shared, body: &Value, mut answer: Value, request_id: &str) -> Response {
+    answer["id"] = json!(format!("chatcmpl-{}", shared.lock().new_id(29, ALNUM)));
+    if body.get("stream") == Some(&Value::Bool(true)) {
+        let usage = body
+            .get("stream_options")
+            .and_then(|o| o.get("include_usage"))
+            == Some(&Value::Bool(true));
+        return stream_response(&answer, usage, request_id);
+    }
+    json_response(200, &answer, &[("x-request-id", request_id.to_string())])
 }
 
 /// `stream: true`: the answer as `chat.completion.chunk` events (the role, then the content in
