@@ -569,19 +569,7 @@ impl Walk {
         let obj = m.as_object().ok_or_else(|| {
             AnthropicError::invalid(format!("messages.{i}: Input should be a valid dictionary"))
         })?;
-        let role = match obj.get("role").and_then(Value::as_str) {
-            None => {
-                return Err(AnthropicError::invalid(format!(
-                    "messages.{i}.role: Field required"
-                )))
-            }
-            Some(r @ ("user" | "assistant")) => r,
-            Some(_) => {
-                return Err(AnthropicError::invalid(format!(
-                    "messages.{i}.role: Input should be 'user' or 'assistant'"
-                )))
-            }
-        };
+        let role = role_of(obj, i)?;
         if i == 0 && role != "user" {
             return Err(AnthropicError::invalid(
                 "messages: first message must use the \"user\" role",
@@ -776,6 +764,19 @@ fn base64_image(
         AnthropicError::invalid(format!("{at}.data: The image data is not valid base64"))
     })?;
     Ok((declared, bytes))
+}
+
+/// A message's `role`: required, "user" or "assistant".
+fn role_of(obj: &Map<String, Value>, i: usize) -> Result<&str, AnthropicError> {
+    match obj.get("role").and_then(Value::as_str) {
+        None => Err(AnthropicError::invalid(format!(
+            "messages.{i}.role: Field required"
+        ))),
+        Some(r @ ("user" | "assistant")) => Ok(r),
+        Some(_) => Err(AnthropicError::invalid(format!(
+            "messages.{i}.role: Input should be 'user' or 'assistant'"
+        ))),
+    }
 }
 
 /// Anthropic's rule: width × height / 750 after scaling the long edge down to 1568 px, at
