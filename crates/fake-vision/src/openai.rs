@@ -563,6 +563,24 @@ fn image_detail<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, Op
     })
 }
 
+/// An image's data URL is base64 with an image MIME type.
+fn check_image_data_url(data: &media::DataUrl<'_>, url_param: &str) -> Result<(), OpenAiError> {
+    if !data.mime.starts_with("image/") || !data.base64 {
+        let got = if data.base64 {
+            format!("unsupported MIME type '{}'", data.mime)
+        } else {
+            "a data URL that is not base64-encoded".to_string()
+        };
+        return Err(OpenAiError::invalid(format!(
+            "Invalid '{url_param}'. Expected a base64-encoded data URL with an image MIME type \
+             (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got {got}."
+        ))
+        .param(url_param)
+        .code("invalid_value"));
+    }
+    Ok(())
+}
+
 fn invalid_image() -> OpenAiError {
     OpenAiError::invalid("You uploaded an unsupported image. Please make sure your image is valid.")
         .code("invalid_image")
@@ -1069,19 +1087,7 @@ impl Walk {
             .param(url_param)
             .code("invalid_value"));
         };
-        if !data.mime.starts_with("image/") || !data.base64 {
-            let got = if data.base64 {
-                format!("unsupported MIME type '{}'", data.mime)
-            } else {
-                "a data URL that is not base64-encoded".to_string()
-            };
-            return Err(OpenAiError::invalid(format!(
-                "Invalid '{url_param}'. Expected a base64-encoded data URL with an image MIME type \
-                 (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got {got}."
-            ))
-            .param(url_param)
-            .code("invalid_value"));
-        }
+        check_image_data_url(&data, &url_param)?;
         let bytes = media::decode_base64(data.payload).ok_or_else(invalid_image)?;
         let sniffed = media::sniff_image(&bytes).ok_or_else(invalid_image)?;
         check_image_format(options, sniffed, &media::canonical_mime(&data.mime))?;
