@@ -503,6 +503,29 @@ fn thinking_tokens(req: &Map<String, Value>, reasoning: bool, images: u64) -> u6
     }
 }
 
+/// A message's `role`: required, one of the roles OpenAI knows.
+fn role_of<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, OpenAiError> {
+    let role = match obj.get("role") {
+        Some(Value::String(r)) => r.as_str(),
+        None | Some(Value::Null) => return Err(OpenAiError::missing(&format!("{at}.role"))),
+        Some(other) => {
+            return Err(OpenAiError::wrong_type(
+                &format!("{at}.role"),
+                "a string",
+                other,
+            ))
+        }
+    };
+    if !ROLES.contains(&role) {
+        return Err(OpenAiError::invalid_value(
+            &format!("{at}.role"),
+            role,
+            &ROLES,
+        ));
+    }
+    Ok(role)
+}
+
 /// A content part's `type`: required, a string.
 fn part_type<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, OpenAiError> {
     match obj.get("type") {
@@ -926,24 +949,7 @@ impl Walk {
         let obj = m
             .as_object()
             .ok_or_else(|| OpenAiError::wrong_type(&at, "an object", m))?;
-        let role = match obj.get("role") {
-            Some(Value::String(r)) => r.as_str(),
-            None | Some(Value::Null) => return Err(OpenAiError::missing(&format!("{at}.role"))),
-            Some(other) => {
-                return Err(OpenAiError::wrong_type(
-                    &format!("{at}.role"),
-                    "a string",
-                    other,
-                ))
-            }
-        };
-        if !ROLES.contains(&role) {
-            return Err(OpenAiError::invalid_value(
-                &format!("{at}.role"),
-                role,
-                &ROLES,
-            ));
-        }
+        let role = role_of(obj, &at)?;
         let mut parts = Vec::new();
         match obj.get("content") {
             None | Some(Value::Null) if role == "assistant" => {}
