@@ -1,7 +1,7 @@
 //! The fake's answers to a validated `generateContent` request: the text (a reply set by the
 //! test, JSON built from the requested schema, or steps that prove which media bytes arrived),
 //! the usage counted as Gemini counts it, and the unary, streamed, blocked and cut-short
-//! response bodies. Checking the request is `generate.rs`'s job; this one only answers.
+//! response bodies. Checking the request is `generate/request.rs`'s job; this one only answers.
 
 use serde_json::{json, Value};
 

@@ -43,28 +43,7 @@ pub(crate) fn plan(read: &Received, schema: &Value, proof: &str) -> Value {
         false => Vec::new(),
     });
     for (index, phrase) in phrases.iter().enumerate() {
-        let id = format!("step-{}", index + 2);
-        let checked = if read.shows(phrase) {
-            step(
-                &id,
-                &format!("shows {phrase}"),
-                "selenese",
-                json!({
-                    "commands": [{"command": "assertVisible", "target": format!("text={phrase}"), "value": ""}]
-                }),
-            )
-        } else {
-            step(
-                &id,
-                &format!("judge {phrase}"),
-                "agentic_assertion",
-                json!({
-                    "instruction": "Look at the page.",
-                    "criteria": format!("the page shows \"{phrase}\"")
-                }),
-            )
-        };
-        steps.push(checked);
+        steps.push(check_step(read, &format!("step-{}", index + 2), phrase));
     }
     if invalid {
         steps.push(step(BROKEN, "broken", "selenese", json!({})));
@@ -84,6 +63,31 @@ pub(crate) fn plan(read: &Received, schema: &Value, proof: &str) -> Value {
         "steps": steps,
     });
     crate::schema::fit(schema, &answer, proof)
+}
+
+/// The step that checks a phrase: a Selenese assertion when the page shows it, else a
+/// judgement by the model.
+fn check_step(read: &Received, id: &str, phrase: &str) -> Value {
+    if read.shows(phrase) {
+        step(
+            id,
+            &format!("shows {phrase}"),
+            "selenese",
+            json!({
+                "commands": [{"command": "assertVisible", "target": format!("text={phrase}"), "value": ""}]
+            }),
+        )
+    } else {
+        step(
+            id,
+            &format!("judge {phrase}"),
+            "agentic_assertion",
+            json!({
+                "instruction": "Look at the page.",
+                "criteria": format!("the page shows \"{phrase}\"")
+            }),
+        )
+    }
 }
 
 /// A flat step: every type's fields, the unused ones empty, as the schema asks.

@@ -136,28 +136,7 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     let path = parts.uri.path().to_string();
     let raw_query = parts.uri.query().map(str::to_string);
     let query = parse_query(raw_query.as_deref().unwrap_or(""));
-    let record = {
-        let mut inner = shared.lock();
-        inner.requests.push(RecordedRequest {
-            method: parts.method.to_string(),
-            path: path.clone(),
-            query: raw_query.clone(),
-            headers: parts
-                .headers
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().to_string(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-            body_len: 0,
-            at: arrived,
-            first_byte_at: None,
-        });
-        inner.requests.len() - 1
-    };
+    let record = record_request(&shared, &parts, raw_query, arrived);
     let set_len = |n: u64| {
         if let Some(r) = shared.lock().requests.get_mut(record) {
             r.body_len = n;
@@ -175,41 +154,22 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     }
 
     // Faults come first.
-    let mut injected = None;
-    if let Some(endpoint) = route.endpoint() {
-        let fault = shared.lock().pop_fault(endpoint);
-        let error = match fault {
-            None => None,
-            Some(Fault::Delay(d)) => {
-                tokio::time::sleep(d).await;
-                None
-            }
-            Some(Fault::Status(code)) => Some(ApiError::for_status(code)),
-            Some(Fault::RateLimited {
-                retry_delay,
-                per_day,
-            }) => Some(ApiError::rate_limited(&retry_delay, per_day, route.model())),
-            Some(f @ (Fault::Blocked(_) | Fault::FinishReason(_))) => {
-                injected = Some(f);
-                None
-            }
-        };
-        if let Some(e) = error {
+    let injected = match injected_fault(&shared, &route).await {
+        Ok(injected) => injected,
+        Err(e) => {
             set_len(upload::drain(body).await);
             return e.into_response();
         }
-    }
+    };
 
     // The session URL is its own credential; everything else needs the key.
     if let Route::UploadSession { upload_id } = route {
         return upload::session_request(shared.clone(), upload_id, parts.headers, body, record)
             .await;
     }
-    if let Err(e) = check_key(&shared, &parts.headers, &query) {
-        set_len(upload::drain(body).await);
-        return e.into_response();
-    }
-    if let Err(e) = take_quota(&shared, &route, &parts.headers, &query) {
+    if let Err(e) = check_key(&shared, &parts.headers, &query)
+        .and_then(|()| take_quota(&shared, &route, &parts.headers, &query))
+    {
         set_len(upload::drain(body).await);
         return e.into_response();
     }
@@ -227,15 +187,78 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             .into_response();
         }
     };
+    answer(&shared, route, &parts, &query, &body, injected).await
+}
 
+/// Records the request as it arrived (its body's length is set once read); returns its index.
+fn record_request(
+    shared: &Shared,
+    parts: &axum::http::request::Parts,
+    raw_query: Option<String>,
+    arrived: Instant,
+) -> usize {
+    let mut inner = shared.lock();
+    inner.requests.push(RecordedRequest {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_string(),
+        query: raw_query,
+        headers: parts
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body_len: 0,
+        at: arrived,
+        first_byte_at: None,
+    });
+    inner.requests.len() - 1
+}
+
+/// The fault injected for this endpoint, if any: an error to answer at once, a delay (waited
+/// here), or a block or finish reason the answer carries (returned).
+async fn injected_fault(shared: &Shared, route: &Route) -> Result<Option<Fault>, ApiError> {
+    let Some(endpoint) = route.endpoint() else {
+        return Ok(None);
+    };
+    let fault = shared.lock().pop_fault(endpoint);
+    match fault {
+        None => Ok(None),
+        Some(Fault::Delay(d)) => {
+            tokio::time::sleep(d).await;
+            Ok(None)
+        }
+        Some(Fault::Status(code)) => Err(ApiError::for_status(code)),
+        Some(Fault::RateLimited {
+            retry_delay,
+            per_day,
+        }) => Err(ApiError::rate_limited(&retry_delay, per_day, route.model())),
+        Some(f @ (Fault::Blocked(_) | Fault::FinishReason(_))) => Ok(Some(f)),
+    }
+}
+
+/// The endpoint's answer to a request that passed the key, the quota and the size limit.
+async fn answer(
+    shared: &Shared,
+    route: Route,
+    parts: &axum::http::request::Parts,
+    query: &[(String, String)],
+    body: &[u8],
+    injected: Option<Fault>,
+) -> Response {
+    let headers = &parts.headers;
     match route {
-        Route::UploadStart { version } => upload::start(&shared, &version, &parts.headers, &body),
-        Route::GetFile { id } => files::get(&shared, &id),
-        Route::DeleteFile { id } => files::delete(&shared, &id),
+        Route::UploadStart { version } => upload::start(shared, &version, headers, body),
+        Route::GetFile { id } => files::get(shared, &id),
+        Route::DeleteFile { id } => files::delete(shared, &id),
         Route::ListFiles => files::list(
-            &shared,
-            query_get(&query, "pageSize").or(query_get(&query, "page_size")),
-            query_get(&query, "pageToken").or(query_get(&query, "page_token")),
+            shared,
+            query_get(query, "pageSize").or(query_get(query, "page_size")),
+            query_get(query, "pageToken").or(query_get(query, "page_token")),
         ),
         Route::Generate {
             version,
@@ -244,18 +267,18 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         } => {
             let mode = if !stream {
                 generate::Mode::Unary
-            } else if query_get(&query, "alt") == Some("sse") {
+            } else if query_get(query, "alt") == Some("sse") {
                 generate::Mode::Sse
             } else {
                 generate::Mode::JsonArray
             };
-            let response = generate::handle(&shared, &version, &model, mode, &body, injected).await;
+            let response = generate::handle(shared, &version, &model, mode, body, injected).await;
             // Benchmarks measure the client's overhead from this instant to its own answer.
             shared.lock().generate_answered.push(Instant::now());
             response
         }
         Route::CountTokens { version, model } => {
-            generate::count_tokens(&shared, &version, &model, &body)
+            generate::count_tokens(shared, &version, &model, body)
         }
         Route::GetModel { version, model } => match crate::models::model_json(&model) {
             Some(v) => json_ok(&v),
@@ -266,11 +289,11 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             .into_response(),
         },
         Route::ListModels => crate::models::list(
-            query_get(&query, "pageSize").or(query_get(&query, "page_size")),
-            query_get(&query, "pageToken").or(query_get(&query, "page_token")),
+            query_get(query, "pageSize").or(query_get(query, "page_size")),
+            query_get(query, "pageToken").or(query_get(query, "page_token")),
             shared.lock().models_page_cap,
         ),
-        Route::UploadSession { .. } | Route::Unknown => html_not_found(&path),
+        Route::UploadSession { .. } | Route::Unknown => html_not_found(parts.uri.path()),
     }
 }
 

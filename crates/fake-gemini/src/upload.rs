@@ -59,6 +59,81 @@ fn start_inner(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Response, ApiError> {
+    let declared = declared_size(headers)?;
+    let mut metadata = start_metadata(body)?;
+    let mime_type = header_str(headers, "x-goog-upload-header-content-type")
+        .map(str::to_string)
+        .or(metadata.mime_type.take())
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "Missing X-Goog-Upload-Header-Content-Type: the MIME type of the file is required.",
+            )
+        })?;
+
+    let upload_id = open_session(shared, declared, mime_type, metadata)?;
+    let url = format!(
+        "{}/upload/{version}/files?upload_id={upload_id}&upload_protocol=resumable",
+        shared.base_url
+    );
+    Ok(upload_status_response(
+        StatusCode::OK,
+        "active",
+        None,
+        &[
+            ("x-goog-upload-url", url.clone()),
+            ("x-goog-upload-control-url", url),
+            ("x-goog-upload-chunk-granularity", GRANULARITY.to_string()),
+        ],
+    ))
+}
+
+/// Opens an upload session for a file that fits in the project's storage and whose requested
+/// id is free; returns its id.
+fn open_session(
+    shared: &Shared,
+    declared: u64,
+    mime_type: String,
+    metadata: StartMetadata,
+) -> Result<String, ApiError> {
+    let mut inner = shared.lock();
+    if inner.stored_bytes() + declared > MAX_PROJECT_BYTES {
+        return Err(ApiError::new(
+            429,
+            "File storage quota exceeded: a project may store at most 20 GB of files. Delete \
+             files or wait for them to expire.",
+        ));
+    }
+    if let Some(id) = &metadata.requested_id {
+        if inner.live_file_mut(id).is_some() {
+            return Err(ApiError::new(
+                409,
+                format!("File files/{id} already exists."),
+            ));
+        }
+    }
+    let upload_id = inner.new_id(64);
+    inner.sessions.insert(
+        upload_id.clone(),
+        UploadSession {
+            requested_id: metadata.requested_id,
+            display_name: metadata.display_name,
+            mime_type,
+            declared_size: declared,
+            received: 0,
+            hasher: Sha256::new(),
+            head: Vec::new(),
+            chunks: 0,
+            busy: false,
+            finalized: None,
+        },
+    );
+    Ok(upload_id)
+}
+
+/// The start request's headers: the resumable protocol, the `start` command, and the file's
+/// total size (returned), within the per-file limit.
+fn declared_size(headers: &HeaderMap) -> Result<u64, ApiError> {
     let protocol = header_str(headers, "x-goog-upload-protocol").unwrap_or("");
     if !protocol.eq_ignore_ascii_case("resumable") {
         return Err(ApiError::invalid(format!(
@@ -87,113 +162,67 @@ fn start_inner(
             "File size {declared} bytes exceeds the maximum of {MAX_FILE_BYTES} bytes (2 GB) per file."
         )));
     }
+    Ok(declared)
+}
 
-    // The JSON metadata: {"file": {...}} (camelCase or snake_case), or nothing.
-    let mut display_name = None;
-    let mut body_mime = None;
-    let mut requested_id = None;
-    if !body.iter().all(u8::is_ascii_whitespace) {
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::invalid(format!("Invalid JSON payload received. {e}")))?;
-        let Value::Object(top) = &v else {
-            return Err(ApiError::invalid(
-                "Invalid JSON payload received. Expected an object.",
-            ));
-        };
-        check_fields(top, &["file"], "")?;
-        if let Some(file) = crate::router::field(top, "file") {
-            let Value::Object(file) = file else {
-                return Err(ApiError::invalid(
-                    "Invalid JSON payload received. Expected an object at 'file'.",
-                ));
-            };
-            check_fields(file, FILE_FIELDS, "file")?;
-            if let Some(d) = crate::router::field(file, "displayName") {
-                let d = d.as_str().ok_or_else(|| {
-                    ApiError::invalid("Invalid value at 'file.display_name' (TYPE_STRING)")
-                })?;
-                if d.chars().count() > MAX_DISPLAY_NAME {
-                    return Err(ApiError::invalid(format!(
-                        "* CreateFileRequest.file.display_name: display_name must be at most \
-                         {MAX_DISPLAY_NAME} characters.\n"
-                    )));
-                }
-                display_name = Some(d.to_string());
-            }
-            if let Some(m) = crate::router::field(file, "mimeType").and_then(Value::as_str) {
-                body_mime = Some(m.to_string());
-            }
-            if let Some(n) = crate::router::field(file, "name").and_then(Value::as_str) {
-                let id = n.strip_prefix("files/").unwrap_or(n);
-                if !valid_file_id(id) {
-                    return Err(ApiError::invalid(format!(
-                        "* CreateFileRequest.file.name: Invalid file name {n:?}: the id may hold at \
-                         most 40 lower-case letters, digits and dashes, and may not start or end \
-                         with a dash.\n"
-                    )));
-                }
-                requested_id = Some(id.to_string());
-            }
-        }
+/// What the start body may say of the file to be.
+#[derive(Default)]
+struct StartMetadata {
+    display_name: Option<String>,
+    mime_type: Option<String>,
+    requested_id: Option<String>,
+}
+
+/// The start body's JSON metadata: {"file": {...}} (camelCase or snake_case), or nothing.
+fn start_metadata(body: &[u8]) -> Result<StartMetadata, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(StartMetadata::default());
     }
-    let mime_type = header_str(headers, "x-goog-upload-header-content-type")
-        .map(str::to_string)
-        .or(body_mime)
-        .filter(|m| !m.trim().is_empty())
-        .ok_or_else(|| {
-            ApiError::invalid(
-                "Missing X-Goog-Upload-Header-Content-Type: the MIME type of the file is required.",
-            )
-        })?;
-
-    let mut inner = shared.lock();
-    if inner.stored_bytes() + declared > MAX_PROJECT_BYTES {
-        return Err(ApiError::new(
-            429,
-            "File storage quota exceeded: a project may store at most 20 GB of files. Delete \
-             files or wait for them to expire.",
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::invalid(format!("Invalid JSON payload received. {e}")))?;
+    let Value::Object(top) = &v else {
+        return Err(ApiError::invalid(
+            "Invalid JSON payload received. Expected an object.",
         ));
-    }
-    if let Some(id) = &requested_id {
-        if inner.live_file_mut(id).is_some() {
-            return Err(ApiError::new(
-                409,
-                format!("File files/{id} already exists."),
-            ));
+    };
+    check_fields(top, &["file"], "")?;
+    let Some(file) = crate::router::field(top, "file") else {
+        return Ok(StartMetadata::default());
+    };
+    let Value::Object(file) = file else {
+        return Err(ApiError::invalid(
+            "Invalid JSON payload received. Expected an object at 'file'.",
+        ));
+    };
+    check_fields(file, FILE_FIELDS, "file")?;
+    let mut metadata = StartMetadata::default();
+    if let Some(d) = crate::router::field(file, "displayName") {
+        let d = d.as_str().ok_or_else(|| {
+            ApiError::invalid("Invalid value at 'file.display_name' (TYPE_STRING)")
+        })?;
+        if d.chars().count() > MAX_DISPLAY_NAME {
+            return Err(ApiError::invalid(format!(
+                "* CreateFileRequest.file.display_name: display_name must be at most \
+                 {MAX_DISPLAY_NAME} characters.\n"
+            )));
         }
+        metadata.display_name = Some(d.to_string());
     }
-    let upload_id = inner.new_id(64);
-    inner.sessions.insert(
-        upload_id.clone(),
-        UploadSession {
-            requested_id,
-            display_name,
-            mime_type,
-            declared_size: declared,
-            received: 0,
-            hasher: Sha256::new(),
-            head: Vec::new(),
-            chunks: 0,
-            busy: false,
-            finalized: None,
-        },
-    );
-    drop(inner);
-
-    let url = format!(
-        "{}/upload/{version}/files?upload_id={upload_id}&upload_protocol=resumable",
-        shared.base_url
-    );
-    Ok(upload_status_response(
-        StatusCode::OK,
-        "active",
-        None,
-        &[
-            ("x-goog-upload-url", url.clone()),
-            ("x-goog-upload-control-url", url),
-            ("x-goog-upload-chunk-granularity", GRANULARITY.to_string()),
-        ],
-    ))
+    if let Some(m) = crate::router::field(file, "mimeType").and_then(Value::as_str) {
+        metadata.mime_type = Some(m.to_string());
+    }
+    if let Some(n) = crate::router::field(file, "name").and_then(Value::as_str) {
+        let id = n.strip_prefix("files/").unwrap_or(n);
+        if !valid_file_id(id) {
+            return Err(ApiError::invalid(format!(
+                "* CreateFileRequest.file.name: Invalid file name {n:?}: the id may hold at \
+                 most 40 lower-case letters, digits and dashes, and may not start or end \
+                 with a dash.\n"
+            )));
+        }
+        metadata.requested_id = Some(id.to_string());
+    }
+    Ok(metadata)
 }
 
 fn valid_file_id(id: &str) -> bool {
@@ -297,188 +326,128 @@ pub(crate) async fn session_request(
     body: Body,
     record: usize,
 ) -> Response {
-    let set_len = |shared: &Shared, n: u64| {
-        if let Some(r) = shared.lock().requests.get_mut(record) {
-            r.body_len = n;
-        }
-    };
     let raw_command = header_str(&headers, "x-goog-upload-command").unwrap_or("");
     let commands =
         parse_commands(raw_command).filter(|c| c.upload || c.finalize || c.query || c.cancel);
-
     // Everything that can be decided before reading the body.
-    let decision: ControlFlow<Response, (u64, u64)> = {
-        let mut inner = shared.lock();
-        let files_snapshot = |inner: &crate::state::Inner, id: &str| {
-            inner.files.iter().find(|f| f.id == id).cloned()
-        };
-        match inner.sessions.get(&upload_id) {
-            None => ControlFlow::Break(
-                ApiError::new(404, "The upload session was not found or has expired.")
-                    .into_response(),
-            ),
-            Some(s) => match &commands {
-                None => ControlFlow::Break(session_error(
-                    ApiError::invalid(format!(
-                        "Invalid X-Goog-Upload-Command {raw_command:?}: expected \"upload\", \
-                         \"upload, finalize\", \"finalize\", \"query\" or \"cancel\"."
-                    )),
-                    if s.finalized.is_some() {
-                        "final"
-                    } else {
-                        "active"
-                    },
-                    Some(s.received),
-                )),
-                Some(c) if c.query => match &s.finalized {
-                    Some(id) => match files_snapshot(&inner, id) {
-                        Some(f) => ControlFlow::Break(final_response(&shared, &f, s.received)),
-                        None => ControlFlow::Break(upload_status_response(
-                            StatusCode::OK,
-                            "final",
-                            Some(s.received),
-                            &[],
-                        )),
-                    },
-                    None => ControlFlow::Break(upload_status_response(
-                        StatusCode::OK,
-                        "active",
-                        Some(s.received),
-                        &[],
-                    )),
-                },
-                Some(c) if c.cancel => {
-                    let received = s.received;
-                    inner.sessions.remove(&upload_id);
-                    ControlFlow::Break(upload_status_response(
-                        StatusCode::OK,
-                        "cancelled",
-                        Some(received),
-                        &[],
-                    ))
-                }
-                Some(_) if s.finalized.is_some() => {
-                    // A retried finalize after the answer got lost: answer it again.
-                    let received = s.received;
-                    let id = s.finalized.clone().unwrap_or_default();
-                    match files_snapshot(&inner, &id) {
-                        Some(f) => ControlFlow::Break(final_response(&shared, &f, received)),
-                        None => ControlFlow::Break(upload_status_response(
-                            StatusCode::OK,
-                            "final",
-                            Some(received),
-                            &[],
-                        )),
-                    }
-                }
-                Some(c) => {
-                    let offset = header_str(&headers, "x-goog-upload-offset");
-                    let parsed = offset.map(|o| o.trim().parse::<u64>());
-                    if s.busy {
-                        ControlFlow::Break(session_error(
-                            ApiError::invalid(
-                                "Another request is still writing to this upload session.",
-                            ),
-                            "active",
-                            Some(s.received),
-                        ))
-                    } else if c.upload && offset.is_none() {
-                        ControlFlow::Break(session_error(
-                            ApiError::invalid("Missing X-Goog-Upload-Offset header."),
-                            "active",
-                            Some(s.received),
-                        ))
-                    } else if let Some(Err(_)) = parsed {
-                        ControlFlow::Break(session_error(
-                            ApiError::invalid(format!(
-                                "Invalid X-Goog-Upload-Offset {:?}.",
-                                offset.unwrap_or("")
-                            )),
-                            "active",
-                            Some(s.received),
-                        ))
-                    } else if let Some(Ok(o)) =
-                        parsed.filter(|p| p.as_ref().ok() != Some(&s.received))
-                    {
-                        ControlFlow::Break(session_error(
-                            ApiError::invalid(format!(
-                                "Invalid request. The X-Goog-Upload-Offset is {o}, but {} bytes have \
-                                 been received so far; query the session \
-                                 (X-Goog-Upload-Command: query) and resume from there.",
-                                s.received
-                            )),
-                            "active",
-                            Some(s.received),
-                        ))
-                    } else {
-                        let start = s.received;
-                        let declared = s.declared_size;
-                        if let Some(s) = inner.sessions.get_mut(&upload_id) {
-                            s.busy = true;
-                        }
-                        ControlFlow::Continue((start, declared))
-                    }
-                }
-            },
-        }
-    };
+    let decision = decide(
+        &shared,
+        &upload_id,
+        commands.as_ref(),
+        raw_command,
+        &headers,
+    );
     let (start, declared) = match decision {
         ControlFlow::Continue(v) => v,
         ControlFlow::Break(resp) => {
             let n = drain(body).await;
-            set_len(&shared, n);
+            if let Some(r) = shared.lock().requests.get_mut(record) {
+                r.body_len = n;
+            }
             return resp;
         }
     };
     let commands = commands.unwrap_or_default();
-    let head_len = shared
-        .lock()
-        .sessions
-        .get(&upload_id)
-        .map(|s| s.head.len())
-        .unwrap_or(media::HEAD_BYTES);
-
-    let mut guard = ChunkGuard {
-        shared: shared.clone(),
-        upload_id: upload_id.clone(),
-        record,
-        hasher: shared
-            .lock()
-            .sessions
-            .get(&upload_id)
-            .map(|s| s.hasher.clone())
-            .unwrap_or_default(),
-        whole: 0,
-        total: 0,
-        pending: Vec::new(),
-        head: Vec::new(),
-        head_room: media::HEAD_BYTES.saturating_sub(head_len),
-        overflow: false,
-        done: false,
-    };
-
-    let mut stream = body.into_data_stream();
-    let mut first_byte_seen = false;
-    while let Some(frame) = stream.next().await {
-        match frame {
-            Ok(bytes) => {
-                if !first_byte_seen && !bytes.is_empty() {
-                    first_byte_seen = true;
-                    let now = std::time::Instant::now();
-                    if let Some(r) = shared.lock().requests.get_mut(record) {
-                        r.first_byte_at = Some(now);
-                    }
-                }
-                guard.feed(&bytes, start, declared)
-            }
-            // The connection broke: the guard keeps what arrived in whole 256 KiB blocks.
-            Err(_) => {
-                return ApiError::invalid("The upload request body was interrupted.")
-                    .into_response()
-            }
-        }
+    let mut guard = ChunkGuard::new(&shared, &upload_id, record);
+    if let Err(refusal) = guard.stream(body, start, declared).await {
+        return refusal;
     }
     guard.complete(&commands)
+}
+
+/// The answer to a session request that needs no body (an unknown session or command, a
+/// query, a cancel, a finalize answered before), or the chunk's start and the file's declared
+/// size, with the session marked busy while the chunk streams.
+fn decide(
+    shared: &Shared,
+    upload_id: &str,
+    commands: Option<&Commands>,
+    raw_command: &str,
+    headers: &HeaderMap,
+) -> ControlFlow<Response, (u64, u64)> {
+    let mut inner = shared.lock();
+    let Some(s) = inner.sessions.get(upload_id) else {
+        return ControlFlow::Break(
+            ApiError::new(404, "The upload session was not found or has expired.").into_response(),
+        );
+    };
+    let Some(c) = commands else {
+        return ControlFlow::Break(session_error(
+            ApiError::invalid(format!(
+                "Invalid X-Goog-Upload-Command {raw_command:?}: expected \"upload\", \
+                 \"upload, finalize\", \"finalize\", \"query\" or \"cancel\"."
+            )),
+            if s.finalized.is_some() {
+                "final"
+            } else {
+                "active"
+            },
+            Some(s.received),
+        ));
+    };
+    if c.query {
+        return ControlFlow::Break(match &s.finalized {
+            Some(id) => final_again(shared, &inner, id, s.received),
+            None => upload_status_response(StatusCode::OK, "active", Some(s.received), &[]),
+        });
+    }
+    if c.cancel {
+        let received = s.received;
+        inner.sessions.remove(upload_id);
+        return ControlFlow::Break(upload_status_response(
+            StatusCode::OK,
+            "cancelled",
+            Some(received),
+            &[],
+        ));
+    }
+    if let Some(id) = &s.finalized {
+        // A retried finalize after the answer got lost: answer it again.
+        return ControlFlow::Break(final_again(shared, &inner, id, s.received));
+    }
+    if let Some(refusal) = chunk_refusal(s, c, headers) {
+        return ControlFlow::Break(refusal);
+    }
+    let (start, declared) = (s.received, s.declared_size);
+    if let Some(s) = inner.sessions.get_mut(upload_id) {
+        s.busy = true;
+    }
+    ControlFlow::Continue((start, declared))
+}
+
+/// A finished upload's answer again: its file, or a bare "final" once the file is gone.
+fn final_again(shared: &Shared, inner: &crate::state::Inner, id: &str, received: u64) -> Response {
+    match inner.files.iter().find(|f| f.id == id).cloned() {
+        Some(f) => final_response(shared, &f, received),
+        None => upload_status_response(StatusCode::OK, "final", Some(received), &[]),
+    }
+}
+
+/// Why a chunk may not be written now: another request is writing, or the offset is
+/// missing, unreadable, or not where the session stands.
+fn chunk_refusal(s: &UploadSession, c: &Commands, headers: &HeaderMap) -> Option<Response> {
+    let offset = header_str(headers, "x-goog-upload-offset");
+    let parsed = offset.map(|o| o.trim().parse::<u64>());
+    let refusal = if s.busy {
+        ApiError::invalid("Another request is still writing to this upload session.")
+    } else if c.upload && offset.is_none() {
+        ApiError::invalid("Missing X-Goog-Upload-Offset header.")
+    } else if let Some(Err(_)) = parsed {
+        ApiError::invalid(format!(
+            "Invalid X-Goog-Upload-Offset {:?}.",
+            offset.unwrap_or("")
+        ))
+    } else if let Some(Ok(o)) = parsed.filter(|p| p.as_ref().ok() != Some(&s.received)) {
+        ApiError::invalid(format!(
+            "Invalid request. The X-Goog-Upload-Offset is {o}, but {} bytes have \
+             been received so far; query the session \
+             (X-Goog-Upload-Command: query) and resume from there.",
+            s.received
+        ))
+    } else {
+        return None;
+    };
+    Some(session_error(refusal, "active", Some(s.received)))
 }
 
 /// The state of one chunk request while it streams. If the request dies half way (the future
@@ -505,6 +474,52 @@ struct ChunkGuard {
 }
 
 impl ChunkGuard {
+    /// A guard over the session's hasher and the room left in its head buffer.
+    fn new(shared: &Arc<Shared>, upload_id: &str, record: usize) -> ChunkGuard {
+        let (head_len, hasher) = shared
+            .lock()
+            .sessions
+            .get(upload_id)
+            .map(|s| (s.head.len(), s.hasher.clone()))
+            .unwrap_or((media::HEAD_BYTES, Sha256::default()));
+        ChunkGuard {
+            shared: shared.clone(),
+            upload_id: upload_id.to_string(),
+            record,
+            hasher,
+            whole: 0,
+            total: 0,
+            pending: Vec::new(),
+            head: Vec::new(),
+            head_room: media::HEAD_BYTES.saturating_sub(head_len),
+            overflow: false,
+            done: false,
+        }
+    }
+
+    /// Feeds the body as it streams in, noting when its first byte came; a broken
+    /// connection is refused (the guard keeps what arrived in whole 256 KiB blocks).
+    async fn stream(&mut self, body: Body, start: u64, declared: u64) -> Result<(), Response> {
+        let mut stream = body.into_data_stream();
+        let mut first_byte_seen = false;
+        while let Some(frame) = stream.next().await {
+            let Ok(bytes) = frame else {
+                return Err(
+                    ApiError::invalid("The upload request body was interrupted.").into_response(),
+                );
+            };
+            if !first_byte_seen && !bytes.is_empty() {
+                first_byte_seen = true;
+                let now = std::time::Instant::now();
+                if let Some(r) = self.shared.lock().requests.get_mut(self.record) {
+                    r.first_byte_at = Some(now);
+                }
+            }
+            self.feed(&bytes, start, declared)
+        }
+        Ok(())
+    }
+
     fn feed(&mut self, bytes: &[u8], start: u64, declared: u64) {
         self.total += bytes.len() as u64;
         if self.overflow || start + self.total > declared {
@@ -548,39 +563,8 @@ impl ChunkGuard {
             return ApiError::new(404, "The upload session was cancelled.").into_response();
         };
         session.busy = false;
-        let received = session.received;
-        if self.overflow {
-            return session_error(
-                ApiError::invalid(format!(
-                    "Invalid request. The upload is larger than the declared \
-                     X-Goog-Upload-Header-Content-Length of {} bytes.",
-                    session.declared_size
-                )),
-                "active",
-                Some(received),
-            );
-        }
-        if !commands.upload && self.total > 0 {
-            return session_error(
-                ApiError::invalid(
-                    "Invalid request. A request with X-Goog-Upload-Command: finalize (without \
-                     upload) must have an empty body.",
-                ),
-                "active",
-                Some(received),
-            );
-        }
-        if !commands.finalize && !self.pending.is_empty() {
-            return session_error(
-                ApiError::invalid(format!(
-                    "Invalid request. The chunk holds {} bytes, which is not a multiple of {GRANULARITY} \
-                     bytes (the upload granularity). Only the last chunk, sent with \
-                     X-Goog-Upload-Command: upload, finalize, may have another size.",
-                    self.total
-                )),
-                "active",
-                Some(received),
-            );
+        if let Some(refusal) = self.refusal(session, commands) {
+            return refusal;
         }
         // Commit.
         self.hasher.update(&self.pending);
@@ -606,64 +590,123 @@ impl ChunkGuard {
                 Some(received),
             );
         }
-        // Create the file.
-        let sha256: [u8; 32] = session.hasher.clone().finalize().into();
-        let requested = session.requested_id.clone();
-        let display_name = session.display_name.clone();
-        let mime_type = session.mime_type.clone();
-        let chunks = session.chunks;
-        let has_audio = media::modality_of(&mime_type) == Some(media::Modality::Audio)
-            || (media::is_video(&mime_type) && media::sniff_audio(&session.head));
-        let duration_secs = if media::is_timed(&mime_type) {
-            media::sniff_duration(&session.head)
-        } else {
-            None
-        };
-        if let Some(id) = &requested {
-            if inner.live_file_mut(id).is_some() {
-                inner.sessions.remove(&self.upload_id);
-                return session_error(
-                    ApiError::new(409, format!("File files/{id} already exists.")),
-                    "final",
-                    Some(received),
-                );
-            }
-        }
-        let id = match requested {
-            Some(id) => id,
-            None => inner.new_id(12),
-        };
-        let now = Utc::now();
-        let polls = inner.processing_polls;
-        let will_fail = inner.fail_processing;
-        let mut file = StoredFile {
-            id: id.clone(),
-            display_name,
-            mime_type,
-            size_bytes: received,
-            sha256,
-            state: FileState::Processing,
-            polls_left: polls,
-            will_fail,
-            deleted: false,
-            chunks,
-            create_time: now,
-            update_time: now,
-            expiration_time: now + chrono::Duration::hours(48),
-            duration_secs,
-            has_audio,
-        };
-        if polls == 0 {
-            file.finish_processing();
-        }
-        if let Some(s) = inner.sessions.get_mut(&self.upload_id) {
-            s.finalized = Some(id);
-            s.head = Vec::new();
-        }
-        let resp = final_response(&shared, &file, received);
-        inner.files.push(file);
-        resp
+        let new = NewFile::of(session);
+        create_file(&mut inner, &shared, &self.upload_id, new, received)
     }
+
+    /// Why this chunk is refused once read: more bytes than declared, a body with a bare
+    /// finalize, or a chunk that is not the last and not a whole number of blocks.
+    fn refusal(&self, session: &UploadSession, commands: &Commands) -> Option<Response> {
+        let error = if self.overflow {
+            ApiError::invalid(format!(
+                "Invalid request. The upload is larger than the declared \
+                 X-Goog-Upload-Header-Content-Length of {} bytes.",
+                session.declared_size
+            ))
+        } else if !commands.upload && self.total > 0 {
+            ApiError::invalid(
+                "Invalid request. A request with X-Goog-Upload-Command: finalize (without \
+                 upload) must have an empty body.",
+            )
+        } else if !commands.finalize && !self.pending.is_empty() {
+            ApiError::invalid(format!(
+                "Invalid request. The chunk holds {} bytes, which is not a multiple of {GRANULARITY} \
+                 bytes (the upload granularity). Only the last chunk, sent with \
+                 X-Goog-Upload-Command: upload, finalize, may have another size.",
+                self.total
+            ))
+        } else {
+            return None;
+        };
+        Some(session_error(error, "active", Some(session.received)))
+    }
+}
+
+/// What a finalized session makes a file of: its hash and metadata, and what its first
+/// bytes tell of the media (length, sound).
+struct NewFile {
+    sha256: [u8; 32],
+    requested: Option<String>,
+    display_name: Option<String>,
+    mime_type: String,
+    chunks: u32,
+    has_audio: bool,
+    duration_secs: Option<f64>,
+}
+
+impl NewFile {
+    fn of(session: &UploadSession) -> NewFile {
+        let mime_type = session.mime_type.clone();
+        NewFile {
+            sha256: session.hasher.clone().finalize().into(),
+            requested: session.requested_id.clone(),
+            display_name: session.display_name.clone(),
+            chunks: session.chunks,
+            has_audio: media::modality_of(&mime_type) == Some(media::Modality::Audio)
+                || (media::is_video(&mime_type) && media::sniff_audio(&session.head)),
+            duration_secs: if media::is_timed(&mime_type) {
+                media::sniff_duration(&session.head)
+            } else {
+                None
+            },
+            mime_type,
+        }
+    }
+}
+
+/// Creates the finalized upload's file (PROCESSING for the configured polls) and answers
+/// with it; a requested id taken meanwhile ends the session with 409.
+fn create_file(
+    inner: &mut crate::state::Inner,
+    shared: &Shared,
+    upload_id: &str,
+    new: NewFile,
+    received: u64,
+) -> Response {
+    if let Some(id) = &new.requested {
+        if inner.live_file_mut(id).is_some() {
+            inner.sessions.remove(upload_id);
+            return session_error(
+                ApiError::new(409, format!("File files/{id} already exists.")),
+                "final",
+                Some(received),
+            );
+        }
+    }
+    let id = match new.requested {
+        Some(id) => id,
+        None => inner.new_id(12),
+    };
+    let now = Utc::now();
+    let polls = inner.processing_polls;
+    let will_fail = inner.fail_processing;
+    let mut file = StoredFile {
+        id: id.clone(),
+        display_name: new.display_name,
+        mime_type: new.mime_type,
+        size_bytes: received,
+        sha256: new.sha256,
+        state: FileState::Processing,
+        polls_left: polls,
+        will_fail,
+        deleted: false,
+        chunks: new.chunks,
+        create_time: now,
+        update_time: now,
+        expiration_time: now + chrono::Duration::hours(48),
+        duration_secs: new.duration_secs,
+        has_audio: new.has_audio,
+    };
+    if polls == 0 {
+        file.finish_processing();
+    }
+    if let Some(s) = inner.sessions.get_mut(upload_id) {
+        s.finalized = Some(id);
+        s.head = Vec::new();
+    }
+    let resp = final_response(shared, &file, received);
+    inner.files.push(file);
+    resp
 }
 
 impl Drop for ChunkGuard {

@@ -272,19 +272,118 @@ async fn messages(shared: &Shared, req: Incoming, request_id: &str) -> Response 
 }
 
 fn answer(body: &Value, structured: bool, reply: Option<String>) -> Result<Value, AnthropicError> {
-    let req = body
-        .as_object()
-        .ok_or_else(|| AnthropicError::invalid("Input should be a valid dictionary"))?;
-    for key in req.keys() {
-        let known =
-            TOP_LEVEL_FIELDS.contains(&key.as_str()) || (structured && key == "output_format");
-        if !known {
-            return Err(AnthropicError::invalid(format!(
-                "{key}: Extra inputs are not permitted"
-            )));
-        }
+    let request = Request::read(body, structured)?;
+    let req = request.fields;
+    let messages = request.messages;
+    let mut walk = Walk {
+        images: count_images(messages),
+        ..Walk::default()
+    };
+    if walk.images > MAX_IMAGES {
+        return Err(AnthropicError::invalid(format!(
+            "messages: too many images: {} > {MAX_IMAGES}",
+            walk.images
+        )));
     }
-    let model = match req.get("model") {
+    walk.system(req.get("system"))?;
+    for (i, m) in messages.iter().enumerate() {
+        walk.message(m, i, i + 1 == messages.len())?;
+    }
+
+    let proof = Proof::new(&walk.seen);
+    let text = reply.unwrap_or_else(|| match &request.schema {
+        Some(s) => proof.for_schema(s).to_string(),
+        None => proof.text(),
+    });
+    let (text, mut stop_reason, stop_sequence) = stop_at_sequences(text, &request.stop_sequences);
+    let max_tokens = request.max_tokens;
+    let (text, cut) = limit_answer(text, Some(max_tokens));
+    if cut {
+        stop_reason = "max_tokens";
+    }
+    let output = text_tokens(&text).clamp(1, max_tokens);
+    let input = walk.tokens + 4 * messages.len() as u64;
+    Ok(json!({
+        "id": "",
+        "type": "message",
+        "role": "assistant",
+        "model": request.model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": stop_reason,
+        "stop_sequence": stop_sequence,
+        "usage": {
+            "input_tokens": input,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": output,
+            "service_tier": "standard",
+        },
+    }))
+}
+
+/// A messages request's settings, checked in the order and words of Anthropic's validation.
+struct Request<'a> {
+    fields: &'a serde_json::Map<String, Value>,
+    model: String,
+    max_tokens: u64,
+    messages: &'a Vec<Value>,
+    stop_sequences: Vec<String>,
+    /// `output_format`'s JSON schema (structured outputs), if any.
+    schema: Option<Value>,
+}
+
+impl<'a> Request<'a> {
+    fn read(body: &'a Value, structured: bool) -> Result<Request<'a>, AnthropicError> {
+        let req = body
+            .as_object()
+            .ok_or_else(|| AnthropicError::invalid("Input should be a valid dictionary"))?;
+        for key in req.keys() {
+            let known =
+                TOP_LEVEL_FIELDS.contains(&key.as_str()) || (structured && key == "output_format");
+            if !known {
+                return Err(AnthropicError::invalid(format!(
+                    "{key}: Extra inputs are not permitted"
+                )));
+            }
+        }
+        let model = model_of(req)?;
+        let max_tokens = max_tokens_of(req)?;
+        let messages = messages_of(req)?;
+        if !model.starts_with("claude-") {
+            return Err(AnthropicError::new(
+                404,
+                "not_found_error",
+                format!("model: {model}"),
+            ));
+        }
+        if messages.is_empty() {
+            return Err(AnthropicError::invalid(
+                "messages: at least one message is required",
+            ));
+        }
+        if req.get("stream") == Some(&Value::Bool(true)) {
+            return Err(AnthropicError::invalid(
+                "stream: true is not supported by fake-vision; send stream: false",
+            ));
+        }
+        check_temperature(req)?;
+        let stop_sequences = stop_sequences_of(req)?;
+        let schema = output_schema(req)?;
+
+        Ok(Request {
+            fields: req,
+            model,
+            max_tokens,
+            messages,
+            stop_sequences,
+            schema,
+        })
+    }
+}
+
+/// `model`: required, a string.
+fn model_of(req: &serde_json::Map<String, Value>) -> Result<String, AnthropicError> {
+    Ok(match req.get("model") {
         None | Some(Value::Null) => return Err(AnthropicError::invalid("model: Field required")),
         Some(Value::String(m)) => m.clone(),
         Some(_) => {
@@ -292,8 +391,12 @@ fn answer(body: &Value, structured: bool, reply: Option<String>) -> Result<Value
                 "model: Input should be a valid string",
             ))
         }
-    };
-    let max_tokens = match req.get("max_tokens") {
+    })
+}
+
+/// `max_tokens`: required, an integer of at least 1.
+fn max_tokens_of(req: &serde_json::Map<String, Value>) -> Result<u64, AnthropicError> {
+    Ok(match req.get("max_tokens") {
         None | Some(Value::Null) => {
             return Err(AnthropicError::invalid("max_tokens: Field required"))
         }
@@ -310,8 +413,12 @@ fn answer(body: &Value, structured: bool, reply: Option<String>) -> Result<Value
                 ))
             }
         },
-    };
-    let messages = match req.get("messages") {
+    })
+}
+
+/// `messages`: required, a list.
+fn messages_of(req: &serde_json::Map<String, Value>) -> Result<&Vec<Value>, AnthropicError> {
+    Ok(match req.get("messages") {
         None | Some(Value::Null) => {
             return Err(AnthropicError::invalid("messages: Field required"))
         }
@@ -321,24 +428,49 @@ fn answer(body: &Value, structured: bool, reply: Option<String>) -> Result<Value
                 "messages: Input should be a valid list",
             ))
         }
-    };
-    if !model.starts_with("claude-") {
-        return Err(AnthropicError::new(
-            404,
-            "not_found_error",
-            format!("model: {model}"),
-        ));
-    }
-    if messages.is_empty() {
-        return Err(AnthropicError::invalid(
-            "messages: at least one message is required",
-        ));
-    }
-    if req.get("stream") == Some(&Value::Bool(true)) {
-        return Err(AnthropicError::invalid(
-            "stream: true is not supported by fake-vision; send stream: false",
-        ));
-    }
+    })
+}
+
+/// `stop_sequences`: a list of strings, if given.
+fn stop_sequences_of(req: &serde_json::Map<String, Value>) -> Result<Vec<String>, AnthropicError> {
+    Ok(match req.get("stop_sequences") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|s| s.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                AnthropicError::invalid("stop_sequences.0: Input should be a valid string")
+            })?,
+        Some(_) => {
+            return Err(AnthropicError::invalid(
+                "stop_sequences: Input should be a valid list",
+            ))
+        }
+    })
+}
+
+/// `output_format`: a JSON schema, if given.
+fn output_schema(req: &serde_json::Map<String, Value>) -> Result<Option<Value>, AnthropicError> {
+    Ok(match req.get("output_format") {
+        None | Some(Value::Null) => None,
+        Some(f) => {
+            if f.get("type").and_then(Value::as_str) != Some("json_schema") {
+                return Err(AnthropicError::invalid(
+                    "output_format.type: Input should be 'json_schema'",
+                ));
+            }
+            let schema = f
+                .get("schema")
+                .filter(|s| s.is_object())
+                .ok_or_else(|| AnthropicError::invalid("output_format.schema: Field required"))?;
+            Some(schema.clone())
+        }
+    })
+}
+
+/// `temperature`, when given: a number in [0, 1].
+fn check_temperature(req: &serde_json::Map<String, Value>) -> Result<(), AnthropicError> {
     if let Some(t) = req.get("temperature").filter(|v| !v.is_null()) {
         match t.as_f64() {
             None => {
@@ -359,60 +491,14 @@ fn answer(body: &Value, structured: bool, reply: Option<String>) -> Result<Value
             Some(_) => {}
         }
     }
-    let stop_sequences: Vec<String> = match req.get("stop_sequences") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(list)) => list
-            .iter()
-            .map(|s| s.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                AnthropicError::invalid("stop_sequences.0: Input should be a valid string")
-            })?,
-        Some(_) => {
-            return Err(AnthropicError::invalid(
-                "stop_sequences: Input should be a valid list",
-            ))
-        }
-    };
-    let schema = match req.get("output_format") {
-        None | Some(Value::Null) => None,
-        Some(f) => {
-            if f.get("type").and_then(Value::as_str) != Some("json_schema") {
-                return Err(AnthropicError::invalid(
-                    "output_format.type: Input should be 'json_schema'",
-                ));
-            }
-            let schema = f
-                .get("schema")
-                .filter(|s| s.is_object())
-                .ok_or_else(|| AnthropicError::invalid("output_format.schema: Field required"))?;
-            Some(schema.clone())
-        }
-    };
+    Ok(())
+}
 
-    let mut walk = Walk {
-        images: count_images(messages),
-        ..Walk::default()
-    };
-    if walk.images > MAX_IMAGES {
-        return Err(AnthropicError::invalid(format!(
-            "messages: too many images: {} > {MAX_IMAGES}",
-            walk.images
-        )));
-    }
-    walk.system(req.get("system"))?;
-    for (i, m) in messages.iter().enumerate() {
-        walk.message(m, i, i + 1 == messages.len())?;
-    }
-
-    let proof = Proof::new(&walk.seen);
-    let mut text = reply.unwrap_or_else(|| match &schema {
-        Some(s) => proof.for_schema(s).to_string(),
-        None => proof.text(),
-    });
+/// The answer cut at the first stop sequence it holds, with the stop reason and sequence.
+fn stop_at_sequences(mut text: String, stops: &[String]) -> (String, &'static str, Value) {
     let mut stop_reason = "end_turn";
     let mut stop_sequence = Value::Null;
-    if let Some((at, seq)) = stop_sequences
+    if let Some((at, seq)) = stops
         .iter()
         .filter_map(|s| text.find(s.as_str()).map(|at| (at, s)))
         .min_by_key(|(at, _)| *at)
@@ -421,28 +507,7 @@ fn answer(body: &Value, structured: bool, reply: Option<String>) -> Result<Value
         stop_reason = "stop_sequence";
         stop_sequence = json!(seq);
     }
-    let (text, cut) = limit_answer(text, Some(max_tokens));
-    if cut {
-        stop_reason = "max_tokens";
-    }
-    let output = text_tokens(&text).clamp(1, max_tokens);
-    let input = walk.tokens + 4 * messages.len() as u64;
-    Ok(json!({
-        "id": "",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": stop_reason,
-        "stop_sequence": stop_sequence,
-        "usage": {
-            "input_tokens": input,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "output_tokens": output,
-            "service_tier": "standard",
-        },
-    }))
+    (text, stop_reason, stop_sequence)
 }
 
 /// Image blocks in the whole request, nested tool results included, to pick the side limit
@@ -504,19 +569,7 @@ impl Walk {
         let obj = m.as_object().ok_or_else(|| {
             AnthropicError::invalid(format!("messages.{i}: Input should be a valid dictionary"))
         })?;
-        let role = match obj.get("role").and_then(Value::as_str) {
-            None => {
-                return Err(AnthropicError::invalid(format!(
-                    "messages.{i}.role: Field required"
-                )))
-            }
-            Some(r @ ("user" | "assistant")) => r,
-            Some(_) => {
-                return Err(AnthropicError::invalid(format!(
-                    "messages.{i}.role: Input should be 'user' or 'assistant'"
-                )))
-            }
-        };
+        let role = role_of(obj, i)?;
         if i == 0 && role != "user" {
             return Err(AnthropicError::invalid(
                 "messages: first message must use the \"user\" role",
@@ -612,61 +665,13 @@ impl Walk {
             .and_then(Value::as_object)
             .ok_or_else(|| AnthropicError::invalid(format!("{at}.source: Field required")))?;
         let kind = source.get("type").and_then(Value::as_str).unwrap_or("");
-        match kind {
-            "base64" => {}
-            "url" => {
-                let url = source.get("url").and_then(Value::as_str).ok_or_else(|| {
-                    AnthropicError::invalid(format!("{at}.source.url.url: Field required"))
-                })?;
-                if !(url.starts_with("https://") || url.starts_with("http://")) {
-                    return Err(AnthropicError::invalid(format!(
-                        "{at}.source.url.url: URL must use http or https"
-                    )));
-                }
-                self.tokens += 1600;
-                return Ok(Seen::RemoteImage(url.to_string()));
-            }
-            "file" => {
-                let id = source
-                    .get("file_id")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| {
-                        AnthropicError::invalid(format!("{at}.source.file.file_id: Field required"))
-                    })?;
-                self.tokens += 1600;
-                return Ok(Seen::RemoteImage(format!("file {id}")));
-            }
-            other => {
-                return Err(AnthropicError::invalid(format!(
-                    "{at}.source: Input tag '{other}' found using 'type' does not match any of the \
-                     expected tags: 'base64', 'file', 'url'"
-                )))
-            }
+        if kind != "base64" {
+            let remote = remote_image(source, kind, at)?;
+            self.tokens += 1600;
+            return Ok(Seen::RemoteImage(remote));
         }
         let at = format!("{at}.source.base64");
-        let declared = source
-            .get("media_type")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let Some(declared) = IMAGE_TYPES.iter().find(|t| **t == declared).copied() else {
-            return Err(AnthropicError::invalid(format!(
-                "{at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or \
-                 'image/webp'"
-            )));
-        };
-        let data = source
-            .get("data")
-            .and_then(Value::as_str)
-            .ok_or_else(|| AnthropicError::invalid(format!("{at}.data: Field required")))?;
-        if data.len() > MAX_IMAGE_BASE64 {
-            return Err(AnthropicError::invalid(format!(
-                "{at}: image exceeds 5 MB maximum: {} bytes > {MAX_IMAGE_BASE64} bytes",
-                data.len()
-            )));
-        }
-        let bytes = media::decode_base64(data).ok_or_else(|| {
-            AnthropicError::invalid(format!("{at}.data: The image data is not valid base64"))
-        })?;
+        let (declared, bytes) = base64_image(source, &at)?;
         let cannot = || AnthropicError::invalid(format!("{at}.data: Could not process image"));
         let sniffed = media::sniff_image(&bytes).ok_or_else(cannot)?;
         if sniffed != declared {
@@ -692,6 +697,85 @@ impl Walk {
         }
         self.tokens += image_tokens(w, h);
         Ok(Seen::Image(facts))
+    }
+}
+
+/// What a url or file image source names (the fake never fetches it).
+fn remote_image(
+    source: &Map<String, Value>,
+    kind: &str,
+    at: &str,
+) -> Result<String, AnthropicError> {
+    match kind {
+        "url" => {
+            let url = source.get("url").and_then(Value::as_str).ok_or_else(|| {
+                AnthropicError::invalid(format!("{at}.source.url.url: Field required"))
+            })?;
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(AnthropicError::invalid(format!(
+                    "{at}.source.url.url: URL must use http or https"
+                )));
+            }
+            Ok(url.to_string())
+        }
+        "file" => {
+            let id = source
+                .get("file_id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    AnthropicError::invalid(format!("{at}.source.file.file_id: Field required"))
+                })?;
+            Ok(format!("file {id}"))
+        }
+        other => Err(AnthropicError::invalid(format!(
+            "{at}.source: Input tag '{other}' found using 'type' does not match any of the \
+             expected tags: 'base64', 'file', 'url'"
+        ))),
+    }
+}
+
+/// A base64 source's declared type (one Anthropic takes) and its decoded bytes, within the
+/// size limit.
+fn base64_image(
+    source: &Map<String, Value>,
+    at: &str,
+) -> Result<(&'static str, Vec<u8>), AnthropicError> {
+    let declared = source
+        .get("media_type")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let Some(declared) = IMAGE_TYPES.iter().find(|t| **t == declared).copied() else {
+        return Err(AnthropicError::invalid(format!(
+            "{at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or \
+             'image/webp'"
+        )));
+    };
+    let data = source
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| AnthropicError::invalid(format!("{at}.data: Field required")))?;
+    if data.len() > MAX_IMAGE_BASE64 {
+        return Err(AnthropicError::invalid(format!(
+            "{at}: image exceeds 5 MB maximum: {} bytes > {MAX_IMAGE_BASE64} bytes",
+            data.len()
+        )));
+    }
+    let bytes = media::decode_base64(data).ok_or_else(|| {
+        AnthropicError::invalid(format!("{at}.data: The image data is not valid base64"))
+    })?;
+    Ok((declared, bytes))
+}
+
+/// A message's `role`: required, "user" or "assistant".
+fn role_of(obj: &Map<String, Value>, i: usize) -> Result<&str, AnthropicError> {
+    match obj.get("role").and_then(Value::as_str) {
+        None => Err(AnthropicError::invalid(format!(
+            "messages.{i}.role: Field required"
+        ))),
+        Some(r @ ("user" | "assistant")) => Ok(r),
+        Some(_) => Err(AnthropicError::invalid(format!(
+            "messages.{i}.role: Input should be 'user' or 'assistant'"
+        ))),
     }
 }
 

@@ -153,20 +153,7 @@ async fn converse(
         Some(Injected::RateLimited { .. }) => return Err(BedrockError::for_status(429)),
         None => {}
     }
-    let expected = Expected {
-        access_key_id: FakeBedrock::ACCESS_KEY_ID,
-        secret: FakeBedrock::SECRET_ACCESS_KEY,
-        region,
-        service: "bedrock",
-    };
-    sigv4_check::check(
-        &expected,
-        req.method.as_str(),
-        &req.path,
-        &req.headers,
-        bytes,
-    )
-    .map_err(|(status, kind, message)| BedrockError::new(status, kind, message))?;
+    check_signature(region, &req, bytes)?;
     let body = body.ok_or_else(|| {
         BedrockError::new(
             400,
@@ -192,6 +179,25 @@ async fn converse(
         "usage": {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens},
         "metrics": {"latencyMs": started.elapsed().as_millis() as u64 + 1},
     }))
+}
+
+/// The request is signed (SigV4) with the fake's one key pair, for Bedrock in `region`.
+fn check_signature(region: &str, req: &Incoming, bytes: &[u8]) -> Result<(), BedrockError> {
+    let expected = Expected {
+        access_key_id: FakeBedrock::ACCESS_KEY_ID,
+        secret: FakeBedrock::SECRET_ACCESS_KEY,
+        region,
+        service: "bedrock",
+    };
+    sigv4_check::check(
+        &expected,
+        req.method.as_str(),
+        &req.path,
+        &req.headers,
+        bytes,
+    )
+    .map_err(|(status, kind, message)| BedrockError::new(status, kind, message))?;
+    Ok(())
 }
 
 /// The user messages' blocks, checked as Bedrock checks them.

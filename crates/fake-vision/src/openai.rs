@@ -317,19 +317,22 @@ async fn chat_completions(
     };
     let reply = shared.lock().reply_text.clone();
     match answer(options, &body, reply) {
-        Ok(mut answer) => {
-            answer["id"] = json!(format!("chatcmpl-{}", shared.lock().new_id(29, ALNUM)));
-            if body.get("stream") == Some(&Value::Bool(true)) {
-                let usage = body
-                    .get("stream_options")
-                    .and_then(|o| o.get("include_usage"))
-                    == Some(&Value::Bool(true));
-                return stream_response(&answer, usage, request_id);
-            }
-            json_response(200, &answer, &[("x-request-id", request_id.to_string())])
-        }
+        Ok(answer) => send_answer(shared, &body, answer, request_id),
         Err(e) => e.into_response(options, request_id),
     }
+}
+
+/// The answer with its id, whole or streamed as the request asked.
+fn send_answer(shared: &Shared, body: &Value, mut answer: Value, request_id: &str) -> Response {
+    answer["id"] = json!(format!("chatcmpl-{}", shared.lock().new_id(29, ALNUM)));
+    if body.get("stream") == Some(&Value::Bool(true)) {
+        let usage = body
+            .get("stream_options")
+            .and_then(|o| o.get("include_usage"))
+            == Some(&Value::Bool(true));
+        return stream_response(&answer, usage, request_id);
+    }
+    json_response(200, &answer, &[("x-request-id", request_id.to_string())])
 }
 
 /// `stream: true`: the answer as `chat.completion.chunk` events (the role, then the content in
@@ -419,23 +422,9 @@ fn answer(
     let req = body
         .as_object()
         .ok_or_else(|| OpenAiError::wrong_type("body", "an object", body))?;
-    let model = match req.get("model") {
-        Some(Value::String(m)) if !m.is_empty() => m.clone(),
-        _ => return Err(OpenAiError::invalid("you must provide a model parameter")),
-    };
+    let model = model_of(req)?;
     let reasoning = is_reasoning_model(&model);
-    let messages =
-        match req.get("messages") {
-            None | Some(Value::Null) => return Err(OpenAiError::missing("messages")),
-            Some(Value::Array(m)) if m.is_empty() => return Err(OpenAiError::invalid(
-                "Invalid 'messages': empty array. Expected an array with minimum length 1, but \
-                 got an empty array instead.",
-            )
-            .param("messages")
-            .code("empty_array")),
-            Some(Value::Array(m)) => m,
-            Some(other) => return Err(OpenAiError::wrong_type("messages", "an array", other)),
-        };
+    let messages = messages_of(req)?;
     let mut walk = Walk {
         // Gemini's OpenAI-compatible layer bills images by Gemini's rules for the model.
         gemini_family: options
@@ -447,6 +436,240 @@ fn answer(
         walk.message(options, m, i)?;
     }
 
+    check_temperature(req, reasoning)?;
+    let limit = output_limit(req, reasoning)?;
+    let format = response_format(options, req, &walk.all_text)?;
+
+    let proof = Proof::new(&walk.seen);
+    let text = reply.unwrap_or_else(|| match &format {
+        Format::Text => proof.text(),
+        Format::JsonObject => proof.json_object().to_string(),
+        Format::Schema(s) => proof.for_schema(s).to_string(),
+    });
+    let reasoning_tokens = thinking_tokens(req, reasoning, walk.images);
+    let (content, cut, completion) = limited(text, limit, reasoning_tokens);
+    // Each message costs 3 tokens of framing, and the answer is primed with 3 more.
+    let prompt = walk.tokens + 3 * messages.len() as u64 + 3;
+    Ok(json!({
+        "id": "",
+        "object": "chat.completion",
+        "created": server::unix_now(),
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content, "refusal": null, "annotations": []},
+            "logprobs": null,
+            "finish_reason": if cut { "length" } else { "stop" },
+        }],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens.min(completion)},
+        },
+        "service_tier": "default",
+        "system_fingerprint": "fp_fakevision",
+    }))
+}
+
+/// The output budget: `max_completion_tokens`, else `max_tokens` (which reasoning models
+/// refuse).
+fn output_limit(req: &Map<String, Value>, reasoning: bool) -> Result<Option<u64>, OpenAiError> {
+    if reasoning && req.get("max_tokens").is_some_and(|v| !v.is_null()) {
+        return Err(OpenAiError::invalid(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use \
+             'max_completion_tokens' instead.",
+        )
+        .param("max_tokens")
+        .code("unsupported_parameter"));
+    }
+    let max_completion = token_limit(req, "max_completion_tokens")?;
+    let max_tokens = token_limit(req, "max_tokens")?;
+    Ok(max_completion.or(max_tokens))
+}
+
+/// Reasoning models think first, and the thinking shares the output budget.
+fn thinking_tokens(req: &Map<String, Value>, reasoning: bool, images: u64) -> u64 {
+    let thinks = reasoning
+        && !matches!(
+            req.get("reasoning_effort").and_then(Value::as_str),
+            Some("minimal" | "none")
+        );
+    if thinks {
+        128 + 64 * images
+    } else {
+        0
+    }
+}
+
+/// A message's `role`: required, one of the roles OpenAI knows.
+fn role_of<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, OpenAiError> {
+    let role = match obj.get("role") {
+        Some(Value::String(r)) => r.as_str(),
+        None | Some(Value::Null) => return Err(OpenAiError::missing(&format!("{at}.role"))),
+        Some(other) => {
+            return Err(OpenAiError::wrong_type(
+                &format!("{at}.role"),
+                "a string",
+                other,
+            ))
+        }
+    };
+    if !ROLES.contains(&role) {
+        return Err(OpenAiError::invalid_value(
+            &format!("{at}.role"),
+            role,
+            &ROLES,
+        ));
+    }
+    Ok(role)
+}
+
+/// A content part's `type`: required, a string.
+fn part_type<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, OpenAiError> {
+    match obj.get("type") {
+        Some(Value::String(t)) => Ok(t.as_str()),
+        None | Some(Value::Null) => Err(OpenAiError::missing(&format!("{at}.type"))),
+        Some(other) => Err(OpenAiError::wrong_type(
+            &format!("{at}.type"),
+            "a string",
+            other,
+        )),
+    }
+}
+
+/// A text part's `text`: required, a string.
+fn text_of<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a String, OpenAiError> {
+    match obj.get("text") {
+        Some(Value::String(s)) => Ok(s),
+        None | Some(Value::Null) => Err(OpenAiError::missing(&format!("{at}.text"))),
+        Some(other) => Err(OpenAiError::wrong_type(
+            &format!("{at}.text"),
+            "a string",
+            other,
+        )),
+    }
+}
+
+/// Media parts are only allowed in a user's message.
+fn from_user(role: &str, at: &str, kinds: &str, one: &str) -> Result<(), OpenAiError> {
+    if role == "user" {
+        return Ok(());
+    }
+    Err(OpenAiError::invalid(format!(
+        "{kinds} are only allowed for messages with role 'user', but this message with role \
+         '{role}' contains {one}."
+    ))
+    .param(at))
+}
+
+/// An image part's `detail`: "auto" (the default), "low" or "high".
+fn image_detail<'a>(obj: &'a Map<String, Value>, at: &str) -> Result<&'a str, OpenAiError> {
+    Ok(match obj.get("image_url").and_then(|u| u.get("detail")) {
+        None | Some(Value::Null) => "auto",
+        Some(Value::String(d)) if matches!(d.as_str(), "auto" | "low" | "high") => d.as_str(),
+        Some(Value::String(d)) => {
+            return Err(OpenAiError::invalid_value(
+                &format!("{at}.image_url.detail"),
+                d,
+                &["auto", "low", "high"],
+            ))
+        }
+        Some(other) => {
+            return Err(OpenAiError::wrong_type(
+                &format!("{at}.image_url.detail"),
+                "a string",
+                other,
+            ))
+        }
+    })
+}
+
+/// An image's data URL is base64 with an image MIME type.
+fn check_image_data_url(data: &media::DataUrl<'_>, url_param: &str) -> Result<(), OpenAiError> {
+    if !data.mime.starts_with("image/") || !data.base64 {
+        let got = if data.base64 {
+            format!("unsupported MIME type '{}'", data.mime)
+        } else {
+            "a data URL that is not base64-encoded".to_string()
+        };
+        return Err(OpenAiError::invalid(format!(
+            "Invalid '{url_param}'. Expected a base64-encoded data URL with an image MIME type \
+             (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got {got}."
+        ))
+        .param(url_param)
+        .code("invalid_value"));
+    }
+    Ok(())
+}
+
+fn invalid_image() -> OpenAiError {
+    OpenAiError::invalid("You uploaded an unsupported image. Please make sure your image is valid.")
+        .code("invalid_image")
+}
+
+/// The image's bytes and its data URL's type are both a format the server takes, and the same.
+fn check_image_format(
+    options: &OpenAiOptions,
+    sniffed: &str,
+    declared: &str,
+) -> Result<(), OpenAiError> {
+    let allowed: Vec<String> = options
+        .image_formats
+        .iter()
+        .map(|m| format!("'{}'", m.trim_start_matches("image/")))
+        .collect();
+    let format_error = |what: String| {
+        OpenAiError::invalid(format!(
+            "Invalid image format: {what}. You uploaded an unsupported image. Please make sure \
+             your image has of one the following formats: [{}]; supported formats are {}.",
+            allowed.join(", "),
+            options.image_formats.join(", ")
+        ))
+        .code("invalid_image_format")
+    };
+    if !options.image_formats.contains(&sniffed) {
+        return Err(format_error(format!("the bytes are {sniffed}")));
+    }
+    if !options.image_formats.contains(&declared) {
+        return Err(format_error(format!("the data URL says {declared}")));
+    }
+    if declared != sniffed {
+        return Err(format_error(format!(
+            "the data URL says {declared} but the bytes are {sniffed}"
+        )));
+    }
+    Ok(())
+}
+
+/// `model`: required, a non-empty string.
+fn model_of(req: &Map<String, Value>) -> Result<String, OpenAiError> {
+    match req.get("model") {
+        Some(Value::String(m)) if !m.is_empty() => Ok(m.clone()),
+        _ => Err(OpenAiError::invalid("you must provide a model parameter")),
+    }
+}
+
+/// `messages`: required, a non-empty array.
+fn messages_of(req: &Map<String, Value>) -> Result<&Vec<Value>, OpenAiError> {
+    Ok(match req.get("messages") {
+        None | Some(Value::Null) => return Err(OpenAiError::missing("messages")),
+        Some(Value::Array(m)) if m.is_empty() => {
+            return Err(OpenAiError::invalid(
+                "Invalid 'messages': empty array. Expected an array with minimum length 1, but \
+                 got an empty array instead.",
+            )
+            .param("messages")
+            .code("empty_array"))
+        }
+        Some(Value::Array(m)) => m,
+        Some(other) => return Err(OpenAiError::wrong_type("messages", "an array", other)),
+    })
+}
+
+/// `temperature`, when given: a number in [0, 2], and only the default 1 on a reasoning model.
+fn check_temperature(req: &Map<String, Value>, reasoning: bool) -> Result<(), OpenAiError> {
     if let Some(t) = req.get("temperature").filter(|v| !v.is_null()) {
         let Some(t) = t.as_f64() else {
             return Err(OpenAiError::wrong_type("temperature", "a number", t));
@@ -476,32 +699,12 @@ fn answer(
             .code("decimal_below_min_value"));
         }
     }
-    if reasoning && req.get("max_tokens").is_some_and(|v| !v.is_null()) {
-        return Err(OpenAiError::invalid(
-            "Unsupported parameter: 'max_tokens' is not supported with this model. Use \
-             'max_completion_tokens' instead.",
-        )
-        .param("max_tokens")
-        .code("unsupported_parameter"));
-    }
-    let max_completion = token_limit(req, "max_completion_tokens")?;
-    let max_tokens = token_limit(req, "max_tokens")?;
-    let limit = max_completion.or(max_tokens);
-    let format = response_format(options, req, &walk.all_text)?;
+    Ok(())
+}
 
-    let proof = Proof::new(&walk.seen);
-    let text = reply.unwrap_or_else(|| match &format {
-        Format::Text => proof.text(),
-        Format::JsonObject => proof.json_object().to_string(),
-        Format::Schema(s) => proof.for_schema(s).to_string(),
-    });
-    // Reasoning models think first, and the thinking shares the output budget.
-    let thinks = reasoning
-        && !matches!(
-            req.get("reasoning_effort").and_then(Value::as_str),
-            Some("minimal" | "none")
-        );
-    let reasoning_tokens = if thinks { 128 + 64 * walk.images } else { 0 };
+/// The answer within the output budget, which a reasoning model's thinking shares: its
+/// content, whether it was cut, and the completion tokens billed.
+fn limited(text: String, limit: Option<u64>, reasoning_tokens: u64) -> (String, bool, u64) {
     let (content, cut) = match limit {
         Some(max) if max <= reasoning_tokens => (String::new(), true),
         Some(max) => limit_answer(text, Some(max - reasoning_tokens)),
@@ -516,29 +719,7 @@ fn answer(
         Some(max) => completion.min(max),
         None => completion,
     };
-    // Each message costs 3 tokens of framing, and the answer is primed with 3 more.
-    let prompt = walk.tokens + 3 * messages.len() as u64 + 3;
-    Ok(json!({
-        "id": "",
-        "object": "chat.completion",
-        "created": server::unix_now(),
-        "model": model,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content, "refusal": null, "annotations": []},
-            "logprobs": null,
-            "finish_reason": if cut { "length" } else { "stop" },
-        }],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens.min(completion)},
-        },
-        "service_tier": "default",
-        "system_fingerprint": "fp_fakevision",
-    }))
+    (content, cut, completion)
 }
 
 fn token_limit(req: &Map<String, Value>, name: &str) -> Result<Option<u64>, OpenAiError> {
@@ -586,43 +767,7 @@ fn response_format(
             }
             Ok(Format::JsonObject)
         }
-        Some("json_schema") => {
-            let js = match rf.get("json_schema") {
-                Some(Value::Object(o)) => o,
-                None | Some(Value::Null) => {
-                    return Err(OpenAiError::missing("response_format.json_schema"))
-                }
-                Some(other) => {
-                    return Err(OpenAiError::wrong_type(
-                        "response_format.json_schema",
-                        "an object",
-                        other,
-                    ))
-                }
-            };
-            let name = match js.get("name") {
-                Some(Value::String(n)) => n.as_str(),
-                _ => return Err(OpenAiError::missing("response_format.json_schema.name")),
-            };
-            let name_ok = !name.is_empty()
-                && name.len() <= 64
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !name_ok {
-                return Err(OpenAiError::invalid(
-                    "Invalid 'response_format.json_schema.name': string does not match pattern. \
-                     Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
-                )
-                .param("response_format.json_schema.name")
-                .code("invalid_value"));
-            }
-            let schema = js.get("schema").cloned().unwrap_or_else(|| json!({}));
-            if js.get("strict") == Some(&Value::Bool(true)) && options.strict_schemas {
-                check_strict(&schema, name)?;
-            }
-            Ok(Format::Schema(schema))
-        }
+        Some("json_schema") => json_schema_format(options, rf),
         Some(other) => Err(OpenAiError::invalid_value(
             "response_format.type",
             other,
@@ -652,57 +797,117 @@ fn check_strict(schema: &Value, name: &str) -> Result<(), OpenAiError> {
         let Some(obj) = node.as_object() else {
             continue;
         };
-        let ctx = python_tuple(&context);
-        let is_object = obj.get("type").and_then(Value::as_str) == Some("object")
-            || obj.contains_key("properties");
-        if is_object {
-            if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
-                return fail(format!(
-                    "In context={ctx}, 'additionalProperties' is required to be supplied and to \
-                     be false."
+        if let Some(problem) = open_object_problem(obj, &python_tuple(&context)) {
+            return fail(problem);
+        }
+        push_children(&mut stack, obj, &context);
+    }
+    Ok(())
+}
+
+/// A `json_schema` response format: a valid name, and a schema that follows the strict rules
+/// when it asks for them (and the server checks them).
+fn json_schema_format(
+    options: &OpenAiOptions,
+    rf: &Map<String, Value>,
+) -> Result<Format, OpenAiError> {
+    let js = match rf.get("json_schema") {
+        Some(Value::Object(o)) => o,
+        None | Some(Value::Null) => {
+            return Err(OpenAiError::missing("response_format.json_schema"))
+        }
+        Some(other) => {
+            return Err(OpenAiError::wrong_type(
+                "response_format.json_schema",
+                "an object",
+                other,
+            ))
+        }
+    };
+    let name = match js.get("name") {
+        Some(Value::String(n)) => n.as_str(),
+        _ => return Err(OpenAiError::missing("response_format.json_schema.name")),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !name_ok {
+        return Err(OpenAiError::invalid(
+            "Invalid 'response_format.json_schema.name': string does not match pattern. \
+             Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        )
+        .param("response_format.json_schema.name")
+        .code("invalid_value"));
+    }
+    let schema = js.get("schema").cloned().unwrap_or_else(|| json!({}));
+    if js.get("strict") == Some(&Value::Bool(true)) && options.strict_schemas {
+        check_strict(&schema, name)?;
+    }
+    Ok(Format::Schema(schema))
+}
+
+/// What breaks the strict rules in an object schema, if anything: it must be closed
+/// (`additionalProperties: false`) and require all its properties.
+fn open_object_problem(obj: &Map<String, Value>, ctx: &str) -> Option<String> {
+    let is_object =
+        obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties");
+    if is_object {
+        if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
+            return Some(format!(
+                "In context={ctx}, 'additionalProperties' is required to be supplied and to \
+                 be false."
+            ));
+        }
+        let required: Vec<&str> = obj
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+            if let Some(missing) = props.keys().find(|k| !required.contains(&k.as_str())) {
+                return Some(format!(
+                    "In context={ctx}, 'required' is required to be supplied and to be an \
+                     array including every key in properties. Missing '{missing}'."
                 ));
-            }
-            let required: Vec<&str> = obj
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if let Some(props) = obj.get("properties").and_then(Value::as_object) {
-                if let Some(missing) = props.keys().find(|k| !required.contains(&k.as_str())) {
-                    return fail(format!(
-                        "In context={ctx}, 'required' is required to be supplied and to be an \
-                         array including every key in properties. Missing '{missing}'."
-                    ));
-                }
-            }
-        }
-        let child = |key: &str, sub: Option<&str>| {
-            let mut c = context.clone();
-            c.push(key.to_string());
-            if let Some(s) = sub {
-                c.push(s.to_string());
-            }
-            c
-        };
-        for key in ["properties", "$defs", "definitions"] {
-            if let Some(map) = obj.get(key).and_then(Value::as_object) {
-                for (k, v) in map {
-                    stack.push((v, child(key, Some(k))));
-                }
-            }
-        }
-        if let Some(items) = obj.get("items") {
-            stack.push((items, child("items", None)));
-        }
-        for key in ["anyOf", "oneOf", "allOf"] {
-            if let Some(list) = obj.get(key).and_then(Value::as_array) {
-                for (i, v) in list.iter().enumerate() {
-                    stack.push((v, child(key, Some(&i.to_string()))));
-                }
             }
         }
     }
-    Ok(())
+    None
+}
+
+/// The schemas inside this one, each with its path, to be checked in turn.
+fn push_children<'a>(
+    stack: &mut Vec<(&'a Value, Vec<String>)>,
+    obj: &'a Map<String, Value>,
+    context: &[String],
+) {
+    let child = |key: &str, sub: Option<&str>| {
+        let mut c = context.to_vec();
+        c.push(key.to_string());
+        if let Some(s) = sub {
+            c.push(s.to_string());
+        }
+        c
+    };
+    for key in ["properties", "$defs", "definitions"] {
+        if let Some(map) = obj.get(key).and_then(Value::as_object) {
+            for (k, v) in map {
+                stack.push((v, child(key, Some(k))));
+            }
+        }
+    }
+    if let Some(items) = obj.get("items") {
+        stack.push((items, child("items", None)));
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(list) = obj.get(key).and_then(Value::as_array) {
+            for (i, v) in list.iter().enumerate() {
+                stack.push((v, child(key, Some(&i.to_string()))));
+            }
+        }
+    }
 }
 
 /// A path printed like a Python tuple: `()`, `('properties',)`, `('properties', 'a')`.
@@ -744,24 +949,7 @@ impl Walk {
         let obj = m
             .as_object()
             .ok_or_else(|| OpenAiError::wrong_type(&at, "an object", m))?;
-        let role = match obj.get("role") {
-            Some(Value::String(r)) => r.as_str(),
-            None | Some(Value::Null) => return Err(OpenAiError::missing(&format!("{at}.role"))),
-            Some(other) => {
-                return Err(OpenAiError::wrong_type(
-                    &format!("{at}.role"),
-                    "a string",
-                    other,
-                ))
-            }
-        };
-        if !ROLES.contains(&role) {
-            return Err(OpenAiError::invalid_value(
-                &format!("{at}.role"),
-                role,
-                &ROLES,
-            ));
-        }
+        let role = role_of(obj, &at)?;
         let mut parts = Vec::new();
         match obj.get("content") {
             None | Some(Value::Null) if role == "assistant" => {}
@@ -817,17 +1005,7 @@ impl Walk {
         let obj = item
             .as_object()
             .ok_or_else(|| OpenAiError::wrong_type(at, "an object", item))?;
-        let kind = match obj.get("type") {
-            Some(Value::String(t)) => t.as_str(),
-            None | Some(Value::Null) => return Err(OpenAiError::missing(&format!("{at}.type"))),
-            Some(other) => {
-                return Err(OpenAiError::wrong_type(
-                    &format!("{at}.type"),
-                    "a string",
-                    other,
-                ))
-            }
-        };
+        let kind = part_type(obj, at)?;
         let mut supported = vec![
             "text",
             "image_url",
@@ -840,26 +1018,13 @@ impl Walk {
             supported.insert(2, "video_url");
         }
         match kind {
-            "text" => match obj.get("text") {
-                Some(Value::String(s)) => {
-                    self.text(s);
-                    Ok(Some(Seen::Text(s.clone())))
-                }
-                None | Some(Value::Null) => Err(OpenAiError::missing(&format!("{at}.text"))),
-                Some(other) => Err(OpenAiError::wrong_type(
-                    &format!("{at}.text"),
-                    "a string",
-                    other,
-                )),
-            },
+            "text" => {
+                let s = text_of(obj, at)?;
+                self.text(s);
+                Ok(Some(Seen::Text(s.clone())))
+            }
             "image_url" => {
-                if role != "user" {
-                    return Err(OpenAiError::invalid(format!(
-                        "Image URLs are only allowed for messages with role 'user', but this \
-                         message with role '{role}' contains an image URL."
-                    ))
-                    .param(at));
-                }
+                from_user(role, at, "Image URLs", "an image URL")?;
                 self.image(options, obj, at).map(Some)
             }
             "video_url" if !options.accept_video => Err(OpenAiError::invalid(format!(
@@ -870,13 +1035,7 @@ impl Walk {
             .param(format!("{at}.type"))
             .code("invalid_value")),
             "video_url" => {
-                if role != "user" {
-                    return Err(OpenAiError::invalid(format!(
-                        "Video URLs are only allowed for messages with role 'user', but this \
-                         message with role '{role}' contains a video URL."
-                    ))
-                    .param(at));
-                }
+                from_user(role, at, "Video URLs", "a video URL")?;
                 self.video(options, obj, at).map(Some)
             }
             // Accepted by the real API; nothing of them reaches the proof.
@@ -920,24 +1079,7 @@ impl Walk {
         at: &str,
     ) -> Result<Seen, OpenAiError> {
         let url = Self::url(obj, "image_url", at)?;
-        let detail = match obj.get("image_url").and_then(|u| u.get("detail")) {
-            None | Some(Value::Null) => "auto",
-            Some(Value::String(d)) if matches!(d.as_str(), "auto" | "low" | "high") => d.as_str(),
-            Some(Value::String(d)) => {
-                return Err(OpenAiError::invalid_value(
-                    &format!("{at}.image_url.detail"),
-                    d,
-                    &["auto", "low", "high"],
-                ))
-            }
-            Some(other) => {
-                return Err(OpenAiError::wrong_type(
-                    &format!("{at}.image_url.detail"),
-                    "a string",
-                    other,
-                ))
-            }
-        };
+        let detail = image_detail(obj, at)?;
         let url_param = format!("{at}.image_url.url");
         self.images += 1;
         let Some(data) = media::parse_data_url(url) else {
@@ -951,53 +1093,10 @@ impl Walk {
             .param(url_param)
             .code("invalid_value"));
         };
-        if !data.mime.starts_with("image/") || !data.base64 {
-            let got = if data.base64 {
-                format!("unsupported MIME type '{}'", data.mime)
-            } else {
-                "a data URL that is not base64-encoded".to_string()
-            };
-            return Err(OpenAiError::invalid(format!(
-                "Invalid '{url_param}'. Expected a base64-encoded data URL with an image MIME type \
-                 (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got {got}."
-            ))
-            .param(url_param)
-            .code("invalid_value"));
-        }
-        let invalid_image = || {
-            OpenAiError::invalid(
-                "You uploaded an unsupported image. Please make sure your image is valid.",
-            )
-            .code("invalid_image")
-        };
+        check_image_data_url(&data, &url_param)?;
         let bytes = media::decode_base64(data.payload).ok_or_else(invalid_image)?;
-        let allowed: Vec<String> = options
-            .image_formats
-            .iter()
-            .map(|m| format!("'{}'", m.trim_start_matches("image/")))
-            .collect();
-        let format_error = |what: String| {
-            OpenAiError::invalid(format!(
-                "Invalid image format: {what}. You uploaded an unsupported image. Please make sure \
-                 your image has of one the following formats: [{}]; supported formats are {}.",
-                allowed.join(", "),
-                options.image_formats.join(", ")
-            ))
-            .code("invalid_image_format")
-        };
         let sniffed = media::sniff_image(&bytes).ok_or_else(invalid_image)?;
-        let declared = media::canonical_mime(&data.mime);
-        if !options.image_formats.contains(&sniffed) {
-            return Err(format_error(format!("the bytes are {sniffed}")));
-        }
-        if !options.image_formats.iter().any(|m| *m == declared) {
-            return Err(format_error(format!("the data URL says {declared}")));
-        }
-        if declared != sniffed {
-            return Err(format_error(format!(
-                "the data URL says {declared} but the bytes are {sniffed}"
-            )));
-        }
+        check_image_format(options, sniffed, &media::canonical_mime(&data.mime))?;
         let n = bytes.len() as u64;
         if options.max_image_bytes > 0 && n > options.max_image_bytes {
             return Err(OpenAiError::invalid(format!(

@@ -34,61 +34,27 @@ impl Proof {
     pub fn new(messages: &[Vec<Seen>]) -> Proof {
         let mut lines = Vec::new();
         let mut media = Vec::new();
-        let (mut images, mut videos) = (0, 0);
+        let (mut images, mut videos) = (0usize, 0usize);
         let mut prompt = String::new();
         for parts in messages {
             let mut previous: Option<&str> = None;
             for part in parts {
-                let line = match part {
-                    Seen::Text(t) => {
-                        prompt = echo(t);
-                        previous = Some(t);
-                        continue;
+                if let Seen::Text(t) = part {
+                    prompt = echo(t);
+                    previous = Some(t);
+                    continue;
+                }
+                if matches!(part, Seen::Image(_) | Seen::RemoteImage(_)) {
+                    images += 1;
+                    // The text just before an image is its label.
+                    if let Some(label) = previous {
+                        lines.push(format!("label: {}", echo(label)));
                     }
-                    Seen::Image(f) => {
-                        images += 1;
-                        if let Some(label) = previous {
-                            lines.push(format!("label: {}", echo(label)));
-                        }
-                        let size = f
-                            .size
-                            .map(|(w, h)| format!("{w}x{h} px"))
-                            .unwrap_or_else(|| "unknown size".into());
-                        media.push(json!({
-                            "kind": "image", "index": images, "mime_type": f.mime,
-                            "width": f.size.map(|s| s.0), "height": f.size.map(|s| s.1),
-                            "bytes": f.bytes, "sha256": f.sha256,
-                        }));
-                        format!(
-                            "image {images}: {}, {size}, {} bytes, sha256 {}",
-                            f.mime, f.bytes, f.sha256
-                        )
-                    }
-                    Seen::RemoteImage(url) => {
-                        images += 1;
-                        if let Some(label) = previous {
-                            lines.push(format!("label: {}", echo(label)));
-                        }
-                        media.push(json!({"kind": "image", "index": images, "url": url}));
-                        format!("image {images}: remote {url} (not fetched)")
-                    }
-                    Seen::Video(f) => {
-                        videos += 1;
-                        media.push(json!({
-                            "kind": "video", "index": videos, "mime_type": f.mime,
-                            "bytes": f.bytes, "sha256": f.sha256,
-                        }));
-                        format!(
-                            "video {videos}: {}, {} bytes, sha256 {}",
-                            f.mime, f.bytes, f.sha256
-                        )
-                    }
-                    Seen::RemoteVideo(url) => {
-                        videos += 1;
-                        media.push(json!({"kind": "video", "index": videos, "url": url}));
-                        format!("video {videos}: remote {url} (not fetched)")
-                    }
-                };
+                } else {
+                    videos += 1;
+                }
+                let (line, entry) = media_seen(part, images, videos);
+                media.push(entry);
                 lines.push(line);
                 previous = None;
             }
@@ -154,6 +120,48 @@ pub(crate) fn limit_answer(text: String, max_tokens: Option<u64>) -> (String, bo
             (text.chars().take(keep).collect(), true)
         }
         _ => (text, false),
+    }
+}
+
+/// The proof's line and `media` entry for one image or video, numbered within its kind.
+fn media_seen(part: &Seen, images: usize, videos: usize) -> (String, Value) {
+    match part {
+        Seen::Image(f) => {
+            let size = f
+                .size
+                .map(|(w, h)| format!("{w}x{h} px"))
+                .unwrap_or_else(|| "unknown size".into());
+            let entry = json!({
+                "kind": "image", "index": images, "mime_type": f.mime,
+                "width": f.size.map(|s| s.0), "height": f.size.map(|s| s.1),
+                "bytes": f.bytes, "sha256": f.sha256,
+            });
+            let line = format!(
+                "image {images}: {}, {size}, {} bytes, sha256 {}",
+                f.mime, f.bytes, f.sha256
+            );
+            (line, entry)
+        }
+        Seen::RemoteImage(url) => (
+            format!("image {images}: remote {url} (not fetched)"),
+            json!({"kind": "image", "index": images, "url": url}),
+        ),
+        Seen::Video(f) => (
+            format!(
+                "video {videos}: {}, {} bytes, sha256 {}",
+                f.mime, f.bytes, f.sha256
+            ),
+            json!({
+                "kind": "video", "index": videos, "mime_type": f.mime,
+                "bytes": f.bytes, "sha256": f.sha256,
+            }),
+        ),
+        Seen::RemoteVideo(url) => (
+            format!("video {videos}: remote {url} (not fetched)"),
+            json!({"kind": "video", "index": videos, "url": url}),
+        ),
+        // Not media: the caller reads a text as the prompt or a label before this is called.
+        Seen::Text(t) => (echo(t), Value::Null),
     }
 }
 

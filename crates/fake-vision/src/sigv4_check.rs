@@ -94,43 +94,8 @@ pub(crate) fn check(
         "MissingAuthenticationTokenException",
         "Missing Authentication Token".to_string(),
     ))?)?;
-    if auth.access_key_id != expected.access_key_id {
-        return Err((
-            403,
-            "UnrecognizedClientException",
-            "The security token included in the request is invalid.".into(),
-        ));
-    }
-    if auth.service != expected.service || auth.region != expected.region {
-        return Err((
-            403,
-            "InvalidSignatureException",
-            format!(
-                "Credential should be scoped to correct service: '{}' and a valid region: '{}'.",
-                expected.service, expected.region
-            ),
-        ));
-    }
-    for needed in ["host", "x-amz-date"] {
-        if !auth.signed_headers.iter().any(|h| h == needed) {
-            return Err(incomplete(&format!("'{needed}' among the SignedHeaders")));
-        }
-    }
-    if header("x-amz-security-token").is_some()
-        && !auth
-            .signed_headers
-            .iter()
-            .any(|h| h == "x-amz-security-token")
-    {
-        return Err(incomplete("the x-amz-security-token header to be signed"));
-    }
-    let amz_date = header("x-amz-date").unwrap_or("");
-    if amz_date.len() != 16 || !amz_date.starts_with(&auth.date) {
-        return Err((403, "InvalidSignatureException", format!(
-            "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '{}' != '{amz_date}'.",
-            auth.date
-        )));
-    }
+    check_scope(expected, &auth)?;
+    let amz_date = check_signed_headers(&auth, &header)?;
     let payload_hash = hex::encode(Sha256::digest(body));
     if let Some(claimed) = header("x-amz-content-sha256") {
         if claimed != payload_hash {
@@ -155,6 +120,57 @@ pub(crate) fn check(
         return Err((403, "InvalidSignatureException", "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.".into()));
     }
     Ok(auth)
+}
+
+/// The credential is the expected key's, scoped to the expected service and region.
+fn check_scope(expected: &Expected, auth: &Authorization) -> Result<(), Refusal> {
+    if auth.access_key_id != expected.access_key_id {
+        return Err((
+            403,
+            "UnrecognizedClientException",
+            "The security token included in the request is invalid.".into(),
+        ));
+    }
+    if auth.service != expected.service || auth.region != expected.region {
+        return Err((
+            403,
+            "InvalidSignatureException",
+            format!(
+                "Credential should be scoped to correct service: '{}' and a valid region: '{}'.",
+                expected.service, expected.region
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The headers that must be signed are, and the date header matches the credential's day;
+/// returns the date header.
+fn check_signed_headers<'a>(
+    auth: &Authorization,
+    header: &impl Fn(&str) -> Option<&'a str>,
+) -> Result<&'a str, Refusal> {
+    for needed in ["host", "x-amz-date"] {
+        if !auth.signed_headers.iter().any(|h| h == needed) {
+            return Err(incomplete(&format!("'{needed}' among the SignedHeaders")));
+        }
+    }
+    if header("x-amz-security-token").is_some()
+        && !auth
+            .signed_headers
+            .iter()
+            .any(|h| h == "x-amz-security-token")
+    {
+        return Err(incomplete("the x-amz-security-token header to be signed"));
+    }
+    let amz_date = header("x-amz-date").unwrap_or("");
+    if amz_date.len() != 16 || !amz_date.starts_with(&auth.date) {
+        return Err((403, "InvalidSignatureException", format!(
+            "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '{}' != '{amz_date}'.",
+            auth.date
+        )));
+    }
+    Ok(amz_date)
 }
 
 fn signature(

@@ -193,6 +193,8 @@ fn save_data_url(source: &str, download_dir: &Path, limit_bytes: u64) -> Result<
     Ok(path)
 }
 
+/// Downloads an http(s) source into the download folder, within the call's deadline and the
+/// download limit.
 async fn download(
     url: &str,
     http: &reqwest::Client,
@@ -207,6 +209,23 @@ async fn download(
         .await
         .map_err(|_| failed("it did not answer before the timeout".into()))?
         .map_err(|e| failed(e.without_url().to_string()))?;
+    if let Some(reason) = refused_answer(&response) {
+        return Err(failed(reason));
+    }
+    let limit = limit_bytes.min(MAX_MEDIA_BYTES);
+    if response.content_length().is_some_and(|len| len > limit) {
+        return Err(failed(too_large(limit, "nothing was downloaded")));
+    }
+    std::fs::create_dir_all(download_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", download_dir.display()), e))?;
+    let name = file_name_in(url);
+    let path = download_dir.join(format!("{}-{name}", uuid::Uuid::now_v7().simple()));
+    save_body(response, &path, limit, deadline, &failed).await?;
+    Ok(path)
+}
+
+/// Why an answer that is not the file is refused, or `None` for a success.
+fn refused_answer(response: &reqwest::Response) -> Option<String> {
     if response.status().is_redirection() {
         // reqwest follows http(s) redirects itself; one left over points somewhere else.
         let location = response
@@ -218,30 +237,29 @@ async fn download(
             .split_once(':')
             .map(|(s, _)| s)
             .unwrap_or("an unknown");
-        return Err(failed(format!(
+        return Some(format!(
             "it redirects to a {scheme}: URL; only redirects to http(s) URLs are followed (a non-http(s) redirect is refused)"
-        )));
+        ));
     }
     if !response.status().is_success() {
-        return Err(failed(format!(
+        return Some(format!(
             "the server answered HTTP {}",
             response.status().as_u16()
-        )));
+        ));
     }
-    let limit = limit_bytes.min(MAX_MEDIA_BYTES);
-    let too_large = |what: &str| {
-        failed(format!(
-            "it is larger than the {:.1} MB download limit (download_limit_mb); {what}",
-            limit as f64 / 1e6
-        ))
-    };
-    if response.content_length().is_some_and(|len| len > limit) {
-        return Err(too_large("nothing was downloaded"));
-    }
-    std::fs::create_dir_all(download_dir)
-        .map_err(|e| VaiderError::internal(format!("create {}", download_dir.display()), e))?;
-    let name = url
-        .split(['?', '#'])
+    None
+}
+
+fn too_large(limit: u64, what: &str) -> String {
+    format!(
+        "it is larger than the {:.1} MB download limit (download_limit_mb); {what}",
+        limit as f64 / 1e6
+    )
+}
+
+/// The URL's last path segment, kept to safe characters, so the saved file is recognisable.
+fn file_name_in(url: &str) -> String {
+    url.split(['?', '#'])
         .next()
         .and_then(|u| u.rsplit('/').next())
         .filter(|n| !n.is_empty())
@@ -250,9 +268,19 @@ async fn download(
                 .filter(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c))
                 .collect::<String>()
         })
-        .unwrap_or_else(|| "download".to_string());
-    let path = download_dir.join(format!("{}-{name}", uuid::Uuid::now_v7().simple()));
-    let mut file = tokio::fs::File::create(&path)
+        .unwrap_or_else(|| "download".to_string())
+}
+
+/// Streams the body to `path` within the deadline and the size limit; a download stopped
+/// for either leaves no partial file behind.
+async fn save_body(
+    response: reqwest::Response,
+    path: &Path,
+    limit: u64,
+    deadline: Instant,
+    failed: &(dyn Fn(String) -> VaiderError + Sync),
+) -> Result<()> {
+    let mut file = tokio::fs::File::create(path)
         .await
         .map_err(|e| VaiderError::internal(format!("create {}", path.display()), e))?;
     let mut stream = response.bytes_stream();
@@ -261,12 +289,12 @@ async fn download(
         let next = tokio::time::timeout_at(deadline.into(), stream.next()).await;
         let chunk = match next {
             Err(_) => {
-                let _ = tokio::fs::remove_file(&path).await;
+                let _ = tokio::fs::remove_file(path).await;
                 return Err(failed("it did not finish before the timeout".into()));
             }
             Ok(None) => break,
             Ok(Some(Err(e))) => {
-                let _ = tokio::fs::remove_file(&path).await;
+                let _ = tokio::fs::remove_file(path).await;
                 return Err(failed(e.without_url().to_string()));
             }
             Ok(Some(Ok(chunk))) => chunk,
@@ -274,8 +302,8 @@ async fn download(
         written += chunk.len() as u64;
         if written > limit {
             drop(file);
-            let _ = tokio::fs::remove_file(&path).await;
-            return Err(too_large("the download was stopped"));
+            let _ = tokio::fs::remove_file(path).await;
+            return Err(failed(too_large(limit, "the download was stopped")));
         }
         file.write_all(&chunk)
             .await
@@ -283,8 +311,7 @@ async fn download(
     }
     file.flush()
         .await
-        .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))?;
-    Ok(path)
+        .map_err(|e| VaiderError::internal(format!("write {}", path.display()), e))
 }
 
 #[cfg(test)]

@@ -168,6 +168,8 @@ fn variables_in_code() -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     // The table itself names them all; what counts is who reads them.
     files.retain(|f| !f.ends_with("vaider-base/src/env_vars.rs"));
+    // A unit-test module kept in its own file (`mod tests;`) is not shipped code either.
+    files.retain(|f| !f.ends_with("tests.rs"));
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         let code = text

@@ -42,77 +42,20 @@ pub struct Facets {
 impl History {
     /// One page of the history view: filtered, searched, newest first.
     pub fn search(&self, query: &Query) -> Result<Page> {
-        let mut conditions: Vec<&str> = Vec::new();
-        let mut values: Vec<rusqlite::types::Value> = Vec::new();
-        if let Some(text) = query
-            .text
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
-            conditions.push(
-                "(source LIKE ?N ESCAPE '\\' OR prompt LIKE ?N ESCAPE '\\'
-                  OR description LIKE ?N ESCAPE '\\' OR model LIKE ?N ESCAPE '\\'
-                  OR error_message LIKE ?N ESCAPE '\\' OR tool LIKE ?N ESCAPE '\\')",
-            );
-            values.push(like_pattern(text).into());
-        }
-        if let Some(status) = query.status {
-            conditions.push("status = ?N");
-            values.push(status.as_str().to_string().into());
-        }
-        if let Some(tool) = query.tool.as_deref().filter(|t| !t.is_empty()) {
-            conditions.push("tool = ?N");
-            values.push(tool.to_string().into());
-        }
-        if let Some(project) = query.project.as_deref().filter(|p| !p.is_empty()) {
-            conditions.push("project = ?N");
-            values.push(project.to_string().into());
-        }
-        // Numbered parameters, so one search text can be used in several places.
-        let mut filter = String::new();
-        for (i, condition) in conditions.iter().enumerate() {
-            filter.push_str(if i == 0 { " WHERE " } else { " AND " });
-            filter.push_str(&condition.replace("?N", &format!("?{}", i + 1)));
-        }
+        let filter = query.filter();
         let mut page_filter = filter.clone();
-        let mut page_values = values.clone();
         if let Some((created_at, id)) = query.before.as_deref().and_then(|b| b.split_once('|')) {
-            let n = page_values.len();
-            page_filter.push_str(if page_filter.is_empty() {
-                " WHERE "
-            } else {
-                " AND "
-            });
-            page_filter.push_str(&format!("(created_at, id) < (?{}, ?{})", n + 1, n + 2));
-            page_values.push(created_at.to_string().into());
-            page_values.push(id.to_string().into());
+            page_filter.and_before(created_at, id);
         }
         let limit = query.limit.clamp(1, 500);
         self.with(
             |c| {
                 let total: i64 = c.query_row(
-                    &format!("SELECT COUNT(*) FROM interactions{filter}"),
-                    rusqlite::params_from_iter(values.iter()),
+                    &format!("SELECT COUNT(*) FROM interactions{}", filter.sql),
+                    rusqlite::params_from_iter(filter.values.iter()),
                     |r| r.get(0),
                 )?;
-                let mut stmt = c.prepare(&format!(
-                    "SELECT {COLUMNS} FROM interactions{page_filter}
-                     ORDER BY created_at DESC, id DESC LIMIT {}",
-                    limit + 1
-                ))?;
-                let mut items: Vec<Interaction> = stmt
-                    .query_map(
-                        rusqlite::params_from_iter(page_values.iter()),
-                        row_to_interaction,
-                    )?
-                    .collect::<rusqlite::Result<_>>()?;
-                let next = if items.len() > limit {
-                    items.truncate(limit);
-                    items.last().map(|i| format!("{}|{}", i.created_at, i.id))
-                } else {
-                    None
-                };
+                let (items, next) = page(c, &page_filter, limit)?;
                 Ok(Page {
                     items,
                     next,
@@ -145,6 +88,100 @@ impl History {
             },
             "read the history's filters",
         )
+    }
+}
+
+/// The rows of one page, newest first, and the cursor of the next page (none on the last).
+fn page(
+    c: &rusqlite::Connection,
+    filter: &Filter,
+    limit: usize,
+) -> rusqlite::Result<(Vec<Interaction>, Option<String>)> {
+    let mut stmt = c.prepare(&format!(
+        "SELECT {COLUMNS} FROM interactions{}
+                     ORDER BY created_at DESC, id DESC LIMIT {}",
+        filter.sql,
+        limit + 1
+    ))?;
+    let mut items: Vec<Interaction> = stmt
+        .query_map(
+            rusqlite::params_from_iter(filter.values.iter()),
+            row_to_interaction,
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    let next = if items.len() > limit {
+        items.truncate(limit);
+        items.last().map(|i| format!("{}|{}", i.created_at, i.id))
+    } else {
+        None
+    };
+    Ok((items, next))
+}
+
+/// A `WHERE` clause and its values. Parameters are numbered, so one search text can be used
+/// in several places.
+#[derive(Debug, Clone, Default)]
+struct Filter {
+    sql: String,
+    values: Vec<rusqlite::types::Value>,
+}
+
+impl Filter {
+    /// Adds a condition whose `?N` all stand for `value`.
+    fn and(&mut self, condition: &str, value: rusqlite::types::Value) {
+        self.sql.push_str(self.joiner());
+        let n = self.values.len() + 1;
+        self.sql
+            .push_str(&condition.replace("?N", &format!("?{n}")));
+        self.values.push(value);
+    }
+
+    /// Only the rows before a page's cursor (its last row's time and id).
+    fn and_before(&mut self, created_at: &str, id: &str) {
+        self.sql.push_str(self.joiner());
+        let n = self.values.len();
+        self.sql
+            .push_str(&format!("(created_at, id) < (?{}, ?{})", n + 1, n + 2));
+        self.values.push(created_at.to_string().into());
+        self.values.push(id.to_string().into());
+    }
+
+    fn joiner(&self) -> &'static str {
+        if self.sql.is_empty() {
+            " WHERE "
+        } else {
+            " AND "
+        }
+    }
+}
+
+impl Query {
+    /// The query's text search and filters, without its cursor.
+    fn filter(&self) -> Filter {
+        let mut filter = Filter::default();
+        if let Some(text) = self
+            .text
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            filter.and(
+                "(source LIKE ?N ESCAPE '\\' OR prompt LIKE ?N ESCAPE '\\'
+                  OR description LIKE ?N ESCAPE '\\' OR model LIKE ?N ESCAPE '\\'
+                  OR error_message LIKE ?N ESCAPE '\\' OR tool LIKE ?N ESCAPE '\\')",
+                like_pattern(text).into(),
+            );
+        }
+        if let Some(status) = self.status {
+            filter.and("status = ?N", status.as_str().to_string().into());
+        }
+        if let Some(tool) = self.tool.as_deref().filter(|t| !t.is_empty()) {
+            filter.and("tool = ?N", tool.to_string().into());
+        }
+        if let Some(project) = self.project.as_deref().filter(|p| !p.is_empty()) {
+            filter.and("project = ?N", project.to_string().into());
+        }
+        filter
     }
 }
 

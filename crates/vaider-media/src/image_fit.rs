@@ -68,6 +68,17 @@ pub fn fit(bytes: Vec<u8>, mime_type: &'static str, limits: &ImageLimits) -> Res
             image.height()
         ));
     }
+    encode_within(image, mime_type, limits, notes)
+}
+
+/// Encodes the image in a format the provider takes, within its byte limit: smaller by a
+/// quarter each time it does not fit, down to 64 pixels a side.
+fn encode_within(
+    mut image: DynamicImage,
+    mime_type: &'static str,
+    limits: &ImageLimits,
+    mut notes: Vec<String>,
+) -> Result<FittedImage> {
     // PNG keeps screenshot text crisp; JPEG only when PNG is not taken or too large.
     let png_allowed = limits.takes("image/png");
     let jpeg_allowed = limits.takes("image/jpeg");

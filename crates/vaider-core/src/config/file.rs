@@ -59,61 +59,11 @@ impl Config {
 
     /// Applies `VAIDER_*` overrides; `lookup` is the environment (injectable for tests).
     pub fn apply_env(&mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<()> {
-        fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T> {
-            value.trim().parse().map_err(|_| {
-                VaiderError::InvalidRequest(format!(
-                    "The environment variable {name}={value:?} is not a valid value."
-                ))
-            })
-        }
         // The variables and their order come from the one table (env_vars.rs).
         let overrides = crate::env_vars::settings().map(|v| v.name);
         for (name, value) in overrides.filter_map(|n| lookup(n).map(|v| (n, v))) {
-            if value.is_empty() {
-                continue;
-            }
-            match name {
-                "VAIDER_PROVIDER" => self.provider = value,
-                "VAIDER_MODEL" | "VAIDER_GEMINI_MODEL" => self.model = value,
-                "VAIDER_PORT" => self.port = parse(name, &value)?,
-                "VAIDER_TIMEOUT_SEC" => self.timeout_sec = parse(name, &value)?,
-                "VAIDER_MAX_CONCURRENT" => self.max_concurrent = parse(name, &value)?,
-                "VAIDER_CACHE" => self.cache = parse_bool(name, &value)?,
-                "VAIDER_MAX_ATTEMPTS" => self.max_attempts = parse(name, &value)?,
-                "VAIDER_MAX_CALLS_PER_MINUTE" => self.max_calls_per_minute = parse(name, &value)?,
-                "VAIDER_DATA_DIR" => self.data_dir = Some(PathBuf::from(value)),
-                "VAIDER_DOWNLOAD_LIMIT_MB" => self.download_limit_mb = parse(name, &value)?,
-                "VAIDER_VIDEO_SAMPLING" => {
-                    self.video_sampling =
-                        crate::sampling::VideoSampling::parse(&value).ok_or_else(|| {
-                            VaiderError::InvalidRequest(format!(
-                            "The environment variable {name}={value:?} is not a sampling: use {}.",
-                            crate::sampling::VideoSampling::NAMES
-                        ))
-                        })?
-                }
-                "VAIDER_GEMINI_BASE_URL" => {
-                    self.gemini.base_url = value.trim_end_matches('/').to_string()
-                }
-                "VAIDER_GEMINI_UPLOAD_CHUNK_MIB" => {
-                    self.gemini.upload_chunk_mib = parse(name, &value)?
-                }
-                "VAIDER_GEMINI_POLL_INTERVAL_MS" => {
-                    self.gemini.poll_interval_ms = parse(name, &value)?
-                }
-                "VAIDER_GEMINI_RETRY_BASE_MS" => self.gemini.retry_base_ms = parse(name, &value)?,
-                "VAIDER_QA_PARALLEL_RUNS" => self.qa.parallel_runs = parse(name, &value)?,
-                "VAIDER_QA_BROWSE_MAX_ACTIONS" => self.qa.browse_max_actions = parse(name, &value)?,
-                "VAIDER_QA_STEP_TIMEOUT_MS" => self.qa.step_timeout_ms = parse(name, &value)?,
-                "VAIDER_MAX_MODEL_CALLS" => self.max_model_calls = parse(name, &value)?,
-                "VAIDER_CHILD_ENV_PASS" => {
-                    self.child_env_pass = value
-                        .split(',')
-                        .map(|n| n.trim().to_string())
-                        .filter(|n| !n.is_empty())
-                        .collect()
-                }
-                _ => {}
+            if !value.is_empty() {
+                self.apply_env_setting(name, value)?;
             }
         }
         // VAIDER_OPENAI_BASE_URL, VAIDER_ANTHROPIC_BASE_URL, ...: point a provider elsewhere.
@@ -123,6 +73,57 @@ impl Config {
                 self.providers.entry(name.to_string()).or_default().base_url =
                     Some(url.trim_end_matches('/').to_string());
             }
+        }
+        Ok(())
+    }
+
+    /// One `VAIDER_*` setting from the environment (a non-empty value) over the file's.
+    fn apply_env_setting(&mut self, name: &str, value: String) -> Result<()> {
+        fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T> {
+            value.trim().parse().map_err(|_| {
+                VaiderError::InvalidRequest(format!(
+                    "The environment variable {name}={value:?} is not a valid value."
+                ))
+            })
+        }
+        match name {
+            "VAIDER_PROVIDER" => self.provider = value,
+            "VAIDER_MODEL" | "VAIDER_GEMINI_MODEL" => self.model = value,
+            "VAIDER_PORT" => self.port = parse(name, &value)?,
+            "VAIDER_TIMEOUT_SEC" => self.timeout_sec = parse(name, &value)?,
+            "VAIDER_MAX_CONCURRENT" => self.max_concurrent = parse(name, &value)?,
+            "VAIDER_CACHE" => self.cache = parse_bool(name, &value)?,
+            "VAIDER_MAX_ATTEMPTS" => self.max_attempts = parse(name, &value)?,
+            "VAIDER_MAX_CALLS_PER_MINUTE" => self.max_calls_per_minute = parse(name, &value)?,
+            "VAIDER_DATA_DIR" => self.data_dir = Some(PathBuf::from(value)),
+            "VAIDER_DOWNLOAD_LIMIT_MB" => self.download_limit_mb = parse(name, &value)?,
+            "VAIDER_VIDEO_SAMPLING" => {
+                self.video_sampling =
+                    crate::sampling::VideoSampling::parse(&value).ok_or_else(|| {
+                        VaiderError::InvalidRequest(format!(
+                            "The environment variable {name}={value:?} is not a sampling: use {}.",
+                            crate::sampling::VideoSampling::NAMES
+                        ))
+                    })?
+            }
+            "VAIDER_GEMINI_BASE_URL" => {
+                self.gemini.base_url = value.trim_end_matches('/').to_string()
+            }
+            "VAIDER_GEMINI_UPLOAD_CHUNK_MIB" => self.gemini.upload_chunk_mib = parse(name, &value)?,
+            "VAIDER_GEMINI_POLL_INTERVAL_MS" => self.gemini.poll_interval_ms = parse(name, &value)?,
+            "VAIDER_GEMINI_RETRY_BASE_MS" => self.gemini.retry_base_ms = parse(name, &value)?,
+            "VAIDER_QA_PARALLEL_RUNS" => self.qa.parallel_runs = parse(name, &value)?,
+            "VAIDER_QA_BROWSE_MAX_ACTIONS" => self.qa.browse_max_actions = parse(name, &value)?,
+            "VAIDER_QA_STEP_TIMEOUT_MS" => self.qa.step_timeout_ms = parse(name, &value)?,
+            "VAIDER_MAX_MODEL_CALLS" => self.max_model_calls = parse(name, &value)?,
+            "VAIDER_CHILD_ENV_PASS" => {
+                self.child_env_pass = value
+                    .split(',')
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            }
+            _ => {}
         }
         Ok(())
     }

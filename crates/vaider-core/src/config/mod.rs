@@ -27,7 +27,7 @@ pub use vaider_providers::settings::{
 
 pub const DEFAULT_PORT: u16 = 3456;
 /// A current, inexpensive Gemini model that understands video: the replacement Google names
-/// for gemini-2.5-flash, in the same price class. Retiring models are listed in models.rs.
+/// for gemini-2.5-flash, in the same price class. Retiring models are listed in models/mod.rs.
 pub const DEFAULT_GEMINI_MODEL: &str = "gemini-3.5-flash-lite";
 
 /// How QA test plans run (`[qa]` in config.toml).

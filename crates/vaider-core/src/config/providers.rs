@@ -168,77 +168,9 @@ impl Config {
     /// The resolved settings of provider `name`, or an error listing the known ones.
     pub fn provider(&self, name: &str) -> Result<ProviderConfig> {
         let name = name.trim().to_ascii_lowercase();
-        let mut config = if name == "gemini" {
-            ProviderConfig {
-                name: name.clone(),
-                adapter: Adapter::Gemini,
-                base_url: self.gemini.base_url.clone(),
-                model: if self.provider == "gemini" {
-                    self.model.clone()
-                } else {
-                    DEFAULT_GEMINI_MODEL.to_string()
-                },
-                needs_key: true,
-                accepts_video: true,
-                max_image_bytes: 14 * 1024 * 1024,
-                max_image_side: 0,
-                image_formats: ["image/png", "image/jpeg", "image/webp"]
-                    .iter()
-                    .map(|f| f.to_string())
-                    .collect(),
-                region: None,
-                aws_profile: None,
-            }
-        } else if let Some(found) = built_in(&name) {
-            found
-        } else if let Some(adapter) = self.providers.get(&name).and_then(|s| s.adapter) {
-            ProviderConfig {
-                name: name.clone(),
-                adapter,
-                base_url: String::new(),
-                model: String::new(),
-                needs_key: true,
-                accepts_video: false,
-                max_image_bytes: 5 * 1024 * 1024,
-                max_image_side: 0,
-                image_formats: ["image/png", "image/jpeg"]
-                    .iter()
-                    .map(|f| f.to_string())
-                    .collect(),
-                region: None,
-                aws_profile: None,
-            }
-        } else {
-            return Err(VaiderError::InvalidRequest(format!(
-                "Unknown provider {name:?}. Known: {}. Add others under [providers.NAME] with an `adapter` in {}.",
-                self.provider_names().join(", "),
-                Self::file_path().display()
-            )));
-        };
-        if let Some(s) = self.providers.get(&name) {
-            if let Some(v) = &s.base_url {
-                config.base_url = v.trim_end_matches('/').to_string();
-            }
-            if let Some(v) = &s.model {
-                config.model = v.clone();
-            }
-            if let Some(v) = s.needs_key {
-                config.needs_key = v;
-            }
-            if let Some(v) = s.accepts_video {
-                config.accepts_video = v;
-            }
-            if let Some(v) = s.max_image_mb {
-                config.max_image_bytes = (v * 1024.0 * 1024.0) as u64;
-            }
-            if let Some(v) = s.max_image_side {
-                config.max_image_side = v;
-            }
-            if let Some(v) = &s.image_formats {
-                config.image_formats = v.clone();
-            }
-            config.region = s.region.clone().filter(|r| !r.trim().is_empty());
-            config.aws_profile = s.aws_profile.clone().filter(|p| !p.trim().is_empty());
+        let mut config = self.provider_defaults(&name)?;
+        if let Some(settings) = self.providers.get(&name) {
+            settings.apply_to(&mut config);
         }
         // The top-level model is the default provider's model (not a Gemini default left in
         // a config file written by an earlier version, such as gemini-2.5-flash).
@@ -257,6 +189,98 @@ impl Config {
             )));
         }
         Ok(config)
+    }
+
+    /// What provider `name` is before the file's settings for it: Gemini, a built-in one, or
+    /// one added in the file with its `adapter`.
+    fn provider_defaults(&self, name: &str) -> Result<ProviderConfig> {
+        if name == "gemini" {
+            return Ok(self.gemini_defaults());
+        }
+        if let Some(found) = built_in(name) {
+            return Ok(found);
+        }
+        if let Some(adapter) = self.providers.get(name).and_then(|s| s.adapter) {
+            return Ok(added_provider(name, adapter));
+        }
+        Err(VaiderError::InvalidRequest(format!(
+            "Unknown provider {name:?}. Known: {}. Add others under [providers.NAME] with an `adapter` in {}.",
+            self.provider_names().join(", "),
+            Self::file_path().display()
+        )))
+    }
+
+    fn gemini_defaults(&self) -> ProviderConfig {
+        ProviderConfig {
+            name: "gemini".to_string(),
+            adapter: Adapter::Gemini,
+            base_url: self.gemini.base_url.clone(),
+            model: if self.provider == "gemini" {
+                self.model.clone()
+            } else {
+                DEFAULT_GEMINI_MODEL.to_string()
+            },
+            needs_key: true,
+            accepts_video: true,
+            max_image_bytes: 14 * 1024 * 1024,
+            max_image_side: 0,
+            image_formats: ["image/png", "image/jpeg", "image/webp"]
+                .iter()
+                .map(|f| f.to_string())
+                .collect(),
+            region: None,
+            aws_profile: None,
+        }
+    }
+}
+
+/// A provider added in the config file: its adapter, and cautious limits until the file
+/// says more (no video, 5 MB images, PNG and JPEG).
+fn added_provider(name: &str, adapter: Adapter) -> ProviderConfig {
+    ProviderConfig {
+        name: name.to_string(),
+        adapter,
+        base_url: String::new(),
+        model: String::new(),
+        needs_key: true,
+        accepts_video: false,
+        max_image_bytes: 5 * 1024 * 1024,
+        max_image_side: 0,
+        image_formats: ["image/png", "image/jpeg"]
+            .iter()
+            .map(|f| f.to_string())
+            .collect(),
+        region: None,
+        aws_profile: None,
+    }
+}
+
+impl ProviderSettings {
+    /// The file's settings over a provider's defaults: each one given replaces its default.
+    fn apply_to(&self, config: &mut ProviderConfig) {
+        if let Some(v) = &self.base_url {
+            config.base_url = v.trim_end_matches('/').to_string();
+        }
+        if let Some(v) = &self.model {
+            config.model = v.clone();
+        }
+        if let Some(v) = self.needs_key {
+            config.needs_key = v;
+        }
+        if let Some(v) = self.accepts_video {
+            config.accepts_video = v;
+        }
+        if let Some(v) = self.max_image_mb {
+            config.max_image_bytes = (v * 1024.0 * 1024.0) as u64;
+        }
+        if let Some(v) = self.max_image_side {
+            config.max_image_side = v;
+        }
+        if let Some(v) = &self.image_formats {
+            config.image_formats = v.clone();
+        }
+        config.region = self.region.clone().filter(|r| !r.trim().is_empty());
+        config.aws_profile = self.aws_profile.clone().filter(|p| !p.trim().is_empty());
     }
 }
 

@@ -244,16 +244,7 @@ impl Vaider {
         progress: &dyn ProgressSink,
         stop: &CancellationToken,
     ) -> std::result::Result<Fresh, VaiderError> {
-        let slots = self.upstream_slots();
-        let _permit = match slots.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
-                progress.report(Progress::Queued);
-                crate::quota::not_counted(&call.clock, slots.acquire_owned())
-                    .await
-                    .map_err(|e| VaiderError::internal("wait for a free slot", e))?
-            }
-        };
+        let _slot = self.free_slot(call, progress).await?;
         let mut prepared = self
             .prepare(
                 checked.media(),
@@ -265,27 +256,9 @@ impl Vaider {
             )
             .await?;
         let user_prompt = call.prompts.user(prepared.note.as_deref());
-        // The provider's per-minute quota, after the media is ready: a call that waits its turn
-        // holds its upload slot. Gemini takes its turn itself, right before generateContent
-        // (after its upload), and learns the quota from its 429s.
-        let meter = self.quotas.meter(
-            &checked.provider.name,
-            checked.key.as_ref(),
-            &call.model,
-            call.config.max_calls_per_minute,
-            &call.clock,
-        );
-        if checked.provider.adapter != crate::config::Adapter::Gemini {
-            meter.admit(progress).await;
-        }
-        let provider = crate::provider::build(
-            &checked.provider,
-            self.http.clone(),
-            checked.key.clone(),
-            call.config.max_attempts,
-            &call.config.gemini,
-        );
-        let answer = provider
+        let meter = self.take_turn(call, checked, progress).await;
+        let answer = self
+            .provider_for(call, checked)
             .describe(ProviderJob {
                 parts: &prepared.parts,
                 model: &call.model,
@@ -302,26 +275,7 @@ impl Vaider {
             .await;
         let answer = match answer {
             Err(e) if crate::models::is_model_not_found(&e, &call.model) => {
-                // The current choices are listed within what is left of the call's time.
-                let mut limits = crate::models::ListLimits::on_error_path();
-                limits.timeout = limits.timeout.min(
-                    call.deadline
-                        .saturating_duration_since(std::time::Instant::now()),
-                );
-                let choices = crate::models::current_choices(
-                    &self.http,
-                    &checked.provider,
-                    checked.key.as_ref(),
-                    &call.model,
-                    limits,
-                )
-                .await;
-                return Err(crate::models::not_found_error(
-                    &checked.provider,
-                    &call.model,
-                    choices,
-                    e,
-                ));
+                return Err(self.model_not_found(call, checked, e).await);
             }
             other => other?,
         };
@@ -336,6 +290,86 @@ impl Vaider {
             prepared,
             user_prompt,
         })
+    }
+
+    /// The provider's adapter, with the call's key and retry settings.
+    fn provider_for(
+        &self,
+        call: &Call,
+        checked: &Checked,
+    ) -> Box<dyn crate::provider::VisionProvider> {
+        crate::provider::build(
+            &checked.provider,
+            self.http.clone(),
+            checked.key.clone(),
+            call.config.max_attempts,
+            &call.config.gemini,
+        )
+    }
+
+    /// One of the `max_concurrent` upstream slots, waited for (and reported as queued) when
+    /// all are taken; the wait does not count against the call's time limit.
+    async fn free_slot(
+        &self,
+        call: &Call,
+        progress: &dyn ProgressSink,
+    ) -> std::result::Result<tokio::sync::OwnedSemaphorePermit, VaiderError> {
+        let slots = self.upstream_slots();
+        match slots.clone().try_acquire_owned() {
+            Ok(permit) => Ok(permit),
+            Err(_) => {
+                progress.report(Progress::Queued);
+                crate::quota::not_counted(&call.clock, slots.acquire_owned())
+                    .await
+                    .map_err(|e| VaiderError::internal("wait for a free slot", e))
+            }
+        }
+    }
+
+    /// The provider's per-minute quota, after the media is ready: a call that waits its turn
+    /// holds its upload slot. Gemini takes its turn itself, right before generateContent
+    /// (after its upload), and learns the quota from its 429s.
+    async fn take_turn<'a>(
+        &self,
+        call: &'a Call,
+        checked: &Checked,
+        progress: &dyn ProgressSink,
+    ) -> crate::quota::Meter<'a> {
+        let meter = self.quotas.meter(
+            &checked.provider.name,
+            checked.key.as_ref(),
+            &call.model,
+            call.config.max_calls_per_minute,
+            &call.clock,
+        );
+        if checked.provider.adapter != crate::config::Adapter::Gemini {
+            meter.admit(progress).await;
+        }
+        meter
+    }
+
+    /// `MODEL_NOT_FOUND` for a model the provider does not know, with its current choices,
+    /// listed within what is left of the call's time.
+    async fn model_not_found(
+        &self,
+        call: &Call,
+        checked: &Checked,
+        error: VaiderError,
+    ) -> VaiderError {
+        let mut limits = crate::models::ListLimits::on_error_path();
+        limits.timeout = limits.timeout.min(
+            call.deadline
+                .saturating_duration_since(std::time::Instant::now()),
+        );
+        let choices = crate::models::current_choices(
+            &self.http,
+            &checked.provider,
+            checked.key.as_ref(),
+            &call.model,
+            limits,
+        )
+        .await;
+        crate::models::not_found_error(&checked.provider, &call.model, choices, error)
     }
 
     async fn finish_fresh(

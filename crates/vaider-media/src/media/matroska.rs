@@ -224,17 +224,35 @@ pub(super) fn check_matroska(src: &mut Source) -> Result<(), Fault> {
     let Some(size) = header.size else {
         return bad("the EBML header has an unknown size");
     };
-    let mut pos = element_end(src, &header, 0, size, len)?;
+    let after_header = element_end(src, &header, 0, size, len)?;
+    let (pos, segment) = find_segment(src, after_header, &mut budget)?;
+    let data_start = pos + segment.header_len;
+    let segment_end = match segment.size {
+        Some(size) => element_end(src, &segment, pos, size, len)?,
+        // Live recordings write an unknown size and only fix it up (if ever) when they finish.
+        None => len,
+    };
+    if !walk_segment(src, data_start, segment_end, &mut budget)? {
+        return bad("no video data: the file ends before the first Cluster");
+    }
+    Ok(())
+}
 
-    // Only padding may sit between the EBML header and the Segment.
-    let segment = loop {
+/// The Segment after the EBML header, and where it starts: only padding may sit between them.
+fn find_segment(
+    src: &mut Source,
+    mut pos: u64,
+    budget: &mut Budget,
+) -> Result<(u64, Element), Fault> {
+    let len = src.len;
+    loop {
         budget.spend()?;
         if pos >= len {
             return bad("no video data: the file ends before the Segment");
         }
         let el = element_header(src, pos)?;
         match (el.id, el.size) {
-            (ID_SEGMENT, _) => break el,
+            (ID_SEGMENT, _) => return Ok((pos, el)),
             (ID_VOID | ID_CRC32, Some(size)) => pos = element_end(src, &el, pos, size, len)?,
             _ => {
                 return bad(format!(
@@ -243,15 +261,17 @@ pub(super) fn check_matroska(src: &mut Source) -> Result<(), Fault> {
                 ))
             }
         }
-    };
-    let data_start = pos + segment.header_len;
-    let segment_end = match segment.size {
-        Some(size) => element_end(src, &segment, pos, size, len)?,
-        // Live recordings write an unknown size and only fix it up (if ever) when they finish.
-        None => len,
-    };
+    }
+}
 
-    let mut pos = data_start;
+/// Walks the Segment's top-level elements to its end; true when a Cluster (video data) was
+/// among them.
+fn walk_segment(
+    src: &mut Source,
+    mut pos: u64,
+    segment_end: u64,
+    budget: &mut Budget,
+) -> Result<bool, Fault> {
     let mut seen_cluster = false;
     while pos < segment_end {
         budget.spend()?;
@@ -265,7 +285,7 @@ pub(super) fn check_matroska(src: &mut Source) -> Result<(), Fault> {
         pos = match el.size {
             Some(size) => element_end(src, &el, pos, size, segment_end)?,
             None if el.id == ID_CLUSTER => {
-                walk_open_cluster(src, pos + el.header_len, segment_end, &mut budget)?
+                walk_open_cluster(src, pos + el.header_len, segment_end, budget)?
             }
             None => {
                 return bad(format!(
@@ -275,10 +295,7 @@ pub(super) fn check_matroska(src: &mut Source) -> Result<(), Fault> {
             }
         };
     }
-    if !seen_cluster {
-        return bad("no video data: the file ends before the first Cluster");
-    }
-    Ok(())
+    Ok(seen_cluster)
 }
 
 /// Walks the children of a Cluster of unknown size; returns where the Cluster ends (the first

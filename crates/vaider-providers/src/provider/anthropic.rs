@@ -72,42 +72,7 @@ impl VisionProvider for AnthropicProvider {
     }
 
     async fn describe(&self, job: ProviderJob<'_>) -> Result<ProviderAnswer, VaiderError> {
-        use base64::Engine as _;
-        let mut content = Vec::new();
-        for part in job.parts {
-            match part {
-                MediaPart::Image { image, label, .. } => {
-                    if let Some(label) = label {
-                        content.push(json!({"type": "text", "text": label}));
-                    }
-                    content.push(json!({"type": "image", "source": {
-                        "type": "base64",
-                        "media_type": image.mime_type,
-                        "data": base64::engine::general_purpose::STANDARD.encode(&image.bytes)
-                    }}));
-                }
-                MediaPart::File { path, .. } => {
-                    return Err(VaiderError::internal(
-                        "send a file to Anthropic",
-                        format!("{} was not turned into images first", path.display()),
-                    ))
-                }
-            }
-        }
-        let mut prompt = job.user_prompt.to_string();
-        if let Some(schema) = &job.response_schema {
-            prompt.push_str(&format!(
-                "\n\nReply with only a JSON object (no code fence) that follows this JSON schema:\n{schema}"
-            ));
-        }
-        content.push(json!({"type": "text", "text": prompt}));
-        let body = json!({
-            "model": job.model,
-            "max_tokens": MAX_TOKENS,
-            "system": job.system_prompt,
-            "temperature": 0.2,
-            "messages": [{"role": "user", "content": content}],
-        });
+        let body = messages_request(&job)?;
         job.progress.report(Progress::Generating);
         let url = format!("{}/v1/messages", self.upstream.base_url);
         let mut calls = Vec::new();
@@ -150,4 +115,46 @@ impl VisionProvider for AnthropicProvider {
             calls,
         )
     }
+}
+
+/// The messages request: the images, each after its label, then the prompt with the answer's
+/// schema in it (Anthropic has no schema field). A file left whole is a bug upstream: the
+/// pipeline turns videos into keyframes for Anthropic.
+fn messages_request(job: &ProviderJob<'_>) -> Result<Value, VaiderError> {
+    use base64::Engine as _;
+    let mut content = Vec::new();
+    for part in job.parts {
+        match part {
+            MediaPart::Image { image, label, .. } => {
+                if let Some(label) = label {
+                    content.push(json!({"type": "text", "text": label}));
+                }
+                content.push(json!({"type": "image", "source": {
+                    "type": "base64",
+                    "media_type": image.mime_type,
+                    "data": base64::engine::general_purpose::STANDARD.encode(&image.bytes)
+                }}));
+            }
+            MediaPart::File { path, .. } => {
+                return Err(VaiderError::internal(
+                    "send a file to Anthropic",
+                    format!("{} was not turned into images first", path.display()),
+                ))
+            }
+        }
+    }
+    let mut prompt = job.user_prompt.to_string();
+    if let Some(schema) = &job.response_schema {
+        prompt.push_str(&format!(
+            "\n\nReply with only a JSON object (no code fence) that follows this JSON schema:\n{schema}"
+        ));
+    }
+    content.push(json!({"type": "text", "text": prompt}));
+    Ok(json!({
+        "model": job.model,
+        "max_tokens": MAX_TOKENS,
+        "system": job.system_prompt,
+        "temperature": 0.2,
+        "messages": [{"role": "user", "content": content}],
+    }))
 }

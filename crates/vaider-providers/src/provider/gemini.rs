@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{
     MediaPart, ProviderAnswer, ProviderJob, RetryRules, Upstream, UpstreamCall, VisionProvider,
@@ -30,7 +30,7 @@ use answer::parse_answer;
 use errors::{retry_wait, upstream_error};
 pub use files::parse_duration;
 use files::UploadedFile;
-use parts::{add_image, add_planned, estimate_of, image_setting, set_part_resolution, warn_on_gap};
+use parts::{add_image, image_setting, warn_on_gap, Contents};
 
 /// Google's resumable protocol wants every chunk but the last to be a multiple of 256 KiB.
 const CHUNK_GRANULE: usize = 256 * 1024;
@@ -112,6 +112,8 @@ impl VisionProvider for GeminiProvider {
 }
 
 impl GeminiProvider {
+    /// Uploads the media (each file until ACTIVE, its plan settled), then asks
+    /// generateContent; `estimate` gets the request's prompt tokens as estimated.
     async fn ask(
         &self,
         job: &ProviderJob<'_>,
@@ -120,20 +122,9 @@ impl GeminiProvider {
         estimate: &mut Option<u64>,
     ) -> Result<Value, VaiderError> {
         let rules = TokenRules::for_model(job.model);
-        let total: u64 = job
-            .parts
-            .iter()
-            .map(|p| match p {
-                MediaPart::File { media, .. } => media.size_bytes,
-                MediaPart::Image { image, .. } => image.bytes.len() as u64,
-            })
-            .sum();
+        let total: u64 = job.parts.iter().map(part_bytes).sum();
         let mut sent = 0;
-        let mut parts = Vec::new();
-        let mut request_resolution = None;
-        let mut note = None;
-        // Length and sound of each uploaded video, for the estimate.
-        let mut videos: Vec<(String, Option<f64>, bool)> = Vec::new();
+        let mut contents = Contents::default();
         for part in job.parts {
             match part {
                 MediaPart::Image {
@@ -141,21 +132,16 @@ impl GeminiProvider {
                     label,
                     keyframe,
                 } => {
-                    add_image(
-                        &mut parts,
-                        image,
-                        label.as_deref(),
-                        image_setting(rules, *keyframe),
-                    );
+                    let setting = image_setting(rules, *keyframe);
+                    add_image(&mut contents.parts, image, label.as_deref(), setting);
                     sent += image.bytes.len() as u64;
                     job.progress.report(Progress::Uploading { sent, total });
                 }
                 MediaPart::File { path, media, plan } => {
                     job.ensure_wanted()?;
-                    let mime = gemini_mime(media);
                     let upload_started = Instant::now();
                     let file = self
-                        .upload(job, path, media, mime, sent, total, calls)
+                        .upload(job, path, media, gemini_mime(media), sent, total, calls)
                         .await?;
                     sent += media.size_bytes;
                     uploads.push(file);
@@ -164,67 +150,60 @@ impl GeminiProvider {
                         .ok_or_else(|| VaiderError::internal("upload", "lost the file"))?;
                     job.ensure_wanted()?;
                     self.wait_until_active(file, job, calls).await?;
-                    let mut file_data =
-                        json!({"fileData": {"fileUri": file.uri, "mimeType": mime}});
-                    if media.kind == vaider_media::media::MediaKind::Image {
-                        // An image too large to go inline: a screenshot all the same.
-                        set_part_resolution(&mut file_data, rules.screenshot_setting());
-                    } else {
-                        videos.push((file.uri.clone(), file.video_seconds, false));
-                    }
-                    let Some(plan) = plan else {
-                        parts.push(file_data);
-                        continue;
-                    };
-                    // The scan ran during the upload and is usually done by now. The answer
-                    // waits for it a tenth of a large video's upload time (at least a second),
-                    // and at most half the time left: past that, the whole video goes.
-                    let left = job.deadline.saturating_duration_since(Instant::now());
-                    let latest = Instant::now() + left / 2;
-                    let sending = tokio::select! {
-                        sending = plan.resolve_after_upload(upload_started.elapsed(), media.size_bytes, latest) => sending,
-                        _ = job.stop.cancelled() => return Err(super::stopped()),
-                    };
-                    match sending {
-                        Some(sending) => {
-                            let planned = add_planned(&mut parts, file_data, &sending, rules);
-                            request_resolution = request_resolution.or(planned);
-                            note = sending.note.clone();
-                            if let (Some(plan), Some(video)) = (&sending.plan, videos.last_mut()) {
-                                video.1 = video.1.or(Some(plan.duration));
-                                video.2 = plan.has_audio;
-                            }
+                    let sending = match plan {
+                        Some(plan) => {
+                            settle_plan(job, plan, upload_started, media.size_bytes).await?
                         }
-                        None => parts.push(file_data),
-                    }
+                        None => None,
+                    };
+                    contents.add_file(file, media, rules, sending.as_deref());
                 }
             }
         }
-        match &note {
-            Some(note) => parts.push(json!({"text": (job.user_prompt_with)(note)})),
-            None => parts.push(json!({"text": job.user_prompt})),
-        }
-        let mut generation_config = json!({"temperature": 0.2});
-        if let Some(resolution) = request_resolution {
-            generation_config["mediaResolution"] = json!(resolution.api_name());
-        }
-        if let Some(schema) = &job.response_schema {
-            generation_config["responseMimeType"] = json!("application/json");
-            generation_config["responseJsonSchema"] = schema.clone();
-        }
-        let body = json!({
-            "systemInstruction": {"parts": [{"text": job.system_prompt}]},
-            "contents": [{"role": "user", "parts": parts}],
-            "generationConfig": generation_config,
-        });
-        *estimate = estimate_of(&body, rules, &videos);
+        let (body, estimated) = contents.request(job, rules);
+        *estimate = estimated;
+        self.generate_content(job, &body, calls).await
+    }
+
+    /// Asks generateContent (within the model's quota, retried by Google's rules).
+    async fn generate_content(
+        &self,
+        job: &ProviderJob<'_>,
+        body: &Value,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<Value, VaiderError> {
         let url = format!(
             "{}/v1beta/models/{}:generateContent",
             self.upstream.base_url, job.model
         );
         let endpoint = format!("/v1beta/models/{}:generateContent", job.model);
         job.ensure_wanted()?;
-        let response = self.generate(job, &url, &endpoint, &body, calls).await?;
+        let response = self.generate(job, &url, &endpoint, body, calls).await?;
         super::read_json(response, "Gemini").await
+    }
+}
+
+/// The bytes a part sends, for the upload's progress.
+fn part_bytes(part: &MediaPart) -> u64 {
+    match part {
+        MediaPart::File { media, .. } => media.size_bytes,
+        MediaPart::Image { image, .. } => image.bytes.len() as u64,
+    }
+}
+
+/// What a video's plan sends, once its upload is done. The scan ran during the upload and is
+/// usually done by now. The answer waits for it a tenth of a large video's upload time (at
+/// least a second), and at most half the time left: past that (`None`), the whole video goes.
+async fn settle_plan(
+    job: &ProviderJob<'_>,
+    plan: &crate::sampling::PlannedVideo,
+    upload_started: Instant,
+    size: u64,
+) -> Result<Option<std::sync::Arc<Sending>>, VaiderError> {
+    let left = job.deadline.saturating_duration_since(Instant::now());
+    let latest = Instant::now() + left / 2;
+    tokio::select! {
+        sending = plan.resolve_after_upload(upload_started.elapsed(), size, latest) => Ok(sending),
+        _ = job.stop.cancelled() => Err(super::stopped()),
     }
 }

@@ -271,27 +271,12 @@ impl Upstream {
                     return Ok(response);
                 }
                 Ok(response) => {
-                    let status = response.status().as_u16();
-                    record(Some(status));
-                    let headers = response.headers().clone();
-                    let body = response.text().await.unwrap_or_default();
-                    let wait = rules.wait(status, &headers, &body, attempt, self.retry_base);
-                    let error = rules.error_with_headers(status, &headers, &body);
-                    (wait, rate_limited(status, error, wait))
+                    record(Some(response.status().as_u16()));
+                    self.refusal(response, attempt, rules).await
                 }
                 Err(e) => {
                     record(None);
-                    // Never show the URL: an upload session URL is a credential.
-                    let e = e.without_url();
-                    let retry = e.is_connect() || e.is_timeout();
-                    let error = VaiderError::Upstream {
-                        message: format!(
-                            "Could not reach {} at {} ({e}). Check the network and the provider's base_url.",
-                            self.service, self.base_url
-                        ),
-                        response: None,
-                    };
-                    (retry.then(|| backoff(attempt, self.retry_base)), error)
+                    self.unreachable(e, attempt)
                 }
             };
             match wait {
@@ -302,6 +287,40 @@ impl Upstream {
                 _ => return Err(error),
             }
         }
+    }
+}
+
+impl Upstream {
+    /// The error of an answer that is not a success, and the wait before trying again, if
+    /// the provider's rules retry it.
+    async fn refusal(
+        &self,
+        response: reqwest::Response,
+        attempt: u32,
+        rules: &dyn RetryRules,
+    ) -> (Option<Duration>, VaiderError) {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().await.unwrap_or_default();
+        let wait = rules.wait(status, &headers, &body, attempt, self.retry_base);
+        let error = rules.error_with_headers(status, &headers, &body);
+        (wait, rate_limited(status, error, wait))
+    }
+
+    /// The error of a request that got no answer; a refused connection or a timeout is
+    /// tried again after a backoff.
+    fn unreachable(&self, e: reqwest::Error, attempt: u32) -> (Option<Duration>, VaiderError) {
+        // Never show the URL: an upload session URL is a credential.
+        let e = e.without_url();
+        let retry = e.is_connect() || e.is_timeout();
+        let error = VaiderError::Upstream {
+            message: format!(
+                "Could not reach {} at {} ({e}). Check the network and the provider's base_url.",
+                self.service, self.base_url
+            ),
+            response: None,
+        };
+        (retry.then(|| backoff(attempt, self.retry_base)), error)
     }
 }
 

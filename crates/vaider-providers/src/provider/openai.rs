@@ -82,71 +82,10 @@ impl VisionProvider for OpenAiProvider {
     }
 
     async fn describe(&self, job: ProviderJob<'_>) -> Result<ProviderAnswer, VaiderError> {
-        let mut content = Vec::new();
-        let mut videos: Vec<(std::path::PathBuf, &'static str)> = Vec::new();
-        let total: u64 = job.parts.iter().map(part_size).sum();
-        let mut sent = 0;
-        for part in job.parts {
-            match part {
-                MediaPart::Image { image, label, .. } => {
-                    if let Some(label) = label {
-                        content.push(json!({"type": "text", "text": label}));
-                    }
-                    content.push(json!({"type": "image_url", "image_url": {"url": data_url(image.mime_type, &image.bytes), "detail": "high"}}));
-                }
-                MediaPart::File { path, media, .. } => {
-                    // Only for servers that declared video support. The data URL is streamed
-                    // into the body from disk (see `streamed_body`), never held whole.
-                    videos.push((path.clone(), media.mime_type));
-                    let marker = format!("{VIDEO_MARKER}{}", videos.len() - 1);
-                    content.push(json!({"type": "video_url", "video_url": {"url": marker}}));
-                }
-            }
-            sent += part_size(part);
-            job.progress.report(Progress::Uploading { sent, total });
-        }
-        content.push(json!({"type": "text", "text": job.user_prompt}));
-        let mut body = json!({
-            "model": job.model,
-            "messages": [
-                {"role": "system", "content": job.system_prompt},
-                {"role": "user", "content": content}
-            ],
-            "temperature": 0.2,
-        });
-        if let Some(schema) = &job.response_schema {
-            body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "vaider_answer", "schema": schema, "strict": true}});
-        }
+        let (body, videos) = chat_request(&job);
         job.progress.report(Progress::Generating);
-        let url = format!("{}/chat/completions", self.upstream.base_url);
         let mut calls = Vec::new();
-        let rules = OpenAiRules(&self.upstream.service);
-        let response = self
-            .upstream
-            .send(
-                || {
-                    let request = self.upstream.http.post(&url);
-                    let request = if videos.is_empty() {
-                        request.json(&body)
-                    } else {
-                        let (length, stream) = streamed_body(&body, &videos);
-                        request
-                            .header(reqwest::header::CONTENT_TYPE, "application/json")
-                            .header(reqwest::header::CONTENT_LENGTH, length.to_string())
-                            .body(stream)
-                    };
-                    match &self.key {
-                        Some(key) if !key.expose().is_empty() => request.bearer_auth(key.expose()),
-                        _ => request,
-                    }
-                },
-                "POST",
-                "/chat/completions",
-                job.deadline,
-                &mut calls,
-                &rules,
-            )
-            .await?;
+        let response = self.post_chat(&job, &body, &videos, &mut calls).await?;
         let answer = super::read_json(response, &self.upstream.service).await?;
         let choice = &answer["choices"][0];
         let text = choice["message"]["content"]
@@ -163,6 +102,88 @@ impl VisionProvider for OpenAiProvider {
             calls,
         )
     }
+}
+
+impl OpenAiProvider {
+    /// Posts the chat completion (retried by the provider's rules), the videos' data URLs
+    /// streamed into the body from disk.
+    async fn post_chat(
+        &self,
+        job: &ProviderJob<'_>,
+        body: &Value,
+        videos: &[(std::path::PathBuf, &'static str)],
+        calls: &mut Vec<super::UpstreamCall>,
+    ) -> Result<reqwest::Response, VaiderError> {
+        let url = format!("{}/chat/completions", self.upstream.base_url);
+        let rules = OpenAiRules(&self.upstream.service);
+        self.upstream
+            .send(
+                || {
+                    let request = self.upstream.http.post(&url);
+                    let request = if videos.is_empty() {
+                        request.json(body)
+                    } else {
+                        let (length, stream) = streamed_body(body, videos);
+                        request
+                            .header(reqwest::header::CONTENT_TYPE, "application/json")
+                            .header(reqwest::header::CONTENT_LENGTH, length.to_string())
+                            .body(stream)
+                    };
+                    match &self.key {
+                        Some(key) if !key.expose().is_empty() => request.bearer_auth(key.expose()),
+                        _ => request,
+                    }
+                },
+                "POST",
+                "/chat/completions",
+                job.deadline,
+                calls,
+                &rules,
+            )
+            .await
+    }
+}
+
+/// The chat completion's body: the system prompt, then the images (each after its label) and
+/// videos, then the prompt; with the answer's schema when there is one. A video stands as a
+/// marker here (see `streamed_body`); the videos are returned in the markers' order.
+fn chat_request(job: &ProviderJob<'_>) -> (Value, Vec<(std::path::PathBuf, &'static str)>) {
+    let mut content = Vec::new();
+    let mut videos: Vec<(std::path::PathBuf, &'static str)> = Vec::new();
+    let total: u64 = job.parts.iter().map(part_size).sum();
+    let mut sent = 0;
+    for part in job.parts {
+        match part {
+            MediaPart::Image { image, label, .. } => {
+                if let Some(label) = label {
+                    content.push(json!({"type": "text", "text": label}));
+                }
+                content.push(json!({"type": "image_url", "image_url": {"url": data_url(image.mime_type, &image.bytes), "detail": "high"}}));
+            }
+            MediaPart::File { path, media, .. } => {
+                // Only for servers that declared video support. The data URL is streamed
+                // into the body from disk (see `streamed_body`), never held whole.
+                videos.push((path.clone(), media.mime_type));
+                let marker = format!("{VIDEO_MARKER}{}", videos.len() - 1);
+                content.push(json!({"type": "video_url", "video_url": {"url": marker}}));
+            }
+        }
+        sent += part_size(part);
+        job.progress.report(Progress::Uploading { sent, total });
+    }
+    content.push(json!({"type": "text", "text": job.user_prompt}));
+    let mut body = json!({
+        "model": job.model,
+        "messages": [
+            {"role": "system", "content": job.system_prompt},
+            {"role": "user", "content": content}
+        ],
+        "temperature": 0.2,
+    });
+    if let Some(schema) = &job.response_schema {
+        body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "vaider_answer", "schema": schema, "strict": true}});
+    }
+    (body, videos)
 }
 
 /// Stands in the JSON for a video's data URL until the body is streamed.

@@ -124,74 +124,32 @@ pub struct Plan {
 
 /// Chooses how to send the video, at the rates of the model called.
 pub fn plan(mode: VideoSampling, video: &VideoFacts, rules: TokenRules) -> Plan {
-    let default_tokens = full_tokens(video, rules);
-    let found: Vec<f64> = video.timeline.changes.iter().skip(1).copied().collect();
-    let base = Plan {
-        used: Used::Full,
-        clips: Vec::new(),
-        moments: Vec::new(),
-        setting: Setting::None,
-        media_tokens: default_tokens,
-        default_media_tokens: default_tokens,
-        changes: found,
-        reason: String::new(),
-        duration: video.duration,
-        has_audio: video.has_audio,
-    };
+    let base = whole_video(video, rules);
     let full = |reason: String| Plan {
         reason,
         ..base.clone()
     };
-    let keyframes = || {
-        let moments = keyframe_moments(&video.timeline);
-        let setting = rules.keyframe_setting();
-        Plan {
-            used: Used::Keyframes,
-            media_tokens: keyframe_tokens(moments.len(), rules),
-            moments,
-            setting,
-            ..base.clone()
-        }
-    };
     match mode {
         VideoSampling::Full => return full("full sampling was asked for".into()),
         VideoSampling::Keyframes => {
-            let mut plan = keyframes();
-            plan.reason = "keyframes were asked for".into();
-            return plan;
+            return Plan {
+                reason: "keyframes were asked for".into(),
+                ..keyframes(&base, video, rules)
+            };
         }
         VideoSampling::Auto => {}
     }
     if let Some(why) = unsure(&video.timeline) {
         return full(why);
     }
-    let clips = clips(video, rules);
-    let setting = clips
-        .iter()
-        .map(|c| c.setting)
-        .max_by_key(|s| rules.video_frame(s.resolution(rules)))
-        .unwrap_or(Setting::None);
-    let clip_tokens: u64 = clips.iter().map(|c| clip_tokens(c, video, rules)).sum();
-    let changes = video.timeline.changes.len().saturating_sub(1);
-    if clips.len() <= MAX_VIDEO_PARTS && clip_tokens < default_tokens {
-        return Plan {
-            used: Used::Clips,
-            moments: clips
-                .iter()
-                .flat_map(Clip::frame_times)
-                .map(round_ms)
-                .collect(),
-            clips,
-            setting,
-            media_tokens: clip_tokens,
-            reason: format!(
-                "{changes} screen changes: each still stretch as one frame and the changes as clips"
-            ),
-            ..base.clone()
-        };
+    if let Some(clips) = clips_if_cheaper(&base, video, rules) {
+        return clips;
     }
-    let images = keyframes();
-    if video.timeline.changes.len() < MAX_KEYFRAMES && images.media_tokens < default_tokens {
+    let changes = video.timeline.changes.len().saturating_sub(1);
+    let images = keyframes(&base, video, rules);
+    if video.timeline.changes.len() < MAX_KEYFRAMES
+        && images.media_tokens < base.default_media_tokens
+    {
         return Plan {
             reason: format!(
                 "{changes} screen changes need more than {MAX_VIDEO_PARTS} clips: sent as keyframes"
@@ -203,6 +161,66 @@ pub fn plan(mode: VideoSampling, video: &VideoFacts, rules: TokenRules) -> Plan 
         "the screen changes {changes} times in {:.0} s: mostly motion, so the whole video is sent",
         video.duration
     ))
+}
+
+/// The whole video at Gemini's default sampling: what every other plan is measured against.
+fn whole_video(video: &VideoFacts, rules: TokenRules) -> Plan {
+    let default_tokens = full_tokens(video, rules);
+    Plan {
+        used: Used::Full,
+        clips: Vec::new(),
+        moments: Vec::new(),
+        setting: Setting::None,
+        media_tokens: default_tokens,
+        default_media_tokens: default_tokens,
+        changes: video.timeline.changes.iter().skip(1).copied().collect(),
+        reason: String::new(),
+        duration: video.duration,
+        has_audio: video.has_audio,
+    }
+}
+
+/// The video's keyframes sent as images in its place.
+fn keyframes(base: &Plan, video: &VideoFacts, rules: TokenRules) -> Plan {
+    let moments = keyframe_moments(&video.timeline);
+    Plan {
+        used: Used::Keyframes,
+        media_tokens: keyframe_tokens(moments.len(), rules),
+        moments,
+        setting: rules.keyframe_setting(),
+        ..base.clone()
+    }
+}
+
+/// Each still stretch as one frame and the changes as clips, when they fit in Gemini's parts
+/// and cost fewer tokens than the whole video.
+fn clips_if_cheaper(base: &Plan, video: &VideoFacts, rules: TokenRules) -> Option<Plan> {
+    let clips = clips(video, rules);
+    let setting = clips
+        .iter()
+        .map(|c| c.setting)
+        .max_by_key(|s| rules.video_frame(s.resolution(rules)))
+        .unwrap_or(Setting::None);
+    let clip_tokens: u64 = clips.iter().map(|c| clip_tokens(c, video, rules)).sum();
+    if clips.len() > MAX_VIDEO_PARTS || clip_tokens >= base.default_media_tokens {
+        return None;
+    }
+    let changes = video.timeline.changes.len().saturating_sub(1);
+    Some(Plan {
+        used: Used::Clips,
+        moments: clips
+            .iter()
+            .flat_map(Clip::frame_times)
+            .map(round_ms)
+            .collect(),
+        clips,
+        setting,
+        media_tokens: clip_tokens,
+        reason: format!(
+            "{changes} screen changes: each still stretch as one frame and the changes as clips"
+        ),
+        ..base.clone()
+    })
 }
 
 /// Why the detector cannot be trusted with this recording, if it cannot: noise everywhere

@@ -58,6 +58,7 @@ pub(super) fn parse_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn thoughts_are_not_part_of_the_description_but_are_billed() {

@@ -50,6 +50,38 @@ impl GeminiProvider {
         calls: &mut Vec<UpstreamCall>,
     ) -> Result<UploadedFile, VaiderError> {
         let total = media.size_bytes;
+        let session = self.start_upload(job, path, total, mime, calls).await?;
+        let mut offset: u64 = 0;
+        job.progress.report(Progress::Uploading {
+            sent: before,
+            total: all,
+        });
+        loop {
+            // Stopping between chunks leaves nothing: an unfinished session creates no file.
+            job.ensure_wanted()?;
+            let chunk = Chunk::at(offset, self.chunk_bytes as u64, total);
+            let response = self.send_chunk(job, &session, path, chunk, calls).await?;
+            offset += chunk.len;
+            job.progress.report(Progress::Uploading {
+                sent: before + offset,
+                total: all,
+            });
+            if chunk.last {
+                return self.uploaded_file(response).await;
+            }
+        }
+    }
+
+    /// Starts a resumable upload session and returns its URL. The session URL is a credential
+    /// of its own: it is never logged or returned.
+    async fn start_upload(
+        &self,
+        job: &ProviderJob<'_>,
+        path: &Path,
+        total: u64,
+        mime: &str,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<String, VaiderError> {
         let display_name = display_name(path, job.interaction_id);
         let start_url = format!("{}/upload/v1beta/files", self.upstream.base_url);
         let start_body = json!({"file": {"display_name": display_name}});
@@ -74,8 +106,7 @@ impl GeminiProvider {
                 &GoogleRules,
             )
             .await?;
-        // The session URL is a credential of its own: it is never logged or returned.
-        let upload_url = response
+        response
             .headers()
             .get("x-goog-upload-url")
             .and_then(|v| v.to_str().ok())
@@ -86,83 +117,84 @@ impl GeminiProvider {
                     status: response.status().as_u16(),
                     body: String::new(),
                 }),
-            })?;
-
-        let mut offset: u64 = 0;
-        job.progress.report(Progress::Uploading {
-            sent: before,
-            total: all,
-        });
-        loop {
-            // Stopping between chunks leaves nothing: an unfinished session creates no file.
-            job.ensure_wanted()?;
-            let len = (self.chunk_bytes as u64).min(total - offset);
-            let last = offset + len >= total;
-            let command = if last { "upload, finalize" } else { "upload" };
-            let response = self
-                .upstream
-                .send(
-                    || {
-                        self.upstream
-                            .http
-                            .post(&upload_url)
-                            .header("X-Goog-Upload-Offset", offset.to_string())
-                            .header("X-Goog-Upload-Command", command)
-                            .header(reqwest::header::CONTENT_LENGTH, len.to_string())
-                            .body(file_slice(path, offset, len))
-                    },
-                    "POST",
-                    "upload session (chunk)",
-                    job.deadline,
-                    calls,
-                    &GoogleRules,
-                )
-                .await?;
-            offset += len;
-            job.progress.report(Progress::Uploading {
-                sent: before + offset,
-                total: all,
-            });
-            if last {
-                let answer: Value = crate::provider::read_json(response, "Gemini").await?;
-                let file_json = answer.get("file").cloned().unwrap_or(answer);
-                let name = file_json["name"].as_str().unwrap_or_default().to_string();
-                let uri = file_json["uri"].as_str().unwrap_or_default().to_string();
-                if name.is_empty() || uri.is_empty() {
-                    return Err(VaiderError::Upstream {
-                        message: "Gemini's upload answer has no file name or URI.".into(),
-                        response: Some(UpstreamResponse {
-                            status: 200,
-                            body: file_json.to_string(),
-                        }),
-                    });
-                }
-                return Ok(UploadedFile {
-                    cleanup: Some((
-                        self.upstream.http.clone(),
-                        format!("{}/v1beta/{}", self.upstream.base_url, name),
-                        self.key.clone(),
-                    )),
-                    state: file_json["state"]
-                        .as_str()
-                        .unwrap_or("PROCESSING")
-                        .to_string(),
-                    video_seconds: video_seconds(&file_json),
-                    name,
-                    uri,
-                });
-            }
-        }
+            })
     }
 
+    /// Sends one chunk of the file, streamed from disk; the last one finalizes the upload.
+    async fn send_chunk(
+        &self,
+        job: &ProviderJob<'_>,
+        session: &str,
+        path: &Path,
+        chunk: Chunk,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<reqwest::Response, VaiderError> {
+        let command = if chunk.last {
+            "upload, finalize"
+        } else {
+            "upload"
+        };
+        self.upstream
+            .send(
+                || {
+                    self.upstream
+                        .http
+                        .post(session)
+                        .header("X-Goog-Upload-Offset", chunk.offset.to_string())
+                        .header("X-Goog-Upload-Command", command)
+                        .header(reqwest::header::CONTENT_LENGTH, chunk.len.to_string())
+                        .body(file_slice(path, chunk.offset, chunk.len))
+                },
+                "POST",
+                "upload session (chunk)",
+                job.deadline,
+                calls,
+                &GoogleRules,
+            )
+            .await
+    }
+
+    /// The file the finalizing chunk's answer names, deleted when dropped from now on.
+    async fn uploaded_file(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<UploadedFile, VaiderError> {
+        let answer: Value = crate::provider::read_json(response, "Gemini").await?;
+        let file_json = answer.get("file").cloned().unwrap_or(answer);
+        let name = file_json["name"].as_str().unwrap_or_default().to_string();
+        let uri = file_json["uri"].as_str().unwrap_or_default().to_string();
+        if name.is_empty() || uri.is_empty() {
+            return Err(VaiderError::Upstream {
+                message: "Gemini's upload answer has no file name or URI.".into(),
+                response: Some(UpstreamResponse {
+                    status: 200,
+                    body: file_json.to_string(),
+                }),
+            });
+        }
+        Ok(UploadedFile {
+            cleanup: Some((
+                self.upstream.http.clone(),
+                format!("{}/v1beta/{}", self.upstream.base_url, name),
+                self.key.clone(),
+            )),
+            state: file_json["state"]
+                .as_str()
+                .unwrap_or("PROCESSING")
+                .to_string(),
+            video_seconds: video_seconds(&file_json),
+            name,
+            uri,
+        })
+    }
+
+    /// Polls the file until Gemini has processed it (ACTIVE), within the call's deadline.
     pub(super) async fn wait_until_active(
         &self,
         file: &mut UploadedFile,
         job: &ProviderJob<'_>,
         calls: &mut Vec<UpstreamCall>,
     ) -> Result<(), VaiderError> {
-        let url = format!("{}/v1beta/{}", self.upstream.base_url, file.name);
-        let endpoint = format!("/v1beta/{}", file.name);
         let mut polls = 0;
         loop {
             match file.state.as_str() {
@@ -189,42 +221,55 @@ impl GeminiProvider {
                 // The file is already in the call's uploads, which are deleted on the way out.
                 _ = job.stop.cancelled() => return Err(crate::provider::stopped()),
             }
-            let response = self
-                .upstream
-                .send(
-                    || {
-                        self.upstream
-                            .http
-                            .get(&url)
-                            .header("x-goog-api-key", self.key.expose())
-                    },
-                    "GET",
-                    &endpoint,
-                    job.deadline,
-                    calls,
-                    &GoogleRules,
-                )
-                .await?;
-            let body: Value = crate::provider::read_json(response, "Gemini").await?;
-            file.state = body["state"].as_str().unwrap_or("PROCESSING").to_string();
-            if let Some(seconds) = video_seconds(&body) {
-                file.video_seconds = Some(seconds);
-            }
-            if file.state == "FAILED" {
-                let reason = body["error"]["message"]
-                    .as_str()
-                    .unwrap_or("no reason given");
-                return Err(VaiderError::Upstream {
-                    message: format!(
-                        "Gemini could not process the video: {reason}. Check that it plays in a browser; re-encode it (e.g. `ffmpeg -i in.webm out.mp4`) if it does not."
-                    ),
-                    response: Some(UpstreamResponse {
-                        status: 200,
-                        body: body.to_string(),
-                    }),
-                });
-            }
+            self.poll(file, job, calls).await?;
         }
+    }
+
+    /// Asks Gemini for the file's state (and its length, once known).
+    async fn poll(
+        &self,
+        file: &mut UploadedFile,
+        job: &ProviderJob<'_>,
+        calls: &mut Vec<UpstreamCall>,
+    ) -> Result<(), VaiderError> {
+        let url = format!("{}/v1beta/{}", self.upstream.base_url, file.name);
+        let endpoint = format!("/v1beta/{}", file.name);
+        let response = self
+            .upstream
+            .send(
+                || {
+                    self.upstream
+                        .http
+                        .get(&url)
+                        .header("x-goog-api-key", self.key.expose())
+                },
+                "GET",
+                &endpoint,
+                job.deadline,
+                calls,
+                &GoogleRules,
+            )
+            .await?;
+        let body: Value = crate::provider::read_json(response, "Gemini").await?;
+        file.state = body["state"].as_str().unwrap_or("PROCESSING").to_string();
+        if let Some(seconds) = video_seconds(&body) {
+            file.video_seconds = Some(seconds);
+        }
+        if file.state == "FAILED" {
+            let reason = body["error"]["message"]
+                .as_str()
+                .unwrap_or("no reason given");
+            return Err(VaiderError::Upstream {
+                message: format!(
+                    "Gemini could not process the video: {reason}. Check that it plays in a browser; re-encode it (e.g. `ffmpeg -i in.webm out.mp4`) if it does not."
+                ),
+                response: Some(UpstreamResponse {
+                    status: 200,
+                    body: body.to_string(),
+                }),
+            });
+        }
+        Ok(())
     }
 
     pub(super) async fn delete(&self, mut file: UploadedFile, calls: &mut Vec<UpstreamCall>) {
@@ -248,6 +293,26 @@ impl GeminiProvider {
         });
         if status.is_some_and(|s| s < 300 || s == 404) {
             file.cleanup = None;
+        }
+    }
+}
+
+/// One chunk of a resumable upload: where it starts, how long it is, whether it is the last.
+#[derive(Clone, Copy)]
+struct Chunk {
+    offset: u64,
+    len: u64,
+    last: bool,
+}
+
+impl Chunk {
+    /// The chunk at `offset`: `size` bytes (a multiple of 256 KiB), or what is left.
+    fn at(offset: u64, size: u64, total: u64) -> Chunk {
+        let len = size.min(total - offset);
+        Chunk {
+            offset,
+            len,
+            last: offset + len >= total,
         }
     }
 }

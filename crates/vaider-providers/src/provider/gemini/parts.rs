@@ -7,6 +7,80 @@ use serde_json::{json, Value};
 
 use super::*;
 
+/// A request's contents as they are built: the parts in order, the resolution the whole
+/// request must go at, the note of a settled plan (it goes into the prompt), and each
+/// uploaded video's uri, length and sound (for the estimate).
+#[derive(Default)]
+pub(super) struct Contents {
+    pub(super) parts: Vec<Value>,
+    resolution: Option<Resolution>,
+    note: Option<String>,
+    videos: Vec<(String, Option<f64>, bool)>,
+}
+
+impl Contents {
+    /// An uploaded file: a video as its settled plan says (all of it without one), or an
+    /// image too large to go inline.
+    pub(super) fn add_file(
+        &mut self,
+        file: &files::UploadedFile,
+        media: &MediaInfo,
+        rules: TokenRules,
+        sending: Option<&Sending>,
+    ) {
+        let mut file_data =
+            json!({"fileData": {"fileUri": file.uri, "mimeType": gemini_mime(media)}});
+        if media.kind == vaider_media::media::MediaKind::Image {
+            // An image too large to go inline: a screenshot all the same.
+            set_part_resolution(&mut file_data, rules.screenshot_setting());
+        } else {
+            self.videos
+                .push((file.uri.clone(), file.video_seconds, false));
+        }
+        let Some(sending) = sending else {
+            self.parts.push(file_data);
+            return;
+        };
+        let planned = add_planned(&mut self.parts, file_data, sending, rules);
+        self.resolution = self.resolution.or(planned);
+        self.note = sending.note.clone();
+        if let (Some(plan), Some(video)) = (&sending.plan, self.videos.last_mut()) {
+            video.1 = video.1.or(Some(plan.duration));
+            video.2 = plan.has_audio;
+        }
+    }
+
+    /// The generateContent body (the prompt last, with the plan's note), and the estimate of
+    /// its prompt tokens.
+    pub(super) fn request(
+        mut self,
+        job: &ProviderJob<'_>,
+        rules: TokenRules,
+    ) -> (Value, Option<u64>) {
+        match &self.note {
+            Some(note) => self
+                .parts
+                .push(json!({"text": (job.user_prompt_with)(note)})),
+            None => self.parts.push(json!({"text": job.user_prompt})),
+        }
+        let mut generation_config = json!({"temperature": 0.2});
+        if let Some(resolution) = self.resolution {
+            generation_config["mediaResolution"] = json!(resolution.api_name());
+        }
+        if let Some(schema) = &job.response_schema {
+            generation_config["responseMimeType"] = json!("application/json");
+            generation_config["responseJsonSchema"] = schema.clone();
+        }
+        let body = json!({
+            "systemInstruction": {"parts": [{"text": job.system_prompt}]},
+            "contents": [{"role": "user", "parts": self.parts}],
+            "generationConfig": generation_config,
+        });
+        let estimate = estimate_of(&body, rules, &self.videos);
+        (body, estimate)
+    }
+}
+
 pub(super) fn add_image(
     parts: &mut Vec<Value>,
     image: &vaider_media::image_fit::FittedImage,
@@ -32,7 +106,7 @@ pub(super) fn image_setting(rules: TokenRules, keyframe: bool) -> Setting {
 }
 
 /// A part's own `mediaResolution` (Gemini 3 and later; the rules never ask it of others).
-pub(super) fn set_part_resolution(part: &mut Value, setting: Setting) {
+fn set_part_resolution(part: &mut Value, setting: Setting) {
     if let Setting::Part(resolution) = setting {
         part["mediaResolution"] = json!({"level": resolution.api_name()});
     }
@@ -41,7 +115,7 @@ pub(super) fn set_part_resolution(part: &mut Value, setting: Setting) {
 /// The uploaded video as its plan says: one `fileData` part per clip (each with its offsets,
 /// rate and resolution), or the keyframes inline, or the whole file. Returns the resolution
 /// the whole request must go at, if any. (The plan's note goes into the prompt.)
-pub(super) fn add_planned(
+fn add_planned(
     parts: &mut Vec<Value>,
     file_data: Value,
     sending: &Sending,
@@ -88,7 +162,7 @@ pub(super) fn add_planned(
 /// The estimate of the request's prompt tokens, at the rules of the model called; None when
 /// a video's length is unknown. A video's sound is known from its plan (none without one:
 /// Playwright records none).
-pub(super) fn estimate_of(
+fn estimate_of(
     body: &Value,
     rules: TokenRules,
     videos: &[(String, Option<f64>, bool)],
