@@ -20,6 +20,7 @@ use vaider_base::error::{Result, VaiderError};
 
 mod blinks;
 mod change;
+mod chunks;
 mod ffmpeg;
 mod jpeg;
 mod measure;
@@ -120,6 +121,13 @@ async fn decode(
             let mut found = measure_frames(geometry, incoming, options, None).await?;
             found.input = input;
             return Ok(found);
+        }
+        // A long compressed video is decoded in chunks, one per core at a time; should that
+        // fail in any way, one pass says why.
+        if let Some(plan) = chunks::plan(video, options).await {
+            if let Ok(found) = chunks::decode(video, options, plan).await {
+                return Ok(found);
+            }
         }
     }
     decode_with_ffmpeg(video, options, encoder).await
@@ -285,13 +293,7 @@ mod tests {
     }
 
     /// A video made by ffmpeg from lavfi filters; `codec` args after the filter.
-    pub(super) fn make_video(
-        dir: &Path,
-        name: &str,
-        source: &str,
-        filter: &str,
-        codec: &[&str],
-    ) -> PathBuf {
+    fn make_video(dir: &Path, name: &str, source: &str, filter: &str, codec: &[&str]) -> PathBuf {
         let path = dir.join(name);
         let status = std::process::Command::new("ffmpeg")
             .args([
