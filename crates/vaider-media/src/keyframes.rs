@@ -7,10 +7,13 @@
 //! (YUV 4:2:0, as a Y4M stream) through a pipe. Vaider shrinks each to a tiny colour probe to
 //! find the changes ([`change`]: sharp changes per pixel, pale ones over an area), and
 //! JPEG-encodes only the frames that can still be chosen: encoding every sampled frame cost
-//! more than decoding the video. A few frames are held at a time, whatever the video's size.
+//! more than decoding the video. A few frames are held at a time, whatever the video's size
+//! (a scan in chunks holds a few chunks of detector-size frames, at most 16 MiB each).
 //!
-//! Here: the scan's two doors (ffmpeg, or a raw video read directly) and the choice of frames.
-//! Beside it: running ffmpeg and ffprobe (`ffmpeg`), reading a raw video (`raw`), reading the
+//! Here: the scan's doors (ffmpeg in one pass or in chunks, or a raw video read directly) and
+//! the choice of frames.
+//! Beside it: running ffmpeg and ffprobe (`ffmpeg`), a long compressed video decoded in chunks
+//! by one ffmpeg per core (`chunks`), reading a raw video (`raw`), reading the
 //! Y4M stream (`y4m`), measuring each sample (`measure`), the probe and its changes
 //! (`change`), telling a blink from a change (`blinks`) and encoding the kept frames (`jpeg`).
 

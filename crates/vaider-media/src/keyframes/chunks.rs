@@ -27,6 +27,9 @@ use super::KeyframeOptions;
 
 /// Shorter chunks cost a process start and a partial group of pictures each for little gain.
 const MIN_CHUNK_SECONDS: f64 = 8.0;
+/// A long video is cut into about this many chunks (each at most `MAX_CHUNK_BYTES`): enough
+/// for the cores to share the work evenly, few enough that starting ffmpeg costs little.
+const CHUNKS: f64 = 8.0;
 /// A chunk decoded ahead is held whole until the scan reaches it: at most this many bytes of
 /// frames (40 s of 320x180 samples at 4 a second); a video whose keyframes are further apart
 /// is scanned in one pass.
@@ -80,7 +83,10 @@ pub(super) async fn plan(video: &Path, options: &KeyframeOptions) -> Option<Plan
         height: stream.size.1,
     });
     let max_samples = (MAX_CHUNK_BYTES / geometry.frame_len().max(1)) as u64;
-    let chunks = chunks_of(&stream, options.sample_fps, max_samples, MIN_CHUNK_SECONDS)?;
+    // Half the longest allowed, so that a keyframe after the minimum still ends it in time.
+    let longest = max_samples as f64 / options.sample_fps / 2.0;
+    let min_seconds = (stream.last / CHUNKS).min(longest).max(MIN_CHUNK_SECONDS);
+    let chunks = chunks_of(&stream, options.sample_fps, max_samples, min_seconds)?;
     Some(Plan {
         chunks,
         skip: stream.skip,
