@@ -7,13 +7,10 @@
 //! (YUV 4:2:0, as a Y4M stream) through a pipe. Vaider shrinks each to a tiny colour probe to
 //! find the changes ([`change`]: sharp changes per pixel, pale ones over an area), and
 //! JPEG-encodes only the frames that can still be chosen: encoding every sampled frame cost
-//! more than decoding the video. A few frames are held at a time, whatever the video's size
-//! (a scan in chunks holds a few chunks of detector-size frames, at most 16 MiB each).
+//! more than decoding the video. A few frames are held at a time, whatever the video's size.
 //!
-//! Here: the scan's doors (ffmpeg in one pass or in chunks, or a raw video read directly) and
-//! the choice of frames.
-//! Beside it: running ffmpeg and ffprobe (`ffmpeg`), a long compressed video decoded in chunks
-//! by one ffmpeg per core (`chunks`), reading a raw video (`raw`), reading the
+//! Here: the scan's two doors (ffmpeg, or a raw video read directly) and the choice of frames.
+//! Beside it: running ffmpeg and ffprobe (`ffmpeg`), reading a raw video (`raw`), reading the
 //! Y4M stream (`y4m`), measuring each sample (`measure`), the probe and its changes
 //! (`change`), telling a blink from a change (`blinks`) and encoding the kept frames (`jpeg`).
 
@@ -23,7 +20,6 @@ use vaider_base::error::{Result, VaiderError};
 
 mod blinks;
 mod change;
-mod chunks;
 mod ffmpeg;
 mod jpeg;
 mod measure;
@@ -124,13 +120,6 @@ async fn decode(
             let mut found = measure_frames(geometry, incoming, options, None).await?;
             found.input = input;
             return Ok(found);
-        }
-        // A long compressed video is decoded in chunks, one per core at a time; should that
-        // fail in any way, one pass says why.
-        if let Some(plan) = chunks::plan(video, options).await {
-            if let Ok(found) = chunks::decode(video, options, plan).await {
-                return Ok(found);
-            }
         }
     }
     decode_with_ffmpeg(video, options, encoder).await

@@ -234,7 +234,7 @@ fn parse_seconds(text: &str) -> Option<f64> {
 }
 
 /// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
-pub(super) fn ffmpeg() -> tokio::process::Command {
+fn ffmpeg() -> tokio::process::Command {
     let program = std::env::var_os("VAIDER_FFMPEG").unwrap_or_else(|| "ffmpeg".into());
     let mut command = vaider_base::child_env::async_command(program);
     command.kill_on_drop(true);
@@ -242,7 +242,7 @@ pub(super) fn ffmpeg() -> tokio::process::Command {
 }
 
 /// ffprobe beside the ffmpeg in use (`VAIDER_FFMPEG`), or from PATH.
-pub(super) fn ffprobe() -> tokio::process::Command {
+fn ffprobe() -> tokio::process::Command {
     let program = match std::env::var_os("VAIDER_FFMPEG") {
         Some(ffmpeg) => {
             let ffmpeg = PathBuf::from(ffmpeg);
