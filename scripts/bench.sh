@@ -9,6 +9,7 @@
 #   --tmp    where the test videos are written (needs the sum of --sizes free, on disk)
 #   --upload-only  only the upload comparison with curl (see --help for its options)
 #   --whole-only   only whole calls on a raw recording, sampling auto and full, against curl
+#                  [--whole-video FILE: on this video instead, e.g. a long WebM or MP4]
 #   --sampling     only what change-aware video sampling saves (tokens, time before upload)
 #   --quota        only calls a minute and 429s a minute under a learned per-minute quota
 #                  [--quota N] [--minutes M] [--agents A] (about M minutes)

@@ -52,6 +52,7 @@ const USAGE: &str = "\
 usage: vaider-bench [--sizes 100M,1G] [--runs 20] [--mem-runs 3] [--vaider PATH] [--media DIR]
                     [--tmp DIR] [--out FILE] [--chunk-mib N] [--upload-size 754M]
                     [--upload-runs 5] [--upload-only] [--whole-runs 3] [--whole-only]
+                    [--whole-video FILE]
 
   --sizes      sizes of the large test videos (K/M/G = KiB/MiB/GiB), default 100M,1G
   --runs       analyses of the small recording for the overhead numbers, default 20
@@ -69,7 +70,9 @@ usage: vaider-bench [--sizes 100M,1G] [--runs 20] [--mem-runs 3] [--vaider PATH]
   --upload-only  run the comparison with curl alone
   --whole-runs   rounds of whole calls on a raw recording (curl, Vaider auto, Vaider full),
                default 3; 0 skips them
-  --whole-only   run the whole calls alone";
+  --whole-only   run the whole calls alone
+  --whole-video  the whole calls on this video (say a long compressed screen recording:
+               WebM, MP4) instead of the raw one written for them";
 
 /// Analyses before the timed ones: the first pays for connection set-up and cold caches.
 const WARM_UP_RUNS: usize = 2;
@@ -99,6 +102,8 @@ struct Options {
     /// Rounds of whole calls on a raw recording; 0 = none.
     whole_runs: usize,
     whole_only: bool,
+    /// The whole calls' video; none: a raw recording written for them.
+    whole_video: Option<PathBuf>,
 }
 
 impl Options {
@@ -118,6 +123,7 @@ impl Options {
             upload_only: false,
             whole_runs: 3,
             whole_only: false,
+            whole_video: None,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -160,6 +166,7 @@ impl Options {
                         .with_context(|| format!("--runs wants a positive count, not {v:?}"))?
                 }
                 "--vaider" => options.vaider = value()?.into(),
+                "--whole-video" => options.whole_video = Some(value()?.into()),
                 "--media" => options.media = value()?.into(),
                 "--tmp" => options.tmp = value()?.into(),
                 "--out" => options.out = value()?.into(),

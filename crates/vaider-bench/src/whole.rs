@@ -3,7 +3,8 @@
 //! screen changes runs beside the upload) and with `sampling: full` (no scan). The recording
 //! is raw 1280x720 frames (I420 in AVI), so it is as large as a long compressed one; the scan
 //! reads its sampled frames itself, without ffmpeg (a seventh of the file at 4 samples a
-//! second), while the upload reads all of it.
+//! second), while the upload reads all of it. `--whole-video` runs them on a given video
+//! instead, such as a long compressed screen recording, whose scan is ffmpeg's decoding.
 
 use std::path::Path;
 
@@ -21,6 +22,8 @@ pub(super) struct WholeSample {
 
 pub(super) struct WholeComparison {
     size: u64,
+    /// What the video is, for the report's title.
+    what: String,
     curl: Vec<Duration>,
     auto: Vec<WholeSample>,
     full: Vec<WholeSample>,
@@ -53,14 +56,21 @@ pub(super) async fn whole_vs_curl(
     options: &Options,
     scratch: &Path,
 ) -> Result<WholeComparison> {
-    let video = scratch.join("recording-raw-1280x720.avi");
-    eprintln!("whole calls: writing {} ...", video.display());
-    make_recording(&video)?;
+    let (video, what) = match &options.whole_video {
+        Some(given) => (given.clone(), given_video(given)),
+        None => {
+            let video = scratch.join("recording-raw-1280x720.avi");
+            eprintln!("whole calls: writing {} ...", video.display());
+            make_recording(&video)?;
+            (video, "raw 1280x720 recording, 20 s".to_string())
+        }
+    };
     let size = std::fs::metadata(&video)
         .with_context(|| format!("stat {}", video.display()))?
         .len();
     let mut comparison = WholeComparison {
         size,
+        what,
         curl: Vec::new(),
         auto: Vec::new(),
         full: Vec::new(),
@@ -77,12 +87,52 @@ pub(super) async fn whole_vs_curl(
             comparison.full.push(full);
         }
     }
-    let _ = std::fs::remove_file(&video);
+    if options.whole_video.is_none() {
+        let _ = std::fs::remove_file(&video);
+    }
     Ok(comparison)
 }
 
+/// "login.webm, 300 s" for the report: the file's name and, from ffprobe, its length.
+fn given_video(video: &Path) -> String {
+    let name = video.file_name().unwrap_or_default().to_string_lossy();
+    let seconds = std::process::Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "format=duration",
+            "-of",
+            "csv=p=0",
+        ])
+        .arg(video)
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<f64>()
+                .ok()
+        });
+    match seconds {
+        Some(s) => format!("{name}, {s:.0} s"),
+        None => name.into_owned(),
+    }
+}
+
+/// The type curl declares for the upload, by the file's extension.
+fn mime_of(video: &Path) -> &'static str {
+    match video.extension().and_then(|e| e.to_str()) {
+        Some("webm") => "video/webm",
+        Some("mp4") => "video/mp4",
+        Some("mov") => "video/quicktime",
+        _ => "video/avi",
+    }
+}
+
 async fn curl_call(fake: &FakeGemini, client: &reqwest::Client, video: &Path) -> Result<Duration> {
-    let run = curl::four_calls(&fake.base_url(), FakeGemini::API_KEY, video, "video/avi").await?;
+    let run =
+        curl::four_calls(&fake.base_url(), FakeGemini::API_KEY, video, mime_of(video)).await?;
     // Outside the timing: the fake's project quota must not fill up over the runs.
     client
         .delete(format!("{}/v1beta/{}", fake.base_url(), run.file_name))
@@ -131,8 +181,9 @@ async fn vaider_call(
 
 pub(super) fn render_whole(w: &WholeComparison) -> String {
     let mut out = format!(
-        "\n### Whole calls against curl ({:.0} MB raw 1280x720 recording, 20 s, the fake answering at once, medians of {} interleaved rounds after a warm-up)\n\n",
+        "\n### Whole calls against curl ({:.0} MB {}, the fake answering at once, medians of {} interleaved rounds after a warm-up)\n\n",
         w.size as f64 / 1e6,
+        w.what,
         w.curl.len()
     );
     let curl = Spread::of(&w.curl);

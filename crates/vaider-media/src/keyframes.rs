@@ -9,33 +9,29 @@
 //! JPEG-encodes only the frames that can still be chosen: encoding every sampled frame cost
 //! more than decoding the video. A few frames are held at a time, whatever the video's size.
 //!
-//! Here: ffmpeg and ffprobe, the scan and the choice of frames. Beside it: reading the Y4M
-//! stream (`y4m`), encoding the kept frames (`jpeg`), the probe and its changes (`change`),
-//! and telling a blink from a change (`blinks`).
+//! Here: the scan's two doors (ffmpeg, or a raw video read directly) and the choice of frames.
+//! Beside it: running ffmpeg and ffprobe (`ffmpeg`), reading a raw video (`raw`), reading the
+//! Y4M stream (`y4m`), measuring each sample (`measure`), the probe and its changes
+//! (`change`), telling a blink from a change (`blinks`) and encoding the kept frames (`jpeg`).
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::Arc;
-
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 
 use vaider_base::error::{Result, VaiderError};
 
 mod blinks;
 mod change;
+mod ffmpeg;
 mod jpeg;
+mod measure;
 mod raw;
 mod y4m;
 
 pub use blinks::Ongoing;
-use blinks::{Change, Runs};
-use change::Prober;
+pub use ffmpeg::duration_seconds;
+use ffmpeg::{decode_with_ffmpeg, InputFacts};
 use jpeg::Encoder;
-use y4m::{stream_error, FrameReader, Geometry};
+use measure::{detector_geometry, measure_frames, Found};
+use y4m::{FrameReader, Geometry};
 
 /// How keyframes are chosen.
 #[derive(Debug, Clone)]
@@ -73,9 +69,6 @@ pub struct Keyframe {
     pub path: PathBuf,
 }
 
-/// A sample flickers when more than this share of its probe moved a little since the sample
-/// before (see [`change`]): noise, or motion everywhere.
-const FLICKERING_SHARE: f64 = 0.25;
 /// Finds where the screen changes, without writing any frame. Returns timestamps in seconds.
 pub async fn change_points(video: &Path, options: &KeyframeOptions) -> Result<Vec<f64>> {
     let chosen = scan(video, options, None).await?;
@@ -130,108 +123,6 @@ async fn decode(
         }
     }
     decode_with_ffmpeg(video, options, encoder).await
-}
-
-/// [`decode`] by ffmpeg, whatever the video.
-async fn decode_with_ffmpeg(
-    video: &Path,
-    options: &KeyframeOptions,
-    encoder: Option<&mut Encoder>,
-) -> Result<Found> {
-    let mut command = ffmpeg();
-    // At `info`, ffmpeg describes its input (duration, streams) before decoding: the length
-    // and the sound track come for free, with no ffprobe to start.
-    command.args(["-nostdin", "-hide_banner", "-nostats", "-v", "info"]);
-    // WebM holds only VP8, VP9 and AV1, which have no such frames: no need to ask ffprobe
-    // (which takes longer to start than a short recording takes to scan).
-    if !is_webm(video) && has_unreferenced_frames(video).await {
-        // Frames that no other frame refers to (B-frames, here) need not be decoded at all,
-        // which halves the decoding time. The frame shown for a sample is then at most a frame
-        // or two older than its time: far less than the sampling interval. With frames
-        // skipped, ffmpeg's frame threads mostly wait on each other (on 2 cores its default of
-        // 3 threads took 2.0 s where 1 took 1.2), so one core is left to Vaider instead, for
-        // reading and measuring the frames.
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        command.args(["-skip_frame", "noref"]);
-        command.args(["-threads", &cores.saturating_sub(1).max(1).to_string()]);
-    }
-    // `round=up`: each sample shows the last frame at or before its time, so a change is
-    // found at the first sample that shows it, and a frame the model is sent at that time
-    // shows it too (by default ffmpeg takes the nearest frame, up to half an interval later).
-    let filter = format!(
-        "fps={fps}:round=up,{scale}",
-        fps = options.sample_fps,
-        scale = match encoder {
-            Some(_) => format!("scale='min({},iw)':-2:flags=area", options.max_width),
-            None => detector_scale(),
-        }
-    );
-    command
-        .arg("-i")
-        .arg(video)
-        .args(["-an", "-sn", "-dn", "-vf", &filter])
-        .args(["-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "pipe:1"]);
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(ffmpeg_error)?;
-    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err(VaiderError::internal("read ffmpeg's frames", "no pipe"));
-    };
-    // Read alongside the frames, so that a chatty ffmpeg never blocks on a full pipe.
-    let errors = tokio::spawn(async move {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text).await;
-        text
-    });
-
-    // The reader owns the pipe: if reading stops early, ffmpeg sees the pipe close and exits.
-    let stream = BufReader::with_capacity(1 << 20, stdout);
-    let read = read_frames(stream, options, encoder).await;
-    let decoded = child.wait().await.is_ok_and(|status| status.success());
-    let reason = errors.await.unwrap_or_default();
-    match read {
-        Ok(mut found) if decoded => {
-            found.input = InputFacts::from_log(&reason);
-            Ok(found)
-        }
-        Err(e) if decoded && !matches!(e, VaiderError::InvalidPath { .. }) => Err(e),
-        _ => Err(VaiderError::InvalidPath {
-            message: format!(
-                "ffmpeg could not decode {} ({}). Check that the video plays; re-encode it if it does not.",
-                video.display(),
-                failure_line(&reason)
-            ),
-        }),
-    }
-}
-
-/// The scale filter for a scan that writes no frame: the detector measures probes of at most
-/// `PROBE_WIDTH` x `PROBE_HEIGHT` box-averaged pixels, so frames need only twice that in each
-/// direction (the chroma planes are half size) and are shrunk by ffmpeg as they are decoded.
-/// A 1280x720 frame goes down the pipe as 320x180, a sixteenth of the bytes to copy and
-/// measure. Never upscaled; the aspect ratio is kept, so the probe's grid is the same.
-fn detector_scale() -> String {
-    let (w, h) = (2 * change::PROBE_WIDTH, 2 * change::PROBE_HEIGHT);
-    let factor = format!("min(1,max({w}/iw,{h}/ih))");
-    // `fast_bilinear` would alias (skip pixels); `area` averages them, as the probe does.
-    format!("scale='min(iw,2*ceil(iw*{factor}/2))':'min(ih,2*ceil(ih*{factor}/2))':flags=area")
-}
-
-/// The size [`detector_scale`] shrinks a frame of `from` to.
-fn detector_geometry(from: Geometry) -> Geometry {
-    let (iw, ih) = (from.width as f64, from.height as f64);
-    let (w, h) = (
-        (2 * change::PROBE_WIDTH) as f64,
-        (2 * change::PROBE_HEIGHT) as f64,
-    );
-    let factor = (w / iw).max(h / ih).min(1.0);
-    let side = |length: f64| length.min(2.0 * (length * factor / 2.0).ceil()) as usize;
-    Geometry {
-        width: side(iw),
-        height: side(ih),
-    }
 }
 
 /// Every change the detector finds in a video (none dropped, unlike the keyframes), for
@@ -338,249 +229,6 @@ async fn scan(
         .collect())
 }
 
-/// What ffmpeg said of its input before decoding it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct InputFacts {
-    /// The container's duration; none for a WebM written live.
-    duration: Option<f64>,
-    has_audio: bool,
-    /// The video's own frame size (a scan decodes it shrunk, at the detector's size).
-    size: Option<(u32, u32)>,
-}
-
-impl InputFacts {
-    /// Reads `Duration: 00:01:00.00, ...` and `Stream #0:1: Audio: ...` from ffmpeg's
-    /// description of input #0 (what it says of its output comes after "Stream mapping").
-    fn from_log(log: &str) -> InputFacts {
-        let mut facts = InputFacts::default();
-        for line in log.lines().take_while(|l| !l.starts_with("Stream mapping")) {
-            let line = line.trim();
-            if let Some(rest) = line.strip_prefix("Duration: ") {
-                facts.duration = rest.split(',').next().and_then(clock_seconds);
-            } else if line.starts_with("Stream #0:") && line.contains(": Audio:") {
-                facts.has_audio = true;
-            } else if line.starts_with("Stream #0:") && line.contains(": Video:") {
-                facts.size = facts.size.or_else(|| frame_size(line));
-            }
-        }
-        facts
-    }
-}
-
-/// The `1280x720` of a video stream's description (`Video: vp8, yuv420p, 1280x720, ...`).
-fn frame_size(line: &str) -> Option<(u32, u32)> {
-    line.split([',', ' ', '[']).find_map(|word| {
-        let (w, h) = word.split_once('x')?;
-        Some((w.parse().ok()?, h.parse().ok()?)).filter(|&(w, h)| w > 0 && h > 0)
-    })
-}
-
-/// "00:01:02.50" in seconds.
-fn clock_seconds(text: &str) -> Option<f64> {
-    let mut seconds = 0.0;
-    for part in text.trim().split(':') {
-        seconds = seconds * 60.0 + part.parse::<f64>().ok()?;
-    }
-    (seconds.is_finite() && seconds > 0.0).then_some(seconds)
-}
-
-/// The line of ffmpeg's log that says why it failed: the last one that is not the
-/// description of its input.
-fn failure_line(log: &str) -> &str {
-    log.lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("no frames")
-}
-
-/// The changes one pass found, and the last frame (always chosen).
-struct Found {
-    input: InputFacts,
-    /// Each change; the first frame counts as the largest.
-    changes: Vec<Change>,
-    ongoing: Vec<Ongoing>,
-    frames: u64,
-    /// Samples where more than `FLICKERING_SHARE` of the probe moved since the sample before.
-    flickering: u64,
-    last_frame: Vec<u8>,
-    geometry: Geometry,
-}
-
-/// Reads ffmpeg's Y4M stream frame by frame, measures each against the last kept frame and
-/// hands the changes that can still be chosen to the encoder.
-async fn read_frames(
-    mut stream: impl AsyncBufRead + Unpin + Send + 'static,
-    options: &KeyframeOptions,
-    encoder: Option<&mut Encoder>,
-) -> Result<Found> {
-    let mut line = Vec::new();
-    stream
-        .read_until(b'\n', &mut line)
-        .await
-        .map_err(stream_error)?;
-    // ffmpeg wrote nothing when it could not decode the video; it says why on stderr.
-    let no_frames = || VaiderError::InvalidPath {
-        message: "no frames".into(),
-    };
-    if line.is_empty() {
-        return Err(no_frames());
-    }
-    let geometry = Geometry::from_header(&line)?;
-    let incoming = FrameReader::start(stream, geometry.frame_len());
-    measure_frames(geometry, incoming, options, encoder).await
-}
-
-/// Measures each frame against the last kept frame and hands the changes that can still be
-/// chosen to the encoder.
-async fn measure_frames(
-    geometry: Geometry,
-    mut incoming: FrameReader,
-    options: &KeyframeOptions,
-    mut encoder: Option<&mut Encoder>,
-) -> Result<Found> {
-    let no_frames = || VaiderError::InvalidPath {
-        message: "no frames".into(),
-    };
-    let prober = Prober::new(geometry);
-    let mut probe = prober.empty();
-    let mut before = prober.empty();
-    let mut kept: Option<change::Probe> = None;
-    let mut changes = Vec::new();
-    let mut runs = Runs::default();
-    let (mut frames, mut flickering) = (0u64, 0u64);
-    let mut last_frame: Option<Vec<u8>> = None;
-    while let Some(frame) = incoming.next().await? {
-        let index = frames;
-        frames += 1;
-        let at = index as f64 / options.sample_fps;
-        std::mem::swap(&mut probe, &mut before);
-        prober.probe(&frame, &mut probe);
-        if index > 0 {
-            let flicker = change::difference(&before, &probe, options.min_changed_pixels).flicker;
-            flickering += u64::from(flicker > FLICKERING_SHARE);
-        }
-        // Against the last change, not the sample before: a slow fade adds up to a change.
-        let (share, spots, detail) = match &kept {
-            None => (f64::INFINITY, Vec::new(), prober.has_detail(&frame, None)),
-            Some(kept) => {
-                let d = change::difference(kept, &probe, options.min_changed_pixels);
-                // A pale change over an area (no sharp pixel) has no detail to read.
-                let detail = d.spot.is_some_and(|s| prober.has_detail(&frame, Some(s)));
-                (d.changed, d.spots, detail)
-            }
-        };
-        if share > 0.0 {
-            if let Some(kept) = &kept {
-                runs.note(changes.len(), at, &spots, &probe, kept);
-            }
-            changes.push(Change { at, share, detail });
-            match &mut kept {
-                Some(kept) => kept.clone_from(&probe),
-                None => kept = Some(probe.clone()),
-            }
-            if let Some(encoder) = encoder.as_deref_mut() {
-                if encoder.may_choose(share) {
-                    encoder.encode(index, at, frame.clone(), geometry).await;
-                }
-            }
-        }
-        if let Some(previous) = last_frame.replace(frame) {
-            incoming.recycle(previous);
-        }
-    }
-    let end = frames.saturating_sub(1) as f64 / options.sample_fps;
-    let ongoing = runs.collapse(&mut changes, end);
-    match last_frame {
-        Some(last_frame) => Ok(Found {
-            input: InputFacts::default(),
-            changes,
-            ongoing,
-            frames,
-            flickering,
-            last_frame,
-            geometry,
-        }),
-        None => Err(no_frames()),
-    }
-}
-
-/// Whether the file is WebM by its EBML header's DocType.
-fn is_webm(video: &Path) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 64];
-    let Ok(read) = std::fs::File::open(video).and_then(|mut f| f.read(&mut head)) else {
-        return false;
-    };
-    let head = &head[..read];
-    head.starts_with(&[0x1A, 0x45, 0xDF, 0xA3])
-        && head
-            .windows(6)
-            .any(|w| w == [0x42, 0x82, 0x84, b'w', b'e', b'b'])
-}
-
-/// Whether the video's codec marks frames that nothing refers to, so that they can be skipped:
-/// H.264 and HEVC with B-frames. Asked of ffprobe; when in doubt, every frame is decoded.
-async fn has_unreferenced_frames(video: &Path) -> bool {
-    let output = ffprobe()
-        .args(["-v", "error", "-select_streams", "v:0"])
-        .args([
-            "-show_entries",
-            "stream=codec_name,has_b_frames",
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(video)
-        .stdin(Stdio::null())
-        .output()
-        .await;
-    let Ok(output) = output else { return false };
-    let text = String::from_utf8_lossy(&output.stdout);
-    let mut fields = text.trim().split(',');
-    let codec = fields.next().unwrap_or_default();
-    let b_frames: u32 = fields.next().and_then(|n| n.parse().ok()).unwrap_or(0);
-    output.status.success() && matches!(codec, "h264" | "hevc") && b_frames > 0
-}
-
-/// A video's length in seconds, asked of ffprobe: the container's duration, else (a WebM
-/// written live, which has none) the last video packet's time. None without ffprobe.
-pub async fn duration_seconds(video: &Path) -> Option<f64> {
-    let container = ffprobe_text(video, &["-show_entries", "format=duration"]).await;
-    if let Some(seconds) = container.as_deref().and_then(parse_seconds) {
-        return Some(seconds);
-    }
-    let packets = ffprobe_text(
-        video,
-        &["-select_streams", "v:0", "-show_entries", "packet=pts_time"],
-    )
-    .await?;
-    packets
-        .lines()
-        .filter_map(parse_seconds)
-        .max_by(f64::total_cmp)
-}
-
-async fn ffprobe_text(video: &Path, entries: &[&str]) -> Option<String> {
-    let output = ffprobe()
-        .args(["-v", "error"])
-        .args(entries)
-        .args(["-of", "csv=p=0"])
-        .arg(video)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
-}
-
-fn parse_seconds(text: &str) -> Option<f64> {
-    let seconds: f64 = text.trim().trim_end_matches(',').parse().ok()?;
-    (seconds.is_finite() && seconds > 0.0).then_some(seconds)
-}
-
 /// Keeps the first frame, the last, and the largest changes in between, in time order.
 fn pick(mut changes: Vec<(f64, f64)>, last_at: f64, max_frames: usize) -> Vec<f64> {
     let max_frames = max_frames.max(2);
@@ -611,64 +259,9 @@ pub fn timestamp(seconds: f64) -> String {
     }
 }
 
-/// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
-fn ffmpeg() -> tokio::process::Command {
-    let program = std::env::var_os("VAIDER_FFMPEG").unwrap_or_else(|| "ffmpeg".into());
-    let mut command = vaider_base::child_env::async_command(program);
-    command.kill_on_drop(true);
-    command
-}
-
-/// ffprobe beside the ffmpeg in use (`VAIDER_FFMPEG`), or from PATH.
-fn ffprobe() -> tokio::process::Command {
-    let program = match std::env::var_os("VAIDER_FFMPEG") {
-        Some(ffmpeg) => {
-            let ffmpeg = PathBuf::from(ffmpeg);
-            let name = ffmpeg
-                .file_name()
-                .map(|n| n.to_string_lossy().replacen("ffmpeg", "ffprobe", 1))
-                .unwrap_or_else(|| "ffprobe".into());
-            ffmpeg.with_file_name(name).into_os_string()
-        }
-        None => "ffprobe".into(),
-    };
-    let mut command = vaider_base::child_env::async_command(program);
-    command.kill_on_drop(true);
-    command
-}
-
-fn ffmpeg_error(e: std::io::Error) -> VaiderError {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        VaiderError::InvalidRequest(
-            "ffmpeg is needed to turn the video into frames for a provider that takes no video, and it is not installed. \
-Install it (Debian/Ubuntu: `sudo apt-get install ffmpeg`; macOS: `brew install ffmpeg`; Windows: `winget install ffmpeg`), \
-or use a provider that takes video (Gemini)."
-                .to_string(),
-        )
-    } else {
-        VaiderError::internal("run ffmpeg", e)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_length_and_sound_come_from_ffmpegs_description_of_its_input() {
-        let log = "Input #0, matroska,webm, from 'a.webm':\n  Duration: 00:01:02.50, start: 0.000000, bitrate: 62 kb/s\n  Stream #0:0: Video: vp8, yuv420p, 800x450\n  Stream #0:1: Audio: opus, 48000 Hz\nStream mapping:\n  Stream #0:1 -> #0:1 (opus -> pcm): Audio: pcm\n";
-        let facts = InputFacts::from_log(log);
-        assert_eq!(facts.duration, Some(62.5));
-        assert!(facts.has_audio);
-        let silent = log.replace("  Stream #0:1: Audio: opus, 48000 Hz\n", "");
-        assert!(
-            !InputFacts::from_log(&silent).has_audio,
-            "the output's audio does not count"
-        );
-        let live = log.replace("00:01:02.50", "N/A");
-        assert_eq!(InputFacts::from_log(&live).duration, None);
-        assert_eq!(facts.size, Some((800, 450)), "the video's own size");
-    }
 
     #[test]
     fn picking_keeps_first_last_and_biggest_changes_in_order() {
@@ -689,21 +282,6 @@ mod tests {
         assert_eq!(timestamp(75.25), "01:15.25");
         assert_eq!(timestamp(75.5), "01:15.5");
         assert_eq!(timestamp(59.999), "01:00.0");
-    }
-
-    #[tokio::test]
-    async fn a_missing_ffmpeg_says_how_to_install_it() {
-        // Only this test sets the variable; nextest runs each test in its own process.
-        std::env::set_var("VAIDER_FFMPEG", "/nonexistent/ffmpeg");
-        let err = change_points(Path::new("/tmp/x.mp4"), &KeyframeOptions::default())
-            .await
-            .unwrap_err()
-            .to_string();
-        std::env::remove_var("VAIDER_FFMPEG");
-        assert!(
-            err.contains("apt-get install ffmpeg") && err.contains("brew install ffmpeg"),
-            "{err}"
-        );
     }
 
     /// A video made by ffmpeg from lavfi filters; `codec` args after the filter.
@@ -743,8 +321,8 @@ drawbox=enable='gte(t,3.2)':x=120:y=80:w=60:h=60:color=red:t=fill";
             filter,
             &["-c:v", "libx264", "-pix_fmt", "yuv420p"],
         );
-        assert!(!has_unreferenced_frames(&vp9).await);
-        assert!(has_unreferenced_frames(&h264).await);
+        assert!(!ffmpeg::has_unreferenced_frames(&vp9).await);
+        assert!(ffmpeg::has_unreferenced_frames(&h264).await);
         for video in [vp9, h264] {
             let out = dir
                 .path()
@@ -826,20 +404,6 @@ drawbox=enable='gte(t,3.2)':x=120:y=80:w=60:h=60:color=red:t=fill";
         // The three largest boxes (120, 90, 70 px) appear at 3, 2 and 4 s.
         assert_eq!(times, vec![0.0, 2.0, 3.0, 4.0, 4.75]);
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 5);
-    }
-
-    #[tokio::test]
-    async fn a_file_ffmpeg_cannot_decode_is_refused_and_leaves_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let video = dir.path().join("broken.mp4");
-        std::fs::write(&video, b"\x00\x00\x00\x18ftypmp42 but nothing more").unwrap();
-        let out = dir.path().join("frames");
-        let err = extract(&video, &out, &KeyframeOptions::default())
-            .await
-            .unwrap_err();
-        assert!(matches!(err, VaiderError::InvalidPath { .. }), "{err}");
-        assert!(err.to_string().contains("could not decode"), "{err}");
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
     }
 
     /// A raw recording's scan reads its sampled frames itself, and finds what ffmpeg's finds:

@@ -1,6 +1,14 @@
 //! The kept frames as JPEG: encoded straight from the 4:2:0 planes (limited range to full)
 //! on blocking threads while the stream is read, only for frames that can still be chosen.
 
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
 use super::*;
 
 /// JPEG quality of the kept frames: small text stays legible for the model.

@@ -1,7 +1,7 @@
 //! Reading ffmpeg's uncompressed frames: the Y4M stream's header (the frame size of 4:2:0
 //! planes) and its frames, read ahead on their own task with their buffers reused.
 
-use tokio::io::{AsyncBufRead, AsyncReadExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
 
 use super::*;
 
