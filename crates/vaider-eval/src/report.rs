@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::run::RunReport;
+use crate::run::{Outcome, RunReport};
 use crate::score::Scores;
 
 pub fn write(report: &RunReport, out: &Path) -> Result<()> {
@@ -47,30 +47,39 @@ pub fn pct(value: Option<f64>) -> String {
 }
 
 pub fn markdown(report: &RunReport) -> String {
+    let mut md = run_header(report);
+    md.push_str(&summary_table(&[&report.scores], &["this run"]));
+    md.push_str(&class_table(&report.scores));
+    md.push_str("\n## Items\n\n| item | labelled | flagged | named | verdicts right | localised | tokens in/out | cost | ms |\n|---|---|---|---|---:|---|---:|---:|---:|\n");
+    for o in &report.items {
+        md.push_str(&item_row(o));
+    }
+    md
+}
+
+/// The title and the line saying how the run was made.
+fn run_header(report: &RunReport) -> String {
     let s = &report.scores;
-    let mut md = String::new();
-    let _ = writeln!(md, "# Vaider eval: {} {}\n", report.provider, report.model);
-    let _ = writeln!(
-        md,
-        "{} · sampling {} · prompt {} · {} items scored, {} failed · set {}{}{}\n",
+    let only = report.only.as_deref().map(|c| format!(" · only {c}"));
+    let limit = report.limit.map(|n| format!(" · limit {n}"));
+    format!(
+        "# Vaider eval: {} {}\n\n{} · sampling {} · prompt {} · {} items scored, {} failed · set {}{}{}\n\n",
+        report.provider,
+        report.model,
         report.finished_at,
         report.sampling,
         report.prompt,
         s.items,
         s.errors,
         report.set,
-        report
-            .only
-            .as_deref()
-            .map(|c| format!(" · only {c}"))
-            .unwrap_or_default(),
-        report
-            .limit
-            .map(|n| format!(" · limit {n}"))
-            .unwrap_or_default(),
-    );
-    md.push_str(&summary_table(&[s], &["this run"]));
-    md.push_str("\n## Per class\n\n| class | support | TP | FP | FN | precision | recall | F1 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        only.unwrap_or_default(),
+        limit.unwrap_or_default(),
+    )
+}
+
+/// Each class's counts, precision, recall and F1.
+fn class_table(s: &Scores) -> String {
+    let mut md = String::from("\n## Per class\n\n| class | support | TP | FP | FN | precision | recall | F1 |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for c in &s.classes {
         let _ = writeln!(
             md,
@@ -85,42 +94,43 @@ pub fn markdown(report: &RunReport) -> String {
             pct(c.f1)
         );
     }
-    md.push_str("\n## Items\n\n| item | labelled | flagged | named | verdicts right | localised | tokens in/out | cost | ms |\n|---|---|---|---|---:|---|---:|---:|---:|\n");
-    for o in &report.items {
-        let right = o
-            .verdicts
-            .iter()
-            .filter(|v| v.answer == Some(v.truth))
-            .count();
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {}/{} | {} | {}/{} | ${:.5} | {} |",
-            o.id,
-            if o.classes.is_empty() {
-                "control".into()
-            } else {
-                o.classes.join(", ")
-            },
-            if o.error.is_some() {
-                "error"
-            } else if o.flagged {
-                "yes"
-            } else {
-                "no"
-            },
-            o.predicted.join(", "),
-            right,
-            o.verdicts.len(),
-            o.localised
-                .map(|l| if l { "hit" } else { "miss" })
-                .unwrap_or("–"),
-            o.input_tokens,
-            o.output_tokens,
-            o.cost_usd,
-            o.latency_ms
-        );
-    }
     md
+}
+
+/// One item's line: what was labelled, what the model said, and what it cost.
+fn item_row(o: &Outcome) -> String {
+    let right = o
+        .verdicts
+        .iter()
+        .filter(|v| v.answer == Some(v.truth))
+        .count();
+    let labelled = if o.classes.is_empty() {
+        "control".into()
+    } else {
+        o.classes.join(", ")
+    };
+    let flagged = if o.error.is_some() {
+        "error"
+    } else if o.flagged {
+        "yes"
+    } else {
+        "no"
+    };
+    let localised = o.localised.map(|l| if l { "hit" } else { "miss" });
+    format!(
+        "| {} | {} | {} | {} | {}/{} | {} | {}/{} | ${:.5} | {} |\n",
+        o.id,
+        labelled,
+        flagged,
+        o.predicted.join(", "),
+        right,
+        o.verdicts.len(),
+        localised.unwrap_or("–"),
+        o.input_tokens,
+        o.output_tokens,
+        o.cost_usd,
+        o.latency_ms
+    )
 }
 
 fn summary_table(runs: &[&Scores], names: &[&str]) -> String {
@@ -202,7 +212,19 @@ pub fn compare(a: &RunReport, b: &RunReport) -> String {
     if let Some(line) = sampling_goal(a, b) {
         md += &line;
     }
-    md += "\n| class | recall A | recall B | Δ recall | F1 A | F1 B | Δ F1 |\n|---|---:|---:|---:|---:|---:|---:|\n";
+    md += &class_deltas(a, b);
+    let changed = judged_differently(a, b);
+    if !changed.is_empty() {
+        md += "\n## Items judged differently\n\n";
+        md += &changed.join("\n");
+        md.push('\n');
+    }
+    md
+}
+
+/// Each class's recall and F1 in both runs, with the change.
+fn class_deltas(a: &RunReport, b: &RunReport) -> String {
+    let mut md = String::from("\n| class | recall A | recall B | Δ recall | F1 A | F1 B | Δ F1 |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for (ca, cb) in a.scores.classes.iter().zip(&b.scores.classes) {
         let _ = writeln!(
             md,
@@ -216,8 +238,12 @@ pub fn compare(a: &RunReport, b: &RunReport) -> String {
             delta(ca.f1, cb.f1)
         );
     }
-    let changed: Vec<String> = a
-        .items
+    md
+}
+
+/// The items one run flagged and the other did not, each with which run was right.
+fn judged_differently(a: &RunReport, b: &RunReport) -> Vec<String> {
+    a.items
         .iter()
         .filter_map(|x| {
             let y = b.items.iter().find(|y| y.id == x.id)?;
@@ -239,13 +265,7 @@ pub fn compare(a: &RunReport, b: &RunReport) -> String {
                 )
             })
         })
-        .collect();
-    if !changed.is_empty() {
-        md += "\n## Items judged differently\n\n";
-        md += &changed.join("\n");
-        md.push('\n');
-    }
-    md
+        .collect()
 }
 
 /// Full sampling against change-aware (`auto`): the goal is recall within 2 points.

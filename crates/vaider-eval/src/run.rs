@@ -75,22 +75,11 @@ pub async fn run(
         options.only.as_deref(),
         options.limit,
     )?;
-    std::fs::create_dir_all(&options.out)
-        .with_context(|| format!("cannot create {}", options.out.display()))?;
-    let journal = options.out.join("items.jsonl");
-    let mut done = if options.resume {
-        read_journal(&journal)
-    } else {
-        Vec::new()
-    };
-    if !options.resume {
-        std::fs::write(&journal, b"")
-            .with_context(|| format!("cannot write {}", journal.display()))?;
-    }
+    let (journal, mut done) = open_journal(options)?;
     done.retain(|o| items.iter().any(|i| i.id == o.id));
     let started_at = chrono::Utc::now().to_rfc3339();
     let work = options.out.join("compare-work");
-    let (mut provider, mut model) = (String::new(), String::new());
+    let mut seen = (String::new(), String::new());
     let total = items.len();
     for (n, item) in items.iter().enumerate() {
         if let Some(kept) = done.iter().find(|o| o.id == item.id) {
@@ -98,8 +87,8 @@ pub async fn run(
             continue;
         }
         let (outcome, who) = run_item(engine, options, item, &work).await;
-        if let Some((p, m)) = who {
-            (provider, model) = (p, m);
+        if let Some(who) = who {
+            seen = who;
         }
         append(&journal, &outcome)?;
         on_item(n + 1, total, &outcome);
@@ -109,8 +98,37 @@ pub async fn run(
         .iter()
         .filter_map(|i| done.iter().find(|o| o.id == i.id).cloned())
         .collect();
+    let report = report_of(engine, options, started_at, seen, outcomes);
+    crate::report::write(&report, &options.out)?;
+    crate::report::keep_for_history(&report, engine.data_dir())?;
+    Ok(report)
+}
+
+/// The out folder's journal of finished items: kept when resuming (so finished items are not
+/// asked again), emptied otherwise.
+fn open_journal(options: &Options) -> Result<(PathBuf, Vec<Outcome>)> {
+    std::fs::create_dir_all(&options.out)
+        .with_context(|| format!("cannot create {}", options.out.display()))?;
+    let journal = options.out.join("items.jsonl");
+    if options.resume {
+        let done = read_journal(&journal);
+        return Ok((journal, done));
+    }
+    std::fs::write(&journal, b"").with_context(|| format!("cannot write {}", journal.display()))?;
+    Ok((journal, Vec::new()))
+}
+
+/// The run's report: the provider and model that answered (or, when none did, those asked
+/// for), the options it ran with and the scores of its outcomes.
+fn report_of(
+    engine: &Vaider,
+    options: &Options,
+    started_at: String,
+    (provider, model): (String, String),
+    outcomes: Vec<Outcome>,
+) -> RunReport {
     let config = engine.config();
-    let report = RunReport {
+    RunReport {
         version: 1,
         started_at,
         finished_at: chrono::Utc::now().to_rfc3339(),
@@ -133,10 +151,7 @@ pub async fn run(
         limit: options.limit,
         scores: score::score(&outcomes),
         items: outcomes,
-    };
-    crate::report::write(&report, &options.out)?;
-    crate::report::keep_for_history(&report, engine.data_dir())?;
-    Ok(report)
+    }
 }
 
 fn non_empty(seen: String, asked: String) -> String {
@@ -334,8 +349,28 @@ async fn pair(
 pub fn read_pair(item: &Item, data: &CompareData, outcome: &mut Outcome) {
     labelled(item, outcome);
     let v = &data.validation;
-    outcome.verdicts = item
-        .expectations
+    outcome.verdicts = pair_verdicts(item, data);
+    let unexpected = &data.agentic_analysis.unexpected_changes;
+    outcome.flagged = !unexpected.is_empty() || !v.expected_missed.is_empty();
+    outcome.predicted = predicted_classes(data, outcome.flagged);
+    outcome.localised = localised(item, data);
+    outcome.cost_usd = data.cost_usd;
+    let changes: Vec<String> = unexpected
+        .iter()
+        .map(|c| format!("UNEXPECTED {}: {}", c.region, c.change))
+        .collect();
+    outcome.answer = shorten(&format!(
+        "{} {}",
+        data.agentic_analysis.summary,
+        changes.join(" ")
+    ));
+}
+
+/// Each labelled expectation beside the comparison's answer for it (matched, missed, or not
+/// mentioned).
+fn pair_verdicts(item: &Item, data: &CompareData) -> Vec<VerdictOutcome> {
+    let v = &data.validation;
+    item.expectations
         .iter()
         .map(|e| VerdictOutcome {
             expectation: e.text.clone(),
@@ -348,10 +383,15 @@ pub fn read_pair(item: &Item, data: &CompareData, outcome: &mut Outcome) {
                 None
             },
         })
-        .collect();
-    let unexpected = &data.agentic_analysis.unexpected_changes;
-    outcome.flagged = !unexpected.is_empty() || !v.expected_missed.is_empty();
-    let mut predicted: Vec<String> = unexpected
+        .collect()
+}
+
+/// The classes the unexpected changes' words name; "unknown" when the pair was flagged but
+/// no class is named.
+fn predicted_classes(data: &CompareData, flagged: bool) -> Vec<String> {
+    let mut predicted: Vec<String> = data
+        .agentic_analysis
+        .unexpected_changes
         .iter()
         .map(|c| {
             classify::by_keywords(&format!("{} {}", c.region, c.change))
@@ -361,42 +401,38 @@ pub fn read_pair(item: &Item, data: &CompareData, outcome: &mut Outcome) {
         .collect();
     predicted.sort();
     predicted.dedup();
-    if outcome.flagged && predicted.is_empty() {
+    if flagged && predicted.is_empty() {
         predicted.push("unknown".into());
     }
-    outcome.predicted = predicted;
-    let named: Vec<u32> = unexpected
+    predicted
+}
+
+/// Whether a region the model named as unexpected overlaps the labelled place of the bug
+/// (None for controls and items without a labelled region).
+fn localised(item: &Item, data: &CompareData) -> Option<bool> {
+    let named: Vec<u32> = data
+        .agentic_analysis
+        .unexpected_changes
         .iter()
         .flat_map(|c| classify::region_numbers(&c.region))
         .collect();
-    outcome.localised = item
-        .place
-        .as_ref()
-        .and_then(|p| p.region)
-        .filter(|_| !item.is_control())
-        .map(|label| {
-            data.regions
-                .iter()
-                .filter(|r| named.contains(&r.number))
-                .any(|r| {
-                    label.intersects(&Box2 {
-                        x: r.x as i64,
-                        y: r.y as i64,
-                        width: r.width as i64,
-                        height: r.height as i64,
-                    })
+    let label = item.place.as_ref().and_then(|p| p.region)?;
+    if item.is_control() {
+        return None;
+    }
+    Some(
+        data.regions
+            .iter()
+            .filter(|r| named.contains(&r.number))
+            .any(|r| {
+                label.intersects(&Box2 {
+                    x: r.x as i64,
+                    y: r.y as i64,
+                    width: r.width as i64,
+                    height: r.height as i64,
                 })
-        });
-    outcome.cost_usd = data.cost_usd;
-    let changes: Vec<String> = unexpected
-        .iter()
-        .map(|c| format!("UNEXPECTED {}: {}", c.region, c.change))
-        .collect();
-    outcome.answer = shorten(&format!(
-        "{} {}",
-        data.agentic_analysis.summary,
-        changes.join(" ")
-    ));
+            }),
+    )
 }
 
 /// The item's own side of the outcome: its id, kind and labelled classes.
