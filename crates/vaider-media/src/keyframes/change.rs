@@ -332,76 +332,111 @@ pub(super) fn difference(a: &Probe, b: &Probe, min_pixels: usize) -> Difference 
     let (width, height) = (a.width, a.height);
     let region_columns = bins(width, REGION_COLUMNS);
     let region_rows = bins(height, REGION_ROWS);
-    // Signed sums of the Y, U, V differences of each region.
-    let mut sums = vec![[0i64; 3]; region_columns.len() * region_rows.len()];
-    let (mut over, mut strong, mut flickering) = (0usize, 0usize, 0usize);
-    let strong_limit = STRONG_THRESHOLD * STRONG_THRESHOLD;
-    let mut spot: Option<Spot> = None;
-    let mut pixels_over = Vec::new();
-    let pixel_limit = PIXEL_THRESHOLD * PIXEL_THRESHOLD;
-    let flicker_limit = FLICKER_THRESHOLD * FLICKER_THRESHOLD;
+    let mut tally = Tally::new(region_columns.len() * region_rows.len());
     for (ry, rows) in region_rows.iter().enumerate() {
         for row in rows.clone() {
             for (rx, columns) in region_columns.iter().enumerate() {
-                let sum = &mut sums[ry * region_columns.len() + rx];
+                let region = ry * region_columns.len() + rx;
                 for at in row * width + columns.start..row * width + columns.end {
                     let d =
                         [0, 1, 2].map(|p| i32::from(b.planes[p][at]) - i32::from(a.planes[p][at]));
-                    for (sum, d) in sum.iter_mut().zip(d) {
-                        *sum += i64::from(d);
-                    }
-                    let delta = yiq_delta(d[0] as f32, d[1] as f32, d[2] as f32);
-                    flickering += usize::from(delta > flicker_limit);
-                    if delta > pixel_limit {
-                        over += 1;
-                        strong += usize::from(delta > strong_limit);
-                        let pixel = Spot::pixel(at % width, row);
-                        spot = Some(spot.map_or(pixel, |s| s.union(pixel)));
-                        if pixels_over.len() <= MAX_SORTED {
-                            pixels_over.push(pixel);
-                        }
-                    }
+                    tally.add(region, d, Spot::pixel(at % width, row));
                 }
             }
         }
     }
     let len = (width * height).max(1) as f64;
-    let counts = over >= FEW_PIXELS || strong >= min_pixels.max(1);
-    let pixels = if counts { over as f64 / len } else { 0.0 };
+    let counts = tally.over >= FEW_PIXELS || tally.strong >= min_pixels.max(1);
+    let pixels = if counts { tally.over as f64 / len } else { 0.0 };
+    let area = moved_area(&tally.sums, &region_rows, &region_columns, len);
+    let spot = tally.spot.filter(|_| counts);
+    Difference {
+        // Sharp pixels measure a change more finely than whole regions do (which matters
+        // when the largest changes are chosen): regions count when no pixel is sharp.
+        changed: if pixels > 0.0 { pixels } else { area },
+        spot,
+        spots: match spot {
+            None => Vec::new(),
+            Some(all) if tally.pixels_over.len() > MAX_SORTED => vec![all],
+            Some(_) => clusters(tally.pixels_over),
+        },
+        flicker: tally.flickering as f64 / len,
+    }
+}
+
+/// What one pass over two probes counts: each region's signed Y, U, V sums, the pixels over
+/// each threshold, and where the sharp ones are.
+struct Tally {
+    sums: Vec<[i64; 3]>,
+    over: usize,
+    strong: usize,
+    flickering: usize,
+    spot: Option<Spot>,
+    pixels_over: Vec<Spot>,
+}
+
+impl Tally {
+    fn new(regions: usize) -> Self {
+        Tally {
+            sums: vec![[0i64; 3]; regions],
+            over: 0,
+            strong: 0,
+            flickering: 0,
+            spot: None,
+            pixels_over: Vec::new(),
+        }
+    }
+
+    /// One pixel's Y, U, V difference `d`, in `region`, at `pixel`.
+    #[inline]
+    fn add(&mut self, region: usize, d: [i32; 3], pixel: Spot) {
+        for (sum, d) in self.sums[region].iter_mut().zip(d) {
+            *sum += i64::from(d);
+        }
+        let delta = yiq_delta(d[0] as f32, d[1] as f32, d[2] as f32);
+        self.flickering += usize::from(delta > FLICKER_THRESHOLD * FLICKER_THRESHOLD);
+        if delta > PIXEL_THRESHOLD * PIXEL_THRESHOLD {
+            self.over += 1;
+            self.strong += usize::from(delta > STRONG_THRESHOLD * STRONG_THRESHOLD);
+            self.spot = Some(self.spot.map_or(pixel, |s| s.union(pixel)));
+            if self.pixels_over.len() <= MAX_SORTED {
+                self.pixels_over.push(pixel);
+            }
+        }
+    }
+}
+
+/// The share of the frame in regions whose mean colour moved; the whole frame when no region
+/// moved but the frame's mean did (a slow fade everywhere).
+fn moved_area(
+    sums: &[[i64; 3]],
+    region_rows: &[std::ops::Range<usize>],
+    region_columns: &[std::ops::Range<usize>],
+    len: f64,
+) -> f64 {
     let area_limit = AREA_THRESHOLD * AREA_THRESHOLD;
     let mean_moved = |sum: &[i64; 3], count: usize| {
         let mean = sum.map(|s| s as f32 / count.max(1) as f32);
         yiq_delta(mean[0], mean[1], mean[2]) > area_limit
     };
-    let mut whole = [0i64; 3];
-    let mut area = 0usize;
+    let (mut whole, mut area, mut pixels) = ([0i64; 3], 0usize, 0usize);
     for (ry, rows) in region_rows.iter().enumerate() {
         for (rx, columns) in region_columns.iter().enumerate() {
             let sum = &sums[ry * region_columns.len() + rx];
             for (w, s) in whole.iter_mut().zip(sum) {
                 *w += s;
             }
+            pixels += rows.len() * columns.len();
             if mean_moved(sum, rows.len() * columns.len()) {
                 area += rows.len() * columns.len();
             }
         }
     }
-    let mut area = area as f64 / len;
-    if area == 0.0 && mean_moved(&whole, width * height) {
-        area = 1.0;
+    let area = area as f64 / len;
+    if area == 0.0 && mean_moved(&whole, pixels) {
+        return 1.0;
     }
-    Difference {
-        // Sharp pixels measure a change more finely than whole regions do (which matters
-        // when the largest changes are chosen): regions count when no pixel is sharp.
-        changed: if pixels > 0.0 { pixels } else { area },
-        spot: spot.filter(|_| counts),
-        spots: match spot.filter(|_| counts) {
-            None => Vec::new(),
-            Some(all) if pixels_over.len() > MAX_SORTED => vec![all],
-            Some(_) => clusters(pixels_over),
-        },
-        flicker: flickering as f64 / len,
-    }
+    area
 }
 
 #[cfg(test)]
