@@ -3,6 +3,7 @@
 //! of the repository's `tests/` folder.
 
 pub mod loopback;
+pub mod pixelmatch;
 pub mod playwright;
 pub mod shop;
 

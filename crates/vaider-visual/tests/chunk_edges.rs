@@ -10,15 +10,11 @@
 //! Without node or the npm packages the tests fail, saying how to install them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use image::{Rgba, RgbaImage};
 use serde_json::{json, Value};
+use vaider_test_support::pixelmatch;
 use vaider_visual::{diff_images, DiffOptions, IgnoreRegion};
-
-fn reference_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/visual")
-}
 
 /// A small deterministic generator, so every run draws the same pictures.
 struct Lcg(u64);
@@ -153,36 +149,6 @@ fn option_sets() -> Vec<(Value, DiffOptions)> {
     ]
 }
 
-/// Runs pixelmatch on every job in one node process; returns its counts.
-fn run_pixelmatch(jobs: &[Value], dir: &Path) -> Vec<u64> {
-    let reference = reference_dir();
-    assert!(
-        reference.join("node_modules/pixelmatch").is_dir()
-            && reference.join("node_modules/pngjs").is_dir(),
-        "the reference pixelmatch is not installed: run `npm ci --prefix tests/visual` at the \
-         repository root (needs node and npm)"
-    );
-    let jobs_path = dir.join("jobs.json");
-    std::fs::write(&jobs_path, Value::from(jobs.to_vec()).to_string()).expect("write the jobs");
-    let output = Command::new("node")
-        .arg(reference.join("pixelmatch-jobs.mjs"))
-        .arg(&jobs_path)
-        .output()
-        .unwrap_or_else(|error| {
-            panic!(
-                "cannot run node ({error}): install Node.js, then `npm ci --prefix tests/visual`"
-            )
-        });
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "node pixelmatch-jobs.mjs failed: {stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|_| panic!("pixelmatch printed {stdout:?}, not the counts"))
-}
-
 fn read(path: &Path) -> RgbaImage {
     image::open(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
@@ -231,7 +197,7 @@ fn chunk_edges_give_pixelmatch_counts_and_diff_images_at_every_width() {
             );
         }
     }
-    let mut expected = run_pixelmatch(&jobs, dir.path()).into_iter();
+    let mut expected = pixelmatch::run_jobs(&Value::from(jobs), dir.path()).into_iter();
     let mut changed_somewhere = 0;
     for (width, before, after, _, _) in &pairs {
         for (set, (theirs, ours)) in sets.iter().enumerate() {
@@ -271,7 +237,7 @@ fn ignore_regions_cutting_chunks_leave_pixelmatch_verdicts_outside_them() {
         jobs.push(json!({"a": before_path, "b": before_path,
                          "out": dir.path().join(format!("{width}-same.png")), "options": {}}));
     }
-    run_pixelmatch(&jobs, dir.path());
+    pixelmatch::run_jobs(&Value::from(jobs), dir.path());
     for (width, before, after, _, _) in &pairs {
         // Edges mid-chunk: columns 3 to 10, and the last three columns of the lower rows.
         let ignore = vec![

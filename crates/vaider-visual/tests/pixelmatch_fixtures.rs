@@ -10,21 +10,8 @@ use std::process::Command;
 
 use image::{Rgba, RgbaImage};
 use serde_json::{json, Value};
+use vaider_test_support::pixelmatch::{self, installed};
 use vaider_visual::{diff_images, AlphaBackground, DiffOptions, IgnoreRegion};
-
-fn reference_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/visual")
-}
-
-fn installed(package: &str) -> PathBuf {
-    let path = reference_dir().join("node_modules").join(package);
-    assert!(
-        path.exists(),
-        "{package} is not installed: run `npm ci --prefix tests/visual` at the repository root \
-         (needs node and npm)"
-    );
-    path
-}
 
 fn fixture(name: &str) -> PathBuf {
     installed("pixelmatch-fixtures")
@@ -72,31 +59,6 @@ fn option_sets() -> Vec<(Value, DiffOptions)> {
     ]
 }
 
-/// Runs pixelmatch on every job in one node process; returns its counts.
-fn run_pixelmatch(jobs: &Value, dir: &Path) -> Vec<u64> {
-    installed("pixelmatch");
-    installed("pngjs");
-    let jobs_path = dir.join("jobs.json");
-    std::fs::write(&jobs_path, jobs.to_string()).expect("write the jobs");
-    let output = Command::new("node")
-        .arg(reference_dir().join("pixelmatch-jobs.mjs"))
-        .arg(&jobs_path)
-        .output()
-        .unwrap_or_else(|error| {
-            panic!(
-                "cannot run node ({error}): install Node.js, then `npm ci --prefix tests/visual`"
-            )
-        });
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "node pixelmatch-jobs.mjs failed: {stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|_| panic!("pixelmatch printed {stdout:?}, not the counts"))
-}
-
 fn read(path: &Path) -> RgbaImage {
     image::open(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
@@ -135,7 +97,7 @@ fn counts_and_diff_images_equal_pixelmatch_on_its_own_fixtures_for_every_option(
             }));
         }
     }
-    let expected = run_pixelmatch(&Value::Array(jobs), dir.path());
+    let expected = pixelmatch::run_jobs(&Value::Array(jobs), dir.path());
     let mut expected = expected.into_iter();
     let mut checked = 0;
     for pair in pairs {

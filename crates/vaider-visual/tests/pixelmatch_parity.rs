@@ -2,24 +2,18 @@
 //! asks `node tests/visual/pixelmatch.mjs` for pixelmatch's count and requires vaider-visual's
 //! count to be equal. Without node or the npm packages the tests fail, saying how to install.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use image::{Rgba, RgbaImage};
+use vaider_test_support::pixelmatch::{installed, reference_dir};
 use vaider_visual::{diff_images, AlphaBackground, DiffOptions};
-
-fn reference_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/visual")
-}
 
 /// pixelmatch's count for the pair, from node.
 fn pixelmatch_count(before: &Path, after: &Path, background: AlphaBackground) -> u64 {
+    installed("pixelmatch");
+    installed("pngjs");
     let dir = reference_dir();
-    assert!(
-        dir.join("node_modules/pixelmatch").is_dir() && dir.join("node_modules/pngjs").is_dir(),
-        "the reference pixelmatch is not installed: run `npm ci --prefix tests/visual` at the \
-         repository root (needs node and npm)"
-    );
     let mut command = Command::new("node");
     command
         .arg(dir.join("pixelmatch.mjs"))
@@ -30,7 +24,7 @@ fn pixelmatch_count(before: &Path, after: &Path, background: AlphaBackground) ->
     }
     let output = command.output().unwrap_or_else(|error| {
         panic!(
-            "cannot run node ({error}): install Node.js, then run `npm ci --prefix tests/visual`"
+            "cannot run node ({error}): install Node.js, then run `npm install --prefix tests/visual`"
         )
     });
     let stdout = String::from_utf8_lossy(&output.stdout);

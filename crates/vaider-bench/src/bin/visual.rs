@@ -12,7 +12,7 @@
 //!
 //! Usage: `scripts/bench.sh --visual [--sizes 3000x10000,3840x2160,7680x4320] [--runs 3]
 //! [--no-pixelmatch] [--tmp DIR]`; odiff and pixelmatch come from tests/visual's npm packages
-//! (`npm ci --prefix tests/visual`), and are left out, saying so, when missing.
+//! (`npm install --prefix tests/visual`), and are left out, saying so, when missing.
 
 use std::io::Read as _;
 use std::os::unix::process::ExitStatusExt as _;
@@ -84,7 +84,7 @@ fn main() -> Result<()> {
             })?;
             odiff_run.row(&mut table, "odiff", "decode, diff, diff PNG");
         } else {
-            report.push_str("odiff left out: run `npm ci --prefix tests/visual`.\n\n");
+            report.push_str("odiff left out: run `npm install --prefix tests/visual`.\n\n");
         }
         if options.pixelmatch && have_pixelmatch {
             let jobs = dir.join("jobs.json");
@@ -103,7 +103,7 @@ fn main() -> Result<()> {
                 "decode, diff, diff PNG (1 run)",
             );
         } else if options.pixelmatch {
-            report.push_str("pixelmatch left out: run `npm ci --prefix tests/visual`.\n\n");
+            report.push_str("pixelmatch left out: run `npm install --prefix tests/visual`.\n\n");
         }
         report.push_str(&format!("### {width} x {height}\n\n{}\n", table.finish()));
     }
