@@ -5,6 +5,7 @@
 pub mod loopback;
 pub mod pixelmatch;
 pub mod playwright;
+pub mod random;
 pub mod shop;
 
 use std::path::PathBuf;

@@ -14,28 +14,8 @@ use std::path::{Path, PathBuf};
 use image::{Rgba, RgbaImage};
 use serde_json::{json, Value};
 use vaider_test_support::pixelmatch;
+use vaider_test_support::random::Lcg;
 use vaider_visual::{diff_images, DiffOptions, IgnoreRegion};
-
-/// A small deterministic generator, so every run draws the same pictures.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        self.next() % n.max(1)
-    }
-
-    fn byte(&mut self) -> u8 {
-        self.below(256) as u8
-    }
-}
 
 const HEIGHT: u32 = 12;
 

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use image::{Rgba, RgbaImage};
 use vaider_test_support::pixelmatch::{installed, reference_dir};
+use vaider_test_support::random::Lcg;
 use vaider_visual::{diff_images, AlphaBackground, DiffOptions};
 
 /// pixelmatch's count for the pair, from node.
@@ -63,23 +64,6 @@ fn assert_parity_with(before: &RgbaImage, after: &RgbaImage, background: AlphaBa
 
 fn assert_parity(before: &RgbaImage, after: &RgbaImage) -> u64 {
     assert_parity_with(before, after, AlphaBackground::Checkerboard)
-}
-
-/// A small deterministic generator, so every run draws the same pictures.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        self.next() % n
-    }
 }
 
 /// Lines of "text": dark glyph-sized blocks of strokes with grey anti-aliased edges.
@@ -242,7 +226,7 @@ fn large_random_content() {
     let mut random = Lcg(42);
     let mut before = RgbaImage::new(700, 500);
     for pixel in before.pixels_mut() {
-        let value = random.next().to_le_bytes();
+        let value = random.next_u32().to_le_bytes();
         // Mostly a few flat colours (so there are solid areas), some noise.
         *pixel = if value[3] < 200 {
             Rgba([value[0] & 0xC0, value[1] & 0xC0, 200, 255])
@@ -269,7 +253,7 @@ fn semi_transparent_pixels_on_both_backgrounds() {
     let mut random = Lcg(9);
     let mut before = RgbaImage::new(90, 70);
     for pixel in before.pixels_mut() {
-        let value = random.next().to_le_bytes();
+        let value = random.next_u32().to_le_bytes();
         *pixel = Rgba([
             value[0] & 0xF0,
             value[1] & 0xF0,
@@ -280,7 +264,7 @@ fn semi_transparent_pixels_on_both_backgrounds() {
     let mut after = before.clone();
     for _ in 0..1500 {
         let (x, y) = (random.below(90), random.below(70));
-        let value = random.next().to_le_bytes();
+        let value = random.next_u32().to_le_bytes();
         after.put_pixel(x, y, Rgba([value[0], value[1], value[2], value[3] | 0x80]));
     }
     assert_parity_with(&before, &after, AlphaBackground::Checkerboard);
