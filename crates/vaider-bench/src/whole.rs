@@ -57,7 +57,7 @@ pub(super) async fn whole_vs_curl(
     scratch: &Path,
 ) -> Result<WholeComparison> {
     let (video, what) = match &options.whole_video {
-        Some(given) => (given.clone(), given_video(given)),
+        Some(given) => (given.clone(), given_video(given).await),
         None => {
             let video = scratch.join("recording-raw-1280x720.avi");
             eprintln!("whole calls: writing {} ...", video.display());
@@ -93,28 +93,11 @@ pub(super) async fn whole_vs_curl(
     Ok(comparison)
 }
 
-/// "login.webm, 300 s" for the report: the file's name and, from ffprobe, its length.
-fn given_video(video: &Path) -> String {
+/// "login.webm, 300 s" for the report: the file's name and its length, as the scan reads it
+/// (a live-written WebM has no container duration: its last packet's time).
+async fn given_video(video: &Path) -> String {
     let name = video.file_name().unwrap_or_default().to_string_lossy();
-    let seconds = std::process::Command::new("ffprobe")
-        .args([
-            "-v",
-            "error",
-            "-show_entries",
-            "format=duration",
-            "-of",
-            "csv=p=0",
-        ])
-        .arg(video)
-        .output()
-        .ok()
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .trim()
-                .parse::<f64>()
-                .ok()
-        });
-    match seconds {
+    match vaider_core::keyframes::duration_seconds(video).await {
         Some(s) => format!("{name}, {s:.0} s"),
         None => name.into_owned(),
     }
@@ -179,10 +162,19 @@ async fn vaider_call(
     })
 }
 
+/// "829 MB", or "34 kB" for a small recording (which would read "0 MB").
+fn size_text(bytes: u64) -> String {
+    if bytes >= 1_000_000 {
+        format!("{:.0} MB", bytes as f64 / 1e6)
+    } else {
+        format!("{:.0} kB", bytes as f64 / 1e3)
+    }
+}
+
 pub(super) fn render_whole(w: &WholeComparison) -> String {
     let mut out = format!(
-        "\n### Whole calls against curl ({:.0} MB {}, the fake answering at once, medians of {} interleaved rounds after a warm-up)\n\n",
-        w.size as f64 / 1e6,
+        "\n### Whole calls against curl ({} {}, the fake answering at once, medians of {} interleaved rounds after a warm-up)\n\n",
+        size_text(w.size),
         w.what,
         w.curl.len()
     );
