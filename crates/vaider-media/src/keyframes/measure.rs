@@ -66,7 +66,13 @@ pub(super) async fn measure_frames(
     let mut last_frame: Option<Vec<u8>> = None;
     while let Some(frame) = incoming.next().await? {
         let index = measure.frames;
-        let share = measure.sample(&frame);
+        // A sample that repeats the one before (a still screen, or a recorder that writes a
+        // frame only on a change, sampled again) cannot be a change: its probe would equal
+        // the one before, which was measured already.
+        let share = match last_frame.as_ref() == Some(&frame) {
+            true => measure.repeat(),
+            false => measure.sample(&frame),
+        };
         if let (Some(share), Some(encoder)) = (share, encoder.as_deref_mut()) {
             if encoder.may_choose(share) {
                 let at = index as f64 / options.sample_fps;
@@ -153,6 +159,14 @@ impl<'a> Measure<'a> {
         });
         kept.clone_from(&self.probe);
         Some(d.changed)
+    }
+
+    /// A sample equal to the one before: counted, and nothing else (its probe, its flicker
+    /// and its difference from the last change are the sample before's, which was no change
+    /// against it, or became the last change).
+    fn repeat(&mut self) -> Option<f64> {
+        self.frames += 1;
+        None
     }
 
     fn finish(mut self, last_frame: Vec<u8>, geometry: Geometry) -> Found {
