@@ -12,13 +12,16 @@
 use std::sync::Mutex;
 
 mod colour;
+mod picture;
 use colour::{
     brightness_delta, colour_delta, opaque_brightness_deltas, opaque_deltas, LANES, NEIGHBOURS,
 };
 
-use image::{RgbImage, RgbaImage};
+use image::RgbaImage;
 
 use crate::mask::{set_in_row, ChangedMask};
+pub use picture::DiffPicture;
+use picture::{DiffRow, DiffRows, Paint};
 
 /// pixelmatch's default: the smallest colour difference that counts, from 0 to 1.
 pub const DEFAULT_THRESHOLD: f64 = 0.1;
@@ -124,7 +127,7 @@ pub struct PixelDiff {
     /// Which canvas pixels changed.
     pub mask: ChangedMask,
     /// pixelmatch's picture: the faded before-image, changes in red, anti-aliasing in yellow.
-    pub diff_image: Option<RgbImage>,
+    pub diff_image: Option<DiffPicture>,
     /// Set when the two images differ in size.
     pub size_changed: Option<SizeChange>,
 }
@@ -133,9 +136,14 @@ pub struct PixelDiff {
 pub fn diff_images(before: &RgbaImage, after: &RgbaImage, options: &DiffOptions) -> PixelDiff {
     let layout = Layout::new(before.dimensions(), after.dimensions());
     let mut mask = ChangedMask::new(layout.canvas_width as u32, layout.canvas_height as u32);
+    let colours = [
+        options.diff_colour,
+        options.diff_colour_alt.unwrap_or(options.diff_colour),
+        options.anti_alias_colour,
+    ];
     let mut diff_image = options
         .draw_diff_image
-        .then(|| RgbImage::new(layout.canvas_width as u32, layout.canvas_height as u32));
+        .then(|| DiffPicture::new(layout.canvas_width, layout.canvas_height, colours));
     let size_changed = (before.dimensions() != after.dimensions()).then_some(SizeChange {
         before: before.dimensions(),
         after: after.dimensions(),
@@ -159,9 +167,6 @@ pub fn diff_images(before: &RgbaImage, after: &RgbaImage, options: &DiffOptions)
         background: options.background,
         faded_opacity: options.faded_opacity,
         words_per_row: mask.words_per_row(),
-        diff_colour: options.diff_colour,
-        diff_colour_alt: options.diff_colour_alt.unwrap_or(options.diff_colour),
-        anti_alias_colour: options.anti_alias_colour,
         ignore: &options.ignore,
     };
     let changed_pixels = comparer.run(&mut mask, diff_image.as_mut());
@@ -272,8 +277,8 @@ struct Row<'a> {
     after: &'a [u8],
 }
 
-/// One band of canvas rows: its first row, its mask words and its diff-image bytes.
-type Band<'m, 'd> = (usize, &'m mut [u64], Option<&'d mut [u8]>);
+/// One band of canvas rows: its first row, its mask words and its rows of the diff picture.
+type Band<'m, 'd> = (usize, &'m mut [u64], Option<DiffRows<'d>>);
 
 struct Comparer<'a> {
     before: Pixels<'a>,
@@ -284,18 +289,14 @@ struct Comparer<'a> {
     background: AlphaBackground,
     faded_opacity: f64,
     words_per_row: usize,
-    diff_colour: [u8; 3],
-    diff_colour_alt: [u8; 3],
-    anti_alias_colour: [u8; 3],
     ignore: &'a [IgnoreRegion],
 }
 
 impl Comparer<'_> {
     /// Diffs every band on every core and returns the changed count.
-    fn run(&self, mask: &mut ChangedMask, diff_image: Option<&mut RgbImage>) -> u64 {
-        let row_bytes = self.layout.canvas_width * 3;
-        let diff_bands: Box<dyn Iterator<Item = Option<&mut [u8]>>> = match diff_image {
-            Some(image) => Box::new(image.chunks_mut(row_bytes * BAND_ROWS).map(Some)),
+    fn run(&self, mask: &mut ChangedMask, diff_image: Option<&mut DiffPicture>) -> u64 {
+        let diff_bands: Box<dyn Iterator<Item = Option<DiffRows>>> = match diff_image {
+            Some(picture) => Box::new(picture.bands_mut(BAND_ROWS).map(Some)),
             None => Box::new(std::iter::repeat_with(|| None)),
         };
         let bands: Vec<Band> = mask
@@ -339,20 +340,17 @@ impl Comparer<'_> {
         }
     }
 
-    fn diff_band(&self, first_row: usize, mask: &mut [u64], mut diff: Option<&mut [u8]>) -> u64 {
-        let row_bytes = self.layout.canvas_width * 3;
+    fn diff_band(&self, first_row: usize, mask: &mut [u64], mut diff: Option<DiffRows>) -> u64 {
         let mut changed = 0;
         for (offset, mask_row) in mask.chunks_mut(self.words_per_row.max(1)).enumerate() {
             let y = first_row + offset;
-            let diff_row = diff
-                .as_deref_mut()
-                .and_then(|band| band.get_mut(offset * row_bytes..(offset + 1) * row_bytes));
-            changed += self.diff_row(y, mask_row, diff_row);
+            let mut diff_row = diff.as_mut().and_then(|band| band.row(offset));
+            changed += self.diff_row(y, mask_row, diff_row.as_mut());
         }
         changed
     }
 
-    fn diff_row(&self, y: usize, mask_row: &mut [u64], mut diff_row: Option<&mut [u8]>) -> u64 {
+    fn diff_row(&self, y: usize, mask_row: &mut [u64], mut diff_row: Option<&mut DiffRow>) -> u64 {
         let overlap_end = if y < self.layout.height {
             self.layout.width
         } else {
@@ -365,14 +363,15 @@ impl Comparer<'_> {
         }
         for x in overlap_end..self.layout.canvas_width {
             let in_before = self.layout.in_before(x, y);
-            let colour = if in_before != self.layout.in_after(x, y) && !is_ignored(&ignored, x) {
+            let paint = if in_before != self.layout.in_after(x, y) && !is_ignored(&ignored, x) {
                 set_in_row(mask_row, x);
                 changed += 1;
-                self.diff_colour
+                Paint::Changed
             } else {
-                [255; 3]
+                // White: pixelmatch's faded grey of nothing.
+                Paint::Faded
             };
-            draw(diff_row.as_deref_mut(), x, colour);
+            draw(diff_row.as_deref_mut(), x, paint, 255);
         }
         changed
     }
@@ -391,7 +390,7 @@ impl Comparer<'_> {
         &self,
         y: usize,
         mask_row: &mut [u64],
-        mut diff: Option<&mut [u8]>,
+        mut diff: Option<&mut DiffRow>,
         ignored: &[(usize, usize)],
     ) -> u64 {
         let width = self.layout.width;
@@ -431,7 +430,7 @@ impl Comparer<'_> {
         row: &Row,
         columns: std::ops::Range<usize>,
         mask_row: &mut [u64],
-        mut diff: Option<&mut [u8]>,
+        mut diff: Option<&mut DiffRow>,
         ignored: &[(usize, usize)],
     ) -> u64 {
         let bytes = columns.start * 4..columns.end * 4;
@@ -462,7 +461,7 @@ impl Comparer<'_> {
         y: usize,
         delta: f64,
         mask_row: &mut [u64],
-        diff: Option<&mut [u8]>,
+        diff: Option<&mut DiffRow>,
         ignored: &[(usize, usize)],
     ) -> u64 {
         if delta.abs() <= self.max_delta || is_ignored(ignored, x) {
@@ -471,16 +470,16 @@ impl Comparer<'_> {
         } else if !self.include_anti_aliasing
             && (self.anti_aliased(self.before, x, y) || self.anti_aliased(self.after, x, y))
         {
-            draw(diff, x, self.anti_alias_colour);
+            draw(diff, x, Paint::AntiAliased, 0);
             0
         } else {
             // pixelmatch: a negative delta is a pixel that got darker.
-            let colour = if delta < 0.0 {
-                self.diff_colour_alt
+            let paint = if delta < 0.0 {
+                Paint::Darker
             } else {
-                self.diff_colour
+                Paint::Changed
             };
-            draw(diff, x, colour);
+            draw(diff, x, paint, 0);
             set_in_row(mask_row, x);
             1
         }
@@ -488,16 +487,14 @@ impl Comparer<'_> {
 
     /// Draws the faded before-image for pixels `[from, to)` of a row; a run of one colour (most
     /// of a page) costs one computation.
-    fn fade_run(&self, diff: Option<&mut [u8]>, before_row: &[u8], from: usize, to: usize) {
+    fn fade_run(&self, diff: Option<&mut DiffRow>, before_row: &[u8], from: usize, to: usize) {
         let Some(diff) = diff else { return };
-        let (Some(out), Some(pixels)) = (
-            diff.get_mut(from * 3..to * 3),
-            before_row.get(from * 4..to * 4),
-        ) else {
+        let (Some(out), Some(pixels)) = (diff.greys(from, to), before_row.get(from * 4..to * 4))
+        else {
             return;
         };
         let mut last: Option<([u8; 4], u8)> = None;
-        for (out, pixel) in out.chunks_exact_mut(3).zip(pixels.chunks_exact(4)) {
+        for (out, pixel) in out.iter_mut().zip(pixels.chunks_exact(4)) {
             let rgba = [pixel[0], pixel[1], pixel[2], pixel[3]];
             let value = match last {
                 Some((seen, value)) if seen == rgba => value,
@@ -507,7 +504,7 @@ impl Comparer<'_> {
                     value
                 }
             };
-            out.copy_from_slice(&[value; 3]);
+            *out = value;
         }
     }
 
@@ -627,10 +624,10 @@ impl Comparer<'_> {
     }
 
     /// pixelmatch's `drawGrayPixel` for one pixel.
-    fn draw_faded(&self, diff: Option<&mut [u8]>, x: usize, y: usize) {
+    fn draw_faded(&self, diff: Option<&mut DiffRow>, x: usize, y: usize) {
         if diff.is_some() {
             let value = self.faded(self.before.rgba(x, y));
-            draw(diff, x, [value; 3]);
+            draw(diff, x, Paint::Faded, value);
         }
     }
 
@@ -672,9 +669,10 @@ fn is_ignored(spans: &[(usize, usize)], x: usize) -> bool {
     spans.iter().any(|&(start, end)| x >= start && x < end)
 }
 
-fn draw(diff_row: Option<&mut [u8]>, x: usize, colour: [u8; 3]) {
-    if let Some(pixel) = diff_row.and_then(|row| row.get_mut(x * 3..x * 3 + 3)) {
-        pixel.copy_from_slice(&colour);
+/// Pixel `x` of the diff picture's row in `paint` (a faded pixel in its grey `value`).
+fn draw(diff_row: Option<&mut DiffRow>, x: usize, paint: Paint, value: u8) {
+    if let Some(row) = diff_row {
+        row.draw(x, paint, value);
     }
 }
 
@@ -697,7 +695,7 @@ mod tests {
         assert_eq!(diff.mask.count(), 0);
         assert_eq!(diff.size_changed, None);
         let drawn = diff.diff_image.expect("asked for the diff image");
-        assert_eq!(drawn.dimensions(), (40, 30));
+        assert_eq!((drawn.width(), drawn.height()), (40, 30));
     }
 
     #[test]
@@ -713,7 +711,7 @@ mod tests {
         assert_eq!(diff.changed_pixels, 100);
         assert!(diff.mask.is_changed(10, 10) && diff.mask.is_changed(19, 19));
         assert!(!diff.mask.is_changed(20, 20));
-        let drawn = diff.diff_image.expect("asked for the diff image");
+        let drawn = diff.diff_image.expect("asked for the diff image").to_rgb();
         assert_eq!(drawn.get_pixel(15, 15).0, DIFF_RED);
         assert_eq!(drawn.get_pixel(0, 0).0, [255; 3]);
     }
@@ -843,9 +841,6 @@ mod tests {
             background: AlphaBackground::Checkerboard,
             faded_opacity: 0.1,
             words_per_row: 1,
-            diff_colour: DIFF_RED,
-            diff_colour_alt: DIFF_RED,
-            anti_alias_colour: ANTI_ALIAS_YELLOW,
             ignore: &[],
         };
         let (mut anti_aliased, mut siblings) = (0, 0);

@@ -33,7 +33,9 @@ use std::sync::Arc;
 
 use image::{ImageReader, RgbImage, RgbaImage};
 
-pub use diff::{diff_images, AlphaBackground, DiffOptions, IgnoreRegion, PixelDiff, SizeChange};
+pub use diff::{
+    diff_images, AlphaBackground, DiffOptions, DiffPicture, IgnoreRegion, PixelDiff, SizeChange,
+};
 pub use error::{Result, VisualError};
 pub use mask::ChangedMask;
 pub use regions::{find_regions, Region, RegionOptions};
@@ -108,7 +110,7 @@ pub struct ComparisonImages {
 /// Reads both screenshots (in parallel) and compares them.
 pub fn compare(before: &Path, after: &Path, options: &CompareOptions) -> Result<Comparison> {
     let (before_image, after_image) = read_pair(before, after)?;
-    Ok(compare_images(&before_image, after_image, options))
+    Ok(compare_images(before_image, after_image, options))
 }
 
 /// Decodes both screenshots at once, one on another thread, as RGBA.
@@ -129,29 +131,21 @@ pub fn read_pair(before: &Path, after: &Path) -> Result<(RgbaImage, RgbaImage)> 
     Ok((before_image?, after_image?))
 }
 
-/// Writes a picture as the comparison's pictures are written: whole or not at all, with the
-/// fast PNG settings.
-pub fn write_png(path: &Path, image: &RgbImage) -> Result<()> {
-    output::write_png_atomically(path, image)
-}
-
-/// Compares two decoded images; never fails, whatever their sizes.
-pub fn compare_images(
-    before: &RgbaImage,
-    after: RgbaImage,
-    options: &CompareOptions,
-) -> Comparison {
+/// Compares two decoded images; never fails, whatever their sizes. Takes the before-image
+/// to let it go as soon as its close-ups are cut, before the sheet is drawn.
+pub fn compare_images(before: RgbaImage, after: RgbaImage, options: &CompareOptions) -> Comparison {
     let pixel_diff = match options.blur {
         Some(sigma) => diff_images(
-            &image::imageops::blur(before, sigma),
+            &image::imageops::blur(&before, sigma),
             &image::imageops::blur(&after, sigma),
             &options.diff,
         ),
-        None => diff_images(before, &after, &options.diff),
+        None => diff_images(&before, &after, &options.diff),
     };
     let regions = find_regions(&pixel_diff.mask, &options.regions);
-    // Cut now, while the before-image is at hand: the crops are small, the image is not.
-    let close_ups = zoom::close_ups(before, &after, &regions);
+    let before_crops = zoom::BeforeCrops::cut(&before, after.dimensions(), &regions);
+    drop(before);
+    let close_ups = before_crops.map(|crops| crops.finish(&after));
     Comparison {
         pixel_diff,
         regions,
@@ -250,7 +244,7 @@ impl Comparison {
         let draw_heat_map = || self.heat_map_image();
         let mut pictures = Vec::new();
         if let (Some(path), Some(image)) = (&images.diff, &self.pixel_diff.diff_image) {
-            pictures.push((path.clone(), Picture::Drawn(image)));
+            pictures.push((path.clone(), Picture::Diff(image)));
         }
         pictures.push((images.annotation.clone(), Picture::Later(&draw_annotation)));
         pictures.push((images.heat_map.clone(), Picture::Later(&draw_heat_map)));
@@ -274,7 +268,7 @@ impl Comparison {
         let images = self.image_paths(dir, stem)?;
         let mut later = Vec::new();
         if let (Some(path), Some(image)) = (&images.diff, self.pixel_diff.diff_image.take()) {
-            later.push((path.clone(), Later::Drawn(image)));
+            later.push((path.clone(), Later::Diff(image)));
         }
         let canvas = (self.pixel_diff.mask.width(), self.pixel_diff.mask.height());
         let annotation = Later::Annotation {
@@ -333,7 +327,7 @@ pub struct LaterPictures {
 
 #[derive(Clone)]
 enum Later {
-    Drawn(RgbImage),
+    Diff(DiffPicture),
     Annotation {
         after: Arc<RgbaImage>,
         canvas: (u32, u32),
@@ -348,7 +342,7 @@ enum Later {
 impl Later {
     fn draw(&self) -> RgbImage {
         match self {
-            Later::Drawn(image) => image.clone(),
+            Later::Diff(picture) => picture.to_rgb(),
             Later::Annotation {
                 after,
                 canvas,
@@ -365,7 +359,7 @@ impl LaterPictures {
     pub fn write(self) -> Result<()> {
         for (path, picture) in self.pictures {
             match picture {
-                Later::Drawn(image) => output::write_png_atomically(&path, &image)?,
+                Later::Diff(picture) => picture.write_png(&path)?,
                 other => output::write_png_atomically(&path, &other.draw())?,
             }
         }

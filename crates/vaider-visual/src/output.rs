@@ -15,6 +15,8 @@ use crate::error::{Result, VisualError};
 /// full-page comparison holds one extra picture in memory at a time, not three).
 pub(crate) enum Picture<'a> {
     Drawn(&'a RgbImage),
+    /// The diff picture, whose RGB rows exist only as they are written.
+    Diff(&'a crate::DiffPicture),
     Later(&'a dyn Fn() -> RgbImage),
 }
 
@@ -24,6 +26,7 @@ pub(crate) fn write_all_or_none(pictures: &[(PathBuf, Picture)]) -> Result<()> {
     for (path, picture) in pictures {
         let result = match picture {
             Picture::Drawn(image) => write_png_atomically(path, image),
+            Picture::Diff(picture) => picture.write_png(path),
             Picture::Later(draw) => write_png_atomically(path, &draw()),
         };
         if let Err(error) = result {

@@ -36,32 +36,62 @@ pub struct CloseUps {
 /// Close-ups of the largest regions (at most [`MAX_CLOSE_UPS`]), in number order; none when
 /// there are no regions.
 pub fn close_ups(before: &RgbaImage, after: &RgbaImage, regions: &[Region]) -> Option<CloseUps> {
-    let mut chosen: Vec<&Region> = regions.iter().collect();
-    chosen.sort_by_key(|r| std::cmp::Reverse(r.changed_pixels));
-    chosen.truncate(MAX_CLOSE_UPS);
-    chosen.sort_by_key(|r| r.number);
-    if chosen.is_empty() {
-        return None;
+    BeforeCrops::cut(before, after.dimensions(), regions).map(|crops| crops.finish(after))
+}
+
+/// The before-image's side of the close-ups, cut first so that the before-image (a full-size
+/// picture) can be let go before the sheet is drawn: the crops are small, the image is not.
+pub struct BeforeCrops {
+    chosen: Vec<Region>,
+    canvas: (u32, u32),
+    crops: Vec<RgbImage>,
+}
+
+impl BeforeCrops {
+    /// The largest regions' before-crops; none when there are no regions.
+    pub fn cut(before: &RgbaImage, after_size: (u32, u32), regions: &[Region]) -> Option<Self> {
+        let mut chosen: Vec<Region> = regions.to_vec();
+        chosen.sort_by_key(|r| std::cmp::Reverse(r.changed_pixels));
+        chosen.truncate(MAX_CLOSE_UPS);
+        chosen.sort_by_key(|r| r.number);
+        if chosen.is_empty() {
+            return None;
+        }
+        let canvas = (
+            before.width().max(after_size.0),
+            before.height().max(after_size.1),
+        );
+        let crops = chosen.iter().map(|r| crop(before, r, canvas)).collect();
+        Some(BeforeCrops {
+            chosen,
+            canvas,
+            crops,
+        })
     }
-    let canvas = (
-        before.width().max(after.width()),
-        before.height().max(after.height()),
-    );
-    // The sheet is laid out from the rows' sizes, then each row is cut, drawn in and dropped:
-    // the crops of one region are held at a time, not all of them beside the two screenshots.
-    let sizes: Vec<(u32, u32)> = chosen.iter().map(|r| row_size(r, canvas)).collect();
-    let width = sizes.iter().map(|size| size.0).max().unwrap_or(1);
-    let height = sizes.iter().map(|size| size.1 + GAP).sum::<u32>().max(1);
-    let mut sheet = RgbImage::from_pixel(width, height, Rgb(BACKGROUND));
-    let mut top = 0;
-    for (region, size) in chosen.iter().zip(&sizes) {
-        Row::new(before, after, region, canvas).draw(&mut sheet, top);
-        top += size.1 + GAP;
+
+    /// The sheet: laid out from the rows' sizes, then each row's after-crop is cut, drawn in
+    /// and dropped.
+    pub fn finish(self, after: &RgbaImage) -> CloseUps {
+        let canvas = self.canvas;
+        let sizes: Vec<(u32, u32)> = self.chosen.iter().map(|r| row_size(r, canvas)).collect();
+        let width = sizes.iter().map(|size| size.0).max().unwrap_or(1);
+        let height = sizes.iter().map(|size| size.1 + GAP).sum::<u32>().max(1);
+        let mut sheet = RgbImage::from_pixel(width, height, Rgb(BACKGROUND));
+        let mut top = 0;
+        for ((region, before), size) in self.chosen.iter().zip(self.crops).zip(&sizes) {
+            let row = Row {
+                number: region.number,
+                before,
+                after: crop(after, region, canvas),
+            };
+            row.draw(&mut sheet, top);
+            top += size.1 + GAP;
+        }
+        CloseUps {
+            image: sheet,
+            regions: self.chosen.iter().map(|r| r.number).collect(),
+        }
     }
-    Some(CloseUps {
-        image: sheet,
-        regions: chosen.iter().map(|r| r.number).collect(),
-    })
 }
 
 /// The size a region's row will have, before any pixel is cut: both crops are its context box
@@ -92,22 +122,53 @@ struct Row {
     after: RgbImage,
 }
 
-impl Row {
-    fn new(before: &RgbaImage, after: &RgbaImage, region: &Region, canvas: (u32, u32)) -> Row {
-        let context = context_box(region, canvas);
-        let scale = scale_for(context.2.max(context.3));
-        let crop = |image: &RgbaImage| {
-            let mut crop = magnify(&cut(image, context), scale);
-            outline(&mut crop, region, context, scale);
-            crop
-        };
-        Row {
-            number: region.number,
-            before: crop(before),
-            after: crop(after),
-        }
-    }
+/// One image's crop of a region with its context, at the row's scale, outlined.
+fn crop(image: &RgbaImage, region: &Region, canvas: (u32, u32)) -> RgbImage {
+    let context = context_box(region, canvas);
+    let scale = scale_for(context.2.max(context.3));
+    let mut crop = match shrunk_in_place(image, context, scale) {
+        Some(shrunk) => shrunk,
+        None => magnify(&cut(image, context), scale),
+    };
+    outline(&mut crop, region, context, scale);
+    crop
+}
 
+/// A crop to be shrunk, shrunk straight from the image (then flattened onto white), so that a
+/// large region's full-size cut is never held: at 4K it was the comparison's peak. None when
+/// the crop is not shrunk or reaches outside the image (its grey is drawn by `cut`).
+fn shrunk_in_place(
+    image: &RgbaImage,
+    (left, top, width, height): (u32, u32, u32, u32),
+    scale: f64,
+) -> Option<RgbImage> {
+    let inside = left + width <= image.width() && top + height <= image.height();
+    if scale >= 1.0 || !inside {
+        return None;
+    }
+    let view = imageops::crop_imm(image, left, top, width, height);
+    let (to_width, to_height) = (magnified(width, scale), magnified(height, scale));
+    let shrunk = match scale <= 0.5 {
+        true => imageops::thumbnail(&*view, to_width, to_height),
+        false => imageops::resize(&*view, to_width, to_height, FilterType::Triangle),
+    };
+    Some(flatten(&shrunk))
+}
+
+/// An RGBA picture flattened onto white.
+fn flatten(image: &RgbaImage) -> RgbImage {
+    RgbImage::from_fn(image.width(), image.height(), |x, y| {
+        over_white(image.get_pixel(x, y).0)
+    })
+}
+
+/// A pixel over white.
+fn over_white([r, g, b, a]: [u8; 4]) -> Rgb<u8> {
+    let over = |c: u8| ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8;
+    Rgb([over(r), over(g), over(b)])
+}
+
+impl Row {
     /// Draws the row's tag and two crops on the sheet, `top` pixels down.
     fn draw(&self, sheet: &mut RgbImage, top: u32) {
         let (tag_width, _) = tag_size(self.number);
@@ -151,10 +212,7 @@ fn cut(image: &RgbaImage, (left, top, width, height): (u32, u32, u32, u32)) -> R
         if x >= image.width() || y >= image.height() {
             return Rgb(OUTSIDE);
         }
-        let [r, g, b, a] = image.get_pixel(x, y).0;
-        let over_white =
-            |c: u8| ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8;
-        Rgb([over_white(r), over_white(g), over_white(b)])
+        over_white(image.get_pixel(x, y).0)
     })
 }
 
@@ -300,7 +358,11 @@ mod tests {
             region(12, 200, 200, 800, 33, 5),
         ];
         for r in &regions {
-            let row = Row::new(&before, &after, r, canvas);
+            let row = Row {
+                number: r.number,
+                before: crop(&before, r, canvas),
+                after: crop(&after, r, canvas),
+            };
             let (tag_width, tag_height) = tag_size(r.number);
             let actual = (
                 tag_width + GAP + row.before.width() + GAP + row.after.width(),

@@ -191,8 +191,9 @@ fn chunk_edges_give_pixelmatch_counts_and_diff_images_at_every_width() {
             let drawn = diff
                 .diff_image
                 .as_ref()
-                .expect("the diff image was asked for");
-            let mismatch = first_mismatch(drawn, &read(&out(*width, set)));
+                .expect("the diff image was asked for")
+                .to_rgb();
+            let mismatch = first_mismatch(&drawn, &read(&out(*width, set)));
             assert_eq!(
                 mismatch, None,
                 "width {width} with {theirs}: the diff image differs from pixelmatch's"
@@ -256,7 +257,10 @@ fn ignore_regions_cutting_chunks_leave_pixelmatch_verdicts_outside_them() {
              {expected_count}",
             diff.changed_pixels
         );
-        let drawn = diff.diff_image.expect("the diff image was asked for");
+        let drawn = diff
+            .diff_image
+            .expect("the diff image was asked for")
+            .to_rgb();
         for (x, y, pixel) in drawn.enumerate_pixels() {
             let reference = if inside(x, y) { &same } else { &pair };
             let [r, g, b, _] = reference.get_pixel(x, y).0;

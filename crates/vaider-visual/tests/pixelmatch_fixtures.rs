@@ -115,8 +115,9 @@ fn counts_and_diff_images_equal_pixelmatch_on_its_own_fixtures_for_every_option(
             let drawn = diff
                 .diff_image
                 .as_ref()
-                .expect("the diff image was asked for");
-            let (mismatches, first) = image_mismatches(drawn, &their_image);
+                .expect("the diff image was asked for")
+                .to_rgb();
+            let (mismatches, first) = image_mismatches(&drawn, &their_image);
             assert_eq!(
                 mismatches, 0,
                 "fixture {pair} with {theirs}: {mismatches} diff-image pixels differ from \

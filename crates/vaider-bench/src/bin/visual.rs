@@ -274,7 +274,7 @@ fn child(args: &[String]) -> Result<()> {
             let (before, after) = vaider_visual::read_pair(before, after)?;
             let diff = vaider_visual::diff_images(&before, &after, &Default::default());
             if let Some(image) = &diff.diff_image {
-                vaider_visual::write_png(out, image)?;
+                image.write_png(out)?;
             }
             println!("changed {}", diff.changed_pixels);
         }

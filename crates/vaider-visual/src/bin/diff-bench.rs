@@ -33,18 +33,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let diff_path = out_dir.join("diff-bench-diff.png");
     if let Some(image) = &diff.diff_image {
-        write_fast_png(&diff_path, image)?;
+        image.write_png(&diff_path)?;
     }
     let written = start.elapsed();
     let peak_after_diff = peak_rss_kib();
     drop(diff);
 
-    let comparison = compare_images(&before_image, after_image, &CompareOptions::default());
+    let (width, height) = before_image.dimensions();
+    let comparison = compare_images(before_image, after_image, &CompareOptions::default());
     let compared = Instant::now();
     comparison.write_images(&out_dir, "diff-bench")?;
     let pictures = compared.elapsed();
 
-    let (width, height) = before_image.dimensions();
     println!("images: {width}x{height}");
     println!("decode both:       {:>8.3} s", decoded.as_secs_f64());
     println!(
@@ -88,20 +88,6 @@ fn decode(path: &Path) -> Result<image::RgbaImage, String> {
     image::open(path)
         .map(|image| image.into_rgba8())
         .map_err(|error| format!("cannot read {}: {error}", path.display()))
-}
-
-/// The same encoder settings as `Comparison::write_images`.
-fn write_fast_png(path: &Path, image: &image::RgbImage) -> Result<(), Box<dyn std::error::Error>> {
-    use image::codecs::png::{CompressionType, FilterType, PngEncoder};
-    use image::ImageEncoder;
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    PngEncoder::new_with_quality(file, CompressionType::Fast, FilterType::Up).write_image(
-        image.as_raw(),
-        image.width(),
-        image.height(),
-        image::ExtendedColorType::Rgb8,
-    )?;
-    Ok(())
 }
 
 /// The peak resident memory so far, in KiB, from /proc/self/status (0 where there is none).

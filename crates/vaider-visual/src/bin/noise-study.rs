@@ -113,7 +113,7 @@ fn judge(before: &RgbaImage, case: &Case, rule: &Rule) -> (usize, bool) {
         },
         ..CompareOptions::default()
     };
-    let comparison = compare_images(&blur(before), blur(&case.after), &options);
+    let comparison = compare_images(blur(before), blur(&case.after), &options);
     let seen = case.change.is_some_and(|(x, y, w, h)| {
         comparison
             .regions
