@@ -55,7 +55,11 @@ impl TestServer {
         let media = tempfile::tempdir().unwrap();
         for entry in std::fs::read_dir(shared_media()).expect("../shared/media beside the repo") {
             let entry = entry.unwrap();
-            std::fs::copy(entry.path(), media.path().join(entry.file_name())).unwrap();
+            // Only the media files: a folder beside them (an interaction folder Vaider wrote
+            // when someone analysed a file there by hand) is not test media.
+            if entry.file_type().is_ok_and(|kind| kind.is_file()) {
+                std::fs::copy(entry.path(), media.path().join(entry.file_name())).unwrap();
+            }
         }
         let mut config = Config {
             data_dir: Some(data.path().to_path_buf()),
