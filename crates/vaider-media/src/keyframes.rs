@@ -357,6 +357,44 @@ drawbox=enable='gte(t,3.2)':x=120:y=80:w=60:h=60:color=red:t=fill";
         }
     }
 
+    /// A recorder that writes a frame only when the screen changes (as Playwright's does)
+    /// gives samples that repeat the one before; they are counted, and the changes around
+    /// them, a return to an earlier screen included, are found at their moments.
+    #[tokio::test]
+    async fn repeated_samples_of_a_sparse_recording_count_and_hide_no_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let filter = "drawbox=enable='between(t,1.6,3.2)':x=10:y=10:w=90:h=40:color=black:t=fill,\
+mpdecimate";
+        let video = make_video(
+            dir.path(),
+            "sparse.webm",
+            "color=c=white:s=320x180:r=25:d=5",
+            filter,
+            &[
+                "-fps_mode",
+                "vfr",
+                "-c:v",
+                "libvpx-vp9",
+                "-deadline",
+                "realtime",
+            ],
+        );
+        let packets = std::process::Command::new("ffprobe")
+            .args(["-v", "error", "-select_streams", "v:0", "-count_packets"])
+            .args(["-show_entries", "stream=nb_read_packets", "-of", "csv=p=0"])
+            .arg(&video)
+            .output()
+            .expect("ffprobe (scripts/test.sh installs it)");
+        let frames: u64 = String::from_utf8_lossy(&packets.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        let timeline = timeline(&video, &KeyframeOptions::default()).await.unwrap();
+        // The recording ends at its last frame (3.24 s): 14 samples from 3 frames.
+        assert_eq!((frames, timeline.samples), (3, 14));
+        assert_eq!(timeline.changes, vec![0.0, 1.75, 3.25]);
+    }
+
     /// With more changes than frames allowed, the frames written on the way are exactly the
     /// ones chosen: the largest changes, with the first and last.
     #[tokio::test]

@@ -118,6 +118,9 @@ struct Options {
     tmp: PathBuf,
 }
 
+const USAGE: &str = "usage: vaider-visual-bench [--sizes 3000x10000,3840x2160,7680x4320] \
+                     [--runs 3] [--no-pixelmatch] [--tmp DIR]";
+
 impl Options {
     fn parse(args: &[String]) -> Result<Options> {
         let mut options = Options {
@@ -143,10 +146,11 @@ impl Options {
                 "--runs" => options.runs = value()?.parse::<usize>()?.max(1),
                 "--tmp" => options.tmp = PathBuf::from(value()?),
                 "--no-pixelmatch" => options.pixelmatch = false,
-                other => bail!(
-                    "unknown option {other}; usage: vaider-visual-bench [--sizes 3000x10000,3840x2160,7680x4320] \
-                     [--runs 3] [--no-pixelmatch] [--tmp DIR]"
-                ),
+                "--help" | "-h" => {
+                    println!("{USAGE}");
+                    std::process::exit(0);
+                }
+                other => bail!("unknown option {other}; {USAGE}"),
             }
         }
         Ok(options)
