@@ -341,6 +341,33 @@ mod tests {
         }
     }
 
+    /// A crop shrunk straight from the image is the crop cut and then shrunk: the same size
+    /// and, on opaque pixels, the same averages (within rounding), at both filters; a crop
+    /// that is magnified or reaches outside the image is left to `cut`.
+    #[test]
+    fn a_crop_shrunk_in_place_is_the_crop_cut_then_shrunk() {
+        let image = RgbaImage::from_fn(3000, 900, |x, y| {
+            Rgba([
+                (x % 2 * 255) as u8,
+                (y % 3 * 100) as u8,
+                ((x / 7) % 256) as u8,
+                255,
+            ])
+        });
+        let context = (100, 50, 2400, 700);
+        for scale in [0.32, 0.5, 0.75] {
+            let shrunk = shrunk_in_place(&image, context, scale).expect("inside, shrunk");
+            let reference = magnify(&cut(&image, context), scale);
+            assert_eq!(shrunk.dimensions(), reference.dimensions(), "scale {scale}");
+            for (a, b) in shrunk.pixels().zip(reference.pixels()) {
+                let close = a.0.iter().zip(b.0).all(|(a, b)| a.abs_diff(b) <= 1);
+                assert!(close, "scale {scale}: {a:?} against {b:?}");
+            }
+        }
+        assert!(shrunk_in_place(&image, context, 2.0).is_none());
+        assert!(shrunk_in_place(&image, (2000, 0, 1200, 100), 0.5).is_none());
+    }
+
     /// The sheet is laid out before the crops are cut: the sizes foreseen are those the crops
     /// get, whether magnified, kept or shrunk, at a corner or on a canvas wider than an image.
     #[test]
