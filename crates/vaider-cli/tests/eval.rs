@@ -13,19 +13,36 @@ fn set() -> String {
     concat!(env!("CARGO_MANIFEST_DIR"), "/../../eval/set").to_string()
 }
 
+/// The shipped set, copied into the sandbox: a run keeps each item's interaction files beside
+/// its media, as for any analysed file, and those belong in no repository.
+fn set_in(sandbox: &Sandbox) -> std::path::PathBuf {
+    let copy = sandbox.work().join("set");
+    if !copy.exists() {
+        copy_tree(std::path::Path::new(&set()), &copy);
+    }
+    copy
+}
+
+/// `from` copied to `to`, without the interaction folders an earlier run left in it.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (name, kind) = (entry.file_name(), entry.file_type().unwrap());
+        if kind.is_dir() && !name.to_string_lossy().ends_with(".VaiderInteractions") {
+            copy_tree(&entry.path(), &to.join(&name));
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
 fn eval(sandbox: &Sandbox, fake: &FakeGemini, extra: &[&str]) -> std::process::Command {
     let mut command = sandbox.vaider();
     let out = sandbox.work().join("run");
     command
-        .args([
-            "eval",
-            "--provider",
-            "gemini",
-            "--yes",
-            "--json",
-            "--set",
-            &set(),
-        ])
+        .args(["eval", "--provider", "gemini", "--yes", "--json", "--set"])
+        .arg(set_in(sandbox))
         .arg("--out")
         .arg(&out)
         .args(extra)
