@@ -54,6 +54,13 @@ pub fn annotation_image(after: &RgbaImage, canvas: (u32, u32), regions: &[Region
     image
 }
 
+/// A pixel blended onto white by its alpha: how every picture of a comparison shows
+/// transparency.
+pub(crate) fn over_white([r, g, b, a]: [u8; 4]) -> Rgb<u8> {
+    let over = |c: u8| ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8;
+    Rgb([over(r), over(g), over(b)])
+}
+
 /// The after-image flattened onto white (its alpha blended), at the top left of the canvas.
 /// Row by row, an opaque pixel copied as it is (the blend would give the same bytes): a 4K
 /// screenshot is 8 million pixels, drawn for the annotation and again for the heat map.
@@ -65,18 +72,11 @@ fn after_on_canvas(after: &RgbaImage, (width, height): (u32, u32)) -> RgbImage {
         .chunks_exact((after.width() as usize * 4).max(1));
     for row in after_rows.take(height as usize) {
         for pixel in row[..covered * 4].chunks_exact(4) {
-            let a = pixel[3];
-            if a == 255 {
+            if pixel[3] == 255 {
                 bytes.extend_from_slice(&pixel[..3]);
             } else {
-                let over_white = |c: u8| {
-                    ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8
-                };
-                bytes.extend_from_slice(&[
-                    over_white(pixel[0]),
-                    over_white(pixel[1]),
-                    over_white(pixel[2]),
-                ]);
+                let [r, g, b, a] = [pixel[0], pixel[1], pixel[2], pixel[3]];
+                bytes.extend_from_slice(&over_white([r, g, b, a]).0);
             }
         }
         for _ in covered..width_px {

@@ -7,7 +7,7 @@
 use image::imageops::{self, FilterType};
 use image::{Rgb, RgbImage, RgbaImage};
 
-use crate::annotate::{draw_tag, fill, region_colour, tag_size};
+use crate::annotate::{draw_tag, fill, over_white, region_colour, tag_size};
 use crate::regions::Region;
 
 /// At most this many regions get a close-up: the largest, so a sheet stays one image a model
@@ -160,12 +160,6 @@ fn flatten(image: &RgbaImage) -> RgbImage {
     RgbImage::from_fn(image.width(), image.height(), |x, y| {
         over_white(image.get_pixel(x, y).0)
     })
-}
-
-/// A pixel over white.
-fn over_white([r, g, b, a]: [u8; 4]) -> Rgb<u8> {
-    let over = |c: u8| ((u32::from(c) * u32::from(a) + 255 * (255 - u32::from(a))) / 255) as u8;
-    Rgb([over(r), over(g), over(b)])
 }
 
 impl Row {
