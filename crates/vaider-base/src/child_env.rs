@@ -147,6 +147,22 @@ pub fn is_secret(name: &str) -> bool {
             .any(|v| v.group == crate::env_vars::Group::Credentials && v.name == upper)
 }
 
+/// Whether `name` holds a credential of the machine or of Vaider (its token, a provider's key,
+/// a cloud account, a code host's token): never a plan's secret, whoever asks. Unlike
+/// [`is_secret`], a test account's `SHOP_PASSWORD` is not one.
+pub fn is_machine_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    DENIED.contains(&upper.as_str())
+        || DENIED_PREFIXES.iter().any(|p| upper.starts_with(p))
+        || ["_API_KEY", "_APIKEY", "_ACCESS_KEY", "_CREDENTIALS"]
+            .iter()
+            .any(|s| upper.ends_with(s))
+        || ["NPM_TOKEN", "CARGO_REGISTRY_TOKEN", "SSH_AUTH_SOCK"].contains(&upper.as_str())
+        || crate::env_vars::ALL
+            .iter()
+            .any(|v| v.group == crate::env_vars::Group::Credentials && v.name == upper)
+}
+
 /// The environment a child gets, out of `vars` (the server's own).
 pub fn filter(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
     let declared = DECLARED.read().unwrap_or_else(|p| p.into_inner());

@@ -163,6 +163,40 @@ fn entry(provider: &str) -> std::result::Result<keyring::Entry, keyring::Error> 
     keyring::Entry::new(KEYCHAIN_SERVICE, provider)
 }
 
+/// The keychain service of plans' secret values (a test account's password), apart from the
+/// provider keys' service: a plan can name an entry here and nothing else, so no plan can have
+/// a provider key read for it.
+pub const PLAN_SECRETS_SERVICE: &str = "vaider-plan-secrets";
+
+/// Reads a plan's secret value from the keychain (service [`PLAN_SECRETS_SERVICE`]). Blocking.
+pub fn plan_secret_get(name: &str) -> Result<Option<ApiKey>> {
+    match keyring::Entry::new(PLAN_SECRETS_SERVICE, name).and_then(|e| e.get_password()) {
+        Ok(value) => Ok(Some(ApiKey(value))),
+        Err(keyring::Error::NoEntry) => Ok(None),
+        Err(e) => Err(keychain_error(e)),
+    }
+}
+
+/// Stores a plan's secret value in the keychain (`vaider plan secret set NAME`). Blocking.
+pub fn plan_secret_set(name: &str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(VaiderError::InvalidRequest(
+            "The value is empty: nothing was stored.".to_string(),
+        ));
+    }
+    keyring::Entry::new(PLAN_SECRETS_SERVICE, name)
+        .and_then(|e| e.set_password(value))
+        .map_err(keychain_error)
+}
+
+/// Removes a plan's secret value; removing one that is not there is not an error.
+pub fn plan_secret_delete(name: &str) -> Result<()> {
+    match keyring::Entry::new(PLAN_SECRETS_SERVICE, name).and_then(|e| e.delete_credential()) {
+        Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+        Err(e) => Err(keychain_error(e)),
+    }
+}
+
 /// Reads a key from the OS keychain. Blocking: call it off the async runtime.
 pub fn keychain_get(provider: &str) -> Result<Option<ApiKey>> {
     match entry(provider).and_then(|e| e.get_password()) {

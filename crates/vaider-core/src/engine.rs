@@ -32,9 +32,9 @@ pub struct Vaider {
     /// Settings and pause changes, for the UI's live view.
     changes: tokio::sync::broadcast::Sender<EngineChange>,
     pub(crate) data_dir: PathBuf,
-    dotenv_dirs: Vec<PathBuf>,
+    pub(crate) dotenv_dirs: Vec<PathBuf>,
     /// Keys found so far, by provider.
-    keys: Mutex<HashMap<String, (ApiKey, KeySource)>>,
+    pub(crate) keys: Mutex<HashMap<String, (ApiKey, KeySource)>>,
     /// (path, size, mtime) → sha256, so a file seen before is not read twice for the cache key.
     pub(crate) fingerprints: crate::pipeline::Fingerprints,
     /// Marks the history rows this process runs as its own while it lives, so a restart can

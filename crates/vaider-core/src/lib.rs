@@ -23,6 +23,8 @@ pub mod config;
 pub mod cost;
 pub mod engine;
 pub mod models;
+pub mod own_secrets;
+pub mod person;
 pub mod pipeline;
 pub mod prompts;
 pub mod redact;
