@@ -8,6 +8,7 @@ mod boxes;
 mod guard;
 mod locate;
 mod screencast;
+mod secret_field;
 mod settle;
 mod snapshot;
 mod tab;

@@ -168,7 +168,7 @@ impl Tab {
     }
 }
 
-fn ref_selector(reference: u32) -> String {
+pub(crate) fn ref_selector(reference: u32) -> String {
     format!("[data-vaider-ref=\"{reference}\"]")
 }
 

@@ -46,8 +46,11 @@ impl JobAgain for PlanRunAgain {
             door: Door::Ui,
             headless: true,
             run_id: None,
+            // Run again asks nobody: a plan that was never approved is refused, saying how.
+            approval: None,
         };
-        let ready = service::prepare_run(request).map_err(|e| AgainError::Refused(Box::new(e)))?;
+        let ready =
+            service::prepare_run(&engine, request).map_err(|e| AgainError::Refused(Box::new(e)))?;
         let run_id = ready.run_id.clone();
         // The outcome is in the history and in .qa-agent/runs/.
         tokio::spawn(async move {

@@ -202,14 +202,22 @@ async fn one_turn(
     write_atomic(&shot, &png)
         .map_err(|e| Ending::Error(format!("STORAGE_ERROR: {}: {e}", shot.display())))?;
     let snapshot = at.tab.snapshot().await.map_err(browser_error)?;
-    let url = at.tab.url().await.unwrap_or_default();
-    let prompt = prompt(task, &url, history, &snapshot.text());
-    let details = ask(at, &shot, prompt, &snapshot.lines).await?;
+    // A plan's secret the page shows (a field the grant names, a page that echoes it) never
+    // reaches the model, the prompt the history keeps, or the logs.
+    let lines: Vec<String> = snapshot
+        .lines
+        .iter()
+        .map(|l| at.secrets.redact(l))
+        .collect();
+    let url = at.secrets.redact(&at.tab.url().await.unwrap_or_default());
+    let prompt = prompt(task, &url, history, &at.secrets.redact(&snapshot.text()));
+    let details = ask(at, &shot, prompt, &lines).await?;
     let mut turn = parse_turn(details.as_ref()).map_err(Ending::Error)?;
     // The model may repeat what it types into a password field in its reasoning.
-    let secrets = typed_secrets(&turn.action, &snapshot.lines);
+    let mut secrets = typed_secrets(&turn.action, &lines);
+    secrets.extend(at.secrets.values());
     turn.reasoning = vaider_core::redact::text(&turn.reasoning, &secrets);
-    let target = describe(&turn.action, &snapshot.lines);
+    let target = describe(&turn.action, &lines);
     let mut log = format!(
         "action {k}: {target} — {} (screenshot {})",
         one_line(&turn.reasoning),
@@ -251,10 +259,13 @@ async fn ask(
     // A value typed into a password field is kept nowhere: response.json and the history get
     // it redacted.
     let elements = elements.to_vec();
+    let plan_values = at.secrets.values();
     request.redact = vaider_core::redact::Redactor::new(move |details| {
-        parse_turn(details)
+        let mut found = parse_turn(details)
             .map(|turn| typed_secrets(&turn.action, &elements))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        found.extend(plan_values.iter().cloned());
+        found
     });
     request.parent_id = at.parent_id.clone();
     request.base_dirs = vec![at.project.to_path_buf()];
@@ -351,8 +362,9 @@ async fn perform(at: &Browsing<'_>, action: &Action) -> Result<(), Failed> {
     match action {
         Action::Click { reference } => tab.click_ref(parse_ref(reference)?).await?,
         Action::Type { reference, text } => {
-            tab.type_ref(parse_ref(reference)?, &at.secrets.fill(text))
-                .await?
+            let reference = parse_ref(reference)?;
+            let text = with_secrets(at, reference, text).await?;
+            tab.type_ref(reference, &text).await?
         }
         Action::Press { key } => tab.press(key).await?,
         Action::Scroll { direction } => tab
@@ -383,6 +395,25 @@ async fn perform(at: &Browsing<'_>, action: &Action) -> Result<(), Failed> {
         Some(refusal) => Err(Failed::Browser(format!("NAVIGATION_REFUSED: {refusal}"))),
         None => Ok(()),
     }
+}
+
+/// `text` with the plan's secrets filled in, once the page is on their origin and the field
+/// may receive them: the model cannot have a secret typed into a box that shows it.
+async fn with_secrets(at: &Browsing<'_>, reference: u32, text: &str) -> Result<String, Failed> {
+    let Some(granted) = at.secrets.granted_fields(text) else {
+        return Ok(text.to_string());
+    };
+    let url = at.tab.url().await.unwrap_or_default();
+    at.secrets
+        .check_origin(text, &url)
+        .map_err(Failed::Action)?;
+    if !at.tab.ref_accepts_secret(reference, &granted).await? {
+        let field = format!("the element [{reference}]");
+        return Err(Failed::Action(crate::secret_values::field_refusal(
+            text, at.secrets, &field,
+        )));
+    }
+    Ok(at.secrets.fill(text))
 }
 
 fn parse_ref(reference: &str) -> Result<u32, Failed> {

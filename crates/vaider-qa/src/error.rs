@@ -17,6 +17,8 @@ pub enum ErrorCode {
     ModelError,
     StorageError,
     ExecutionFailed,
+    /// A plan file Vaider did not write, whose address, hosts or secrets no person approved.
+    PlanNotApproved,
 }
 
 impl ErrorCode {
@@ -29,6 +31,7 @@ impl ErrorCode {
             ErrorCode::ModelError => "MODEL_ERROR",
             ErrorCode::StorageError => "STORAGE_ERROR",
             ErrorCode::ExecutionFailed => "EXECUTION_FAILED",
+            ErrorCode::PlanNotApproved => "PLAN_NOT_APPROVED",
         }
     }
 }

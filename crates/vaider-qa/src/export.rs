@@ -399,6 +399,8 @@ mod tests {
             SecretRef {
                 env: Some("SHOP_PASSWORD".into()),
                 keychain: None,
+                origin: None,
+                fields: Vec::new(),
             },
         )]);
         assert_eq!(

@@ -27,6 +27,9 @@ pub struct Question<'a> {
     pub criteria: &'a str,
     pub context: Option<&'a str>,
     pub page_text: &'a str,
+    /// The plan's secret values: kept out of the recorded answer, should the model repeat
+    /// one it read off the screenshot.
+    pub secrets: Vec<String>,
 }
 
 /// Asks the model whether the page in `screenshot` meets the criteria.
@@ -45,6 +48,8 @@ pub async fn judge_page(
     request.parent_id = parent_id;
     request.prompt = Some(prompt(question));
     request.base_dirs = vec![project.to_path_buf()];
+    let secrets = question.secrets.clone();
+    request.redact = vaider_core::redact::Redactor::new(move |_| secrets.clone());
     // A page judged again after a fix must be looked at again, not answered from the cache.
     request.no_cache = true;
     let result = engine
@@ -104,6 +109,7 @@ mod tests {
             criteria: "it says\n\"Welcome, Ada\"",
             context: Some("after login"),
             page_text: &long,
+            secrets: Vec::new(),
         });
         assert!(
             text.contains("\nCriteria: it says \"Welcome, Ada\"\n"),

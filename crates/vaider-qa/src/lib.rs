@@ -21,6 +21,7 @@ pub mod service;
 pub mod steps;
 pub mod store;
 pub mod tasks;
+pub mod trust;
 
 pub use again::register_jobs;
 pub use error::{ErrorCode, QaError};

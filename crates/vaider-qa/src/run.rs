@@ -16,7 +16,7 @@ use crate::judge::{judge_page, Judgement, Question};
 use crate::plan::{
     RunStatus, RunVideo, StepKind, StepResult, StepStatus, TestPlan, TestRun, TestStep,
 };
-use crate::secret_values::PlanSecrets;
+use crate::secret_values::{origin_of, Guard, PlanSecrets};
 use crate::steps::{self, Outcome, Performed, StepContext};
 use crate::store::{write_atomic, QaStore, StoreError};
 
@@ -99,7 +99,7 @@ pub async fn run_plan(
         run: Some(run.clone()),
     };
     let mut steps_took = None;
-    match open_browser(options, plan, &base_url).await {
+    match open_browser(options, plan, &base_url, model).await {
         Ok((browser, tab, secrets)) => {
             let steps = Steps {
                 store,
@@ -155,11 +155,22 @@ async fn open_browser(
     options: &RunOptions,
     plan: &TestPlan,
     base_url: &str,
+    model: Model<'_>,
 ) -> Result<(Browser, Tab, PlanSecrets), String> {
     let refs = plan.secrets.clone();
-    let secrets = tokio::task::spawn_blocking(move || PlanSecrets::read(&refs))
-        .await
-        .unwrap_or_else(|e| Err(format!("reading the plan's secrets stopped: {e}")))?;
+    // Secrets are bound to the plan's own origin, not to a base URL given for this run.
+    let base_origin = origin_of(&plan.base_url).unwrap_or_default();
+    let own_secrets = model.map(|engine| engine.own_secrets());
+    let secrets = tokio::task::spawn_blocking(move || {
+        let own = own_secrets.map(|o| o.values()).unwrap_or_default();
+        let guard = Guard {
+            base_origin: &base_origin,
+            own: &own,
+        };
+        PlanSecrets::read(&refs, &guard)
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("reading the plan's secrets stopped: {e}")))?;
     let (browser, tab) = start_browser(options, plan, base_url).await?;
     Ok((browser, tab, secrets))
 }
@@ -468,7 +479,11 @@ impl Steps<'_> {
             instruction,
             criteria,
             context,
-            page_text: &ctx.tab.visible_text().await.unwrap_or_default(),
+            // A secret the page shows never reaches the model or the prompt the history keeps.
+            page_text: &self
+                .secrets
+                .redact(&ctx.tab.visible_text().await.unwrap_or_default()),
+            secrets: self.secrets.values(),
         };
         let (performed, judged) = self.judge(shot.as_deref(), &question).await;
         let logs = [logs, performed.logs].concat();

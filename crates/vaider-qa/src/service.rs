@@ -148,6 +148,10 @@ async fn write_and_keep(
         secrets: Default::default(),
     };
     let path = store.save_plan(&plan)?;
+    // Vaider wrote it for this user: it runs without asking (until its reach is edited).
+    crate::trust::PlanApprovals::in_data_dir(engine.data_dir())
+        .record_written(&plan, &path)
+        .map_err(|e| QaError::new(ErrorCode::StorageError, e))?;
     Ok(Generated {
         plan_id: plan.id.clone(),
         name,
@@ -326,6 +330,10 @@ pub struct RunRequest {
     /// The run's id, when the caller names it before it starts (the UI opens its page at
     /// once); None: a fresh one.
     pub run_id: Option<String>,
+    /// A person's approval of the plan's reach, made at the door for this run (a prompt at
+    /// the terminal, a question the MCP client put to its user, a click in the signed-in UI).
+    /// Needed only for a plan Vaider did not write and nobody approved yet.
+    pub approval: Option<vaider_core::person::Decision>,
 }
 
 /// `run_test_plan`'s output.
@@ -358,13 +366,92 @@ pub struct ReadyRun {
 
 /// Runs a kept plan in the local browser, step by step, and keeps the run.
 pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSummary, QaError> {
-    run_prepared(engine, prepare_run(request)?).await
+    run_prepared(engine, prepare_run(engine, request)?).await
 }
 
-/// Everything that can be refused before a browser starts: the plan (found and able to run)
-/// and the base URL. A door that answers at once (the UI) calls this first, then
+/// A plan that needs a person's approval before it runs: what to show them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unapproved {
+    pub plan_id: String,
+    pub plan_name: String,
+    pub path: String,
+    /// What the plan reaches, a line each (its address, hosts and secrets).
+    pub reach: Vec<String>,
+    /// The command that approves it at a terminal.
+    pub approve_command: String,
+}
+
+impl Unapproved {
+    /// The question put to a person, whole.
+    pub fn question(&self) -> String {
+        format!(
+            "Vaider did not write the test plan {:?} ({}), and nobody approved what it reaches:\n- {}\nRun it with these?",
+            self.plan_name,
+            self.path,
+            self.reach.join("\n- ")
+        )
+    }
+
+    /// PLAN_NOT_APPROVED, with the command that approves it.
+    pub fn refusal(&self, how: &str) -> QaError {
+        QaError::new(
+            ErrorCode::PlanNotApproved,
+            format!(
+                "the plan {} was not written by Vaider and its address, hosts and secrets were never approved by you: {how}. Approve it at a terminal with `{}` (or in Vaider's window), then run it again",
+                self.path, self.approve_command
+            ),
+        )
+        .with_details(json!(self))
+    }
+}
+
+/// The plan `plan_id` of `workspace` when it needs a person's approval to run, else None.
+pub fn needs_approval(
+    engine: &Vaider,
+    workspace: &Path,
+    plan_id: &str,
+) -> Result<Option<Unapproved>, QaError> {
+    let (plan, path) = QaStore::in_project(workspace).plan(plan_id.trim())?;
+    Ok(unapproved(engine, &plan, &path, workspace))
+}
+
+fn unapproved(engine: &Vaider, plan: &TestPlan, path: &Path, project: &Path) -> Option<Unapproved> {
+    let approvals = crate::trust::PlanApprovals::in_data_dir(engine.data_dir());
+    (!approvals.allows(plan)).then(|| Unapproved {
+        plan_id: plan.id.clone(),
+        plan_name: plan.name.clone(),
+        path: path.display().to_string(),
+        reach: crate::trust::reach_lines(plan),
+        approve_command: crate::trust::approve_command(&plan.id, project),
+    })
+}
+
+/// Records a person's approval of the plan `plan_id` (`vaider plan approve`, the UI).
+pub fn approve_plan(
+    engine: &Vaider,
+    workspace: &Path,
+    plan_id: &str,
+    decision: vaider_core::person::Decision,
+) -> Result<Unapproved, QaError> {
+    let (plan, path) = QaStore::in_project(workspace).plan(plan_id.trim())?;
+    let approved = Unapproved {
+        plan_id: plan.id.clone(),
+        plan_name: plan.name.clone(),
+        path: path.display().to_string(),
+        reach: crate::trust::reach_lines(&plan),
+        approve_command: crate::trust::approve_command(&plan.id, workspace),
+    };
+    crate::trust::PlanApprovals::in_data_dir(engine.data_dir())
+        .approve(&plan, &path, decision)
+        .map_err(|e| QaError::new(ErrorCode::StorageError, e))?;
+    Ok(approved)
+}
+
+/// Everything that can be refused before a browser starts: the plan (found, approved and able
+/// to run) and the base URL. A door that answers at once (the UI) calls this first, then
 /// [`run_prepared`] in the background.
-pub fn prepare_run(request: RunRequest) -> Result<ReadyRun, QaError> {
+pub fn prepare_run(engine: &Vaider, request: RunRequest) -> Result<ReadyRun, QaError> {
     let store = QaStore::in_project(&request.workspace);
     let (plan, plan_path) = store.plan(request.plan_id.trim())?;
     let problems = plan_problems(&plan);
@@ -379,6 +466,14 @@ pub fn prepare_run(request: RunRequest) -> Result<ReadyRun, QaError> {
     let base_url = request.base_url.clone().filter(|u| !u.trim().is_empty());
     if let Some(url) = &base_url {
         check_url(url, "baseUrl")?;
+    }
+    if let Some(unapproved) = unapproved(engine, &plan, &plan_path, &request.workspace) {
+        match request.approval.clone() {
+            Some(decision) => crate::trust::PlanApprovals::in_data_dir(engine.data_dir())
+                .approve(&plan, &plan_path, decision)
+                .map_err(|e| QaError::new(ErrorCode::StorageError, e))?,
+            None => return Err(unapproved.refusal("nobody was asked")),
+        }
     }
     let run_id = request
         .run_id

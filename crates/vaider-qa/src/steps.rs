@@ -162,12 +162,14 @@ async fn perform(ctx: &StepContext<'_>, command: &Command) -> Result<(), Failure
                 .map_err(|e| Failure::error(e.to_string()))
         }
         SeleneseCommand::Click => Ok(tab.click(target, wait).await?),
-        SeleneseCommand::Type => Ok(tab
-            .type_into(target, &ctx.secrets.fill(value), wait)
-            .await?),
-        SeleneseCommand::SendKeys => Ok(tab
-            .send_keys(target, &ctx.secrets.fill(value), wait)
-            .await?),
+        SeleneseCommand::Type => {
+            let text = with_secrets(ctx, target, value).await?;
+            Ok(tab.type_into(target, &text, wait).await?)
+        }
+        SeleneseCommand::SendKeys => {
+            let text = with_secrets(ctx, target, value).await?;
+            Ok(tab.send_keys(target, &text, wait).await?)
+        }
         SeleneseCommand::Press => Ok(tab.press_on(target, value, wait).await?),
         SeleneseCommand::WaitForElement => {
             tab.wait_for(target, true, wait).await?;
@@ -190,6 +192,27 @@ async fn perform(ctx: &StepContext<'_>, command: &Command) -> Result<(), Failure
             }
         }
     }
+}
+
+/// `value` with its secrets filled in, once the page is on their origin and the field may
+/// receive them (a password field, or one the grant names); a refusal is the plan's error.
+async fn with_secrets(ctx: &StepContext<'_>, target: &str, value: &str) -> Result<String, Failure> {
+    let Some(granted) = ctx.secrets.granted_fields(value) else {
+        return Ok(value.to_string());
+    };
+    let url = ctx.tab.url().await.unwrap_or_default();
+    ctx.secrets
+        .check_origin(value, &url)
+        .map_err(Failure::error)?;
+    if !ctx
+        .tab
+        .accepts_secret(target, &granted, ctx.timeout)
+        .await?
+    {
+        let why = crate::secret_values::field_refusal(value, ctx.secrets, &format!("`{target}`"));
+        return Err(Failure::error(why));
+    }
+    Ok(ctx.secrets.fill(value))
 }
 
 /// The element's text once `good` holds for it, or as it is when the wait is over: an

@@ -36,6 +36,7 @@ fn run_request(workspace: &Path, plan_id: &str) -> RunRequest {
         door: Door::Cli,
         headless: true,
         run_id: None,
+        approval: None,
     }
 }
 
@@ -295,9 +296,21 @@ async fn bad_input_gets_the_contract_codes_and_says_what_to_do() {
     let folder = dir.path().join(".qa-agent/plans/shop");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("by-hand.json"), plan.to_string()).unwrap();
-    let summary = service::run_test_plan(&engine, run_request(dir.path(), "by-hand"))
+    // Vaider did not write it: it runs only once a person approved where it goes.
+    let error = service::run_test_plan(&engine, run_request(dir.path(), "by-hand"))
         .await
-        .unwrap();
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::PlanNotApproved, "{}", error.message);
+    assert!(
+        error.message.contains("vaider plan approve by-hand --dir"),
+        "{}",
+        error.message
+    );
+    let details = error.details.unwrap();
+    assert_eq!(details["reach"][0], format!("opens {down}"), "{details}");
+    let mut approved = run_request(dir.path(), "by-hand");
+    approved.approval = Some(vaider_core::person::Decision::on_command_line());
+    let summary = service::run_test_plan(&engine, approved).await.unwrap();
     assert_eq!(summary.status, RunStatus::Error);
     assert_eq!(summary.steps_executed, 0);
     assert!(summary.error.unwrap().contains("Is the app running there?"));

@@ -147,6 +147,8 @@ async fn a_plan_that_reads_a_local_file_leaves_nothing_in_the_history() {
                 door: Door::Cli,
                 headless: true,
                 run_id: None,
+                // The user approved these plans: what is tested here is where they may go.
+                approval: Some(vaider_core::person::Decision::on_command_line()),
             },
         )
         .await;

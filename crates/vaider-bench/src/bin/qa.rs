@@ -100,7 +100,13 @@ async fn vaider_run(engine: &Vaider, workspace: &Path) -> Result<(Duration, Dura
         door: Door::Cli,
         headless: true,
         run_id: None,
+        approval: None,
     };
+    // The bench wrote the plan itself, as Vaider writes its own: it runs without asking.
+    let (plan, path) = vaider_qa::QaStore::in_project(workspace).plan("bench")?;
+    vaider_qa::trust::PlanApprovals::in_data_dir(engine.data_dir())
+        .record_written(&plan, &path)
+        .map_err(anyhow::Error::msg)?;
     let started = Instant::now();
     let summary = run_test_plan(engine, request)
         .await
