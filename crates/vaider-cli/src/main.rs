@@ -5,6 +5,7 @@ mod commands;
 mod eval;
 mod models;
 mod plan;
+mod plan_trust;
 mod setup;
 mod validate;
 mod visual;

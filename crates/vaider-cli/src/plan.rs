@@ -1,4 +1,4 @@
-//! `vaider plan generate|run|list|runs|show|export|import`: the QA test plan tools from the terminal, through
+//! `vaider plan generate|run|approve|secret|list|runs|show|export|import`: the QA test plan tools from the terminal, through
 //! the same service the MCP tools call, in the current folder's `.qa-agent/` (or `--dir`).
 //! Errors print the contract's code and message. `run` exits 0 when the run passed, 2 when a
 //! step failed (the plan found the app at fault: a result), 1 when Vaider could not do its
@@ -23,6 +23,20 @@ pub enum PlanAction {
     Generate(GenerateArgs),
     /// Run a plan in a local Chromium, stopping at the first failed step.
     Run(RunArgs),
+    /// Approve a plan Vaider did not write (one from a cloned repository, or edited by hand):
+    /// shows its address, hosts and secrets and asks at the terminal. A plan runs only once
+    /// Vaider wrote it or you approved what it reaches.
+    Approve {
+        plan_id: String,
+        /// Approve without asking (your own script or CI, where no terminal can ask).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// A plan's secret value in the OS keychain (service vaider-plan-secrets).
+    Secret {
+        #[command(subcommand)]
+        action: crate::plan_trust::SecretAction,
+    },
     /// The plans kept in the project, newest first.
     List {
         #[arg(long)]
@@ -132,6 +146,7 @@ impl RunArgs {
             door: Door::Cli,
             headless: !self.headed,
             run_id: None,
+            approval: None,
         }
     }
 }
@@ -147,6 +162,13 @@ pub async fn plan(action: PlanAction, dir: Option<PathBuf>) -> Result<ExitCode> 
         Err(error) => return Ok(report(&error)),
     };
     match action {
+        PlanAction::Secret { action } => crate::plan_trust::secret(action).await,
+        PlanAction::Approve { plan_id, yes } => {
+            let engine = Vaider::open(Config::load()?)?;
+            Ok(crate::plan_trust::approve(
+                &engine, &workspace, &plan_id, yes,
+            ))
+        }
         PlanAction::Generate(args) => {
             let json = args.json;
             generate(args.request(workspace), json).await
@@ -241,6 +263,14 @@ fn import(workspace: &Path, file: &Path, base_url: &str, project: &str) -> ExitC
     let store = vaider_qa::QaStore::in_project(workspace);
     match vaider_qa::import::import_file(&store, file, base_url, project) {
         Ok((plan, path)) => {
+            // You imported it with the address you gave: Vaider wrote this plan for you.
+            let data_dir = Config::load().map(|c| c.data_dir());
+            let kept = data_dir.map_err(|e| e.to_string()).and_then(|dir| {
+                vaider_qa::trust::PlanApprovals::in_data_dir(&dir).record_written(&plan, &path)
+            });
+            if let Err(error) = kept {
+                return fail(&error);
+            }
             let path = path.display().to_string();
             println!(
                 "{}",
@@ -275,9 +305,14 @@ async fn generate(request: GenerateRequest, json: bool) -> Result<ExitCode> {
 
 /// `vaider plan run`: the run step by step (or its summary as JSON); exit 0 passed, 2 a step
 /// failed, 1 the run could not be carried out.
-async fn run(request: RunRequest, json: bool) -> Result<ExitCode> {
+async fn run(mut request: RunRequest, json: bool) -> Result<ExitCode> {
     let engine = Vaider::open(Config::load()?)?;
     let workspace = request.workspace.clone();
+    request.approval =
+        match crate::plan_trust::approval_for_run(&engine, &workspace, &request.plan_id) {
+            Ok(approval) => approval,
+            Err(code) => return Ok(code),
+        };
     Ok(match service::run_test_plan(&engine, request).await {
         Ok(summary) => {
             if json {
@@ -334,7 +369,7 @@ fn print_run(run: &TestRun) {
 }
 
 /// The error as the contract names it, on stderr; exit 1.
-fn report(error: &QaError) -> ExitCode {
+pub(crate) fn report(error: &QaError) -> ExitCode {
     eprintln!("vaider: {error}");
     if let Some(details) = &error.details {
         eprintln!("details: {details}");

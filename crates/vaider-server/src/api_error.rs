@@ -52,13 +52,15 @@ impl From<&VaiderError> for Mapped {
 }
 
 /// The QA contract's codes: a plan or run that is not there is a 404, input the service
-/// cannot use a 400, anything else (browser, model, storage) a 500.
+/// cannot use a 400, a plan no person approved a 403, anything else (browser, model, storage)
+/// a 500.
 impl From<&QaError> for Mapped {
     fn from(error: &QaError) -> Self {
         use vaider_qa::ErrorCode as Qa;
         let status = match error.code {
             Qa::PlanNotFound | Qa::RunNotFound => StatusCode::NOT_FOUND,
             Qa::InvalidInput => StatusCode::BAD_REQUEST,
+            Qa::PlanNotApproved => StatusCode::FORBIDDEN,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Mapped {
@@ -220,6 +222,7 @@ mod tests {
             (Qa::PlanNotFound, StatusCode::NOT_FOUND),
             (Qa::RunNotFound, StatusCode::NOT_FOUND),
             (Qa::InvalidInput, StatusCode::BAD_REQUEST),
+            (Qa::PlanNotApproved, StatusCode::FORBIDDEN),
             (Qa::BrowserError, StatusCode::INTERNAL_SERVER_ERROR),
         ] {
             let error = ApiError::from(QaError::new(code, "why"));

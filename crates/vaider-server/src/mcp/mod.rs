@@ -11,6 +11,7 @@
 
 pub mod analysis;
 mod answer;
+mod ask;
 mod call;
 mod progress;
 mod qa;

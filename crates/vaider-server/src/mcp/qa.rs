@@ -15,10 +15,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use vaider_core::analysis::Door;
+use vaider_core::person::Decision;
 use vaider_qa::service::{self, GenerateRequest, RunRequest};
 use vaider_qa::QaError;
 
 use super::answer::said;
+use super::ask::{self, Asked};
 use super::call::non_empty;
 use super::workspace::{answer_in, Need};
 use super::VaiderMcp;
@@ -109,6 +111,9 @@ pub struct GetTestRunArgs {
     pub cwd: Option<String>,
 }
 
+/// The key of the plan approval question in an `input_required` answer.
+const APPROVE_PLAN: &str = "approve_plan";
+
 #[tool_router(router = qa_tools, vis = "pub(super)")]
 impl VaiderMcp {
     /// Write a QA test plan from plain-English requirements and the running app.
@@ -131,8 +136,20 @@ impl VaiderMcp {
         Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let workspace = self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await;
-        answer_in(workspace, |workspace| self.run_plan(args, workspace)).await
+        let retried = answers.clone();
+        let workspace = match self.qa_workspace(&ctx, answers, args.cwd.as_deref()).await {
+            Ok(workspace) => workspace,
+            Err(early) => return Ok(early),
+        };
+        // A plan Vaider did not write runs only once a person approved what it reaches.
+        let approval = match self
+            .plan_approval(&ctx, retried.as_ref(), &workspace, &args.plan_id)
+            .await
+        {
+            Ok(approval) => approval,
+            Err(early) => return Ok(early),
+        };
+        Ok(self.run_plan(args, workspace, approval).await.into())
     }
 
     /// List the kept test plans, newest first.
@@ -230,10 +247,40 @@ impl VaiderMcp {
         )
     }
 
+    /// The person's approval this run needs, if it needs one: asked of the user through the
+    /// client, or the answer to send instead (the question on 2026-07-28, a refusal naming the
+    /// command that approves it).
+    async fn plan_approval(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        answers: Option<&InputResponses>,
+        workspace: &Path,
+        plan_id: &str,
+    ) -> Result<Option<Decision>, CallToolResponse> {
+        // A plan that is not there is the run's own error, said by the run.
+        let Ok(Some(unapproved)) = service::needs_approval(&self.engine, workspace, plan_id) else {
+            return Ok(None);
+        };
+        let refused = |how: &str| CallToolResponse::from(failed(&unapproved.refusal(how)));
+        match ask::yes_or_no(ctx, answers, APPROVE_PLAN, &unapproved.question()).await {
+            Asked::Yes(decision) => Ok(Some(decision)),
+            Asked::No => Err(refused("you declined when your client asked")),
+            Asked::Pending(question) => Err(CallToolResponse::from(*question)),
+            Asked::CannotAsk => Err(refused(
+                "this MCP client cannot ask you (it offers no elicitation)",
+            )),
+        }
+    }
+
     /// `run_test_plan` in the workspace. A run that stopped at a failing step is an answer
     /// (the plan did its job), never `isError`: that is kept for a run Vaider could not carry
     /// out.
-    async fn run_plan(&self, args: RunTestPlanArgs, workspace: PathBuf) -> CallToolResult {
+    async fn run_plan(
+        &self,
+        args: RunTestPlanArgs,
+        workspace: PathBuf,
+        approval: Option<Decision>,
+    ) -> CallToolResult {
         let request = RunRequest {
             plan_id: args.plan_id,
             base_url: args.base_url,
@@ -241,6 +288,7 @@ impl VaiderMcp {
             door: Door::Mcp,
             headless: args.headless.unwrap_or(true),
             run_id: None,
+            approval,
         };
         let summary = service::run_test_plan(&self.engine, request).await;
         reply(summary, |summary| run_text(&workspace, summary))

@@ -81,10 +81,12 @@ pub(super) async fn run(
         door: Door::Ui,
         headless: body.headless.unwrap_or(true),
         run_id: None,
+        // The page asks for no approval yet: a plan nobody approved is refused, saying how.
+        approval: None,
     };
     // What can be refused is refused here, before the answer: a plan that is not there or
     // cannot run, a bad base URL.
-    let ready = service::prepare_run(request)?;
+    let ready = service::prepare_run(&state.engine, request)?;
     let run_id = ready.run_id.clone();
     let engine = state.engine.clone();
     tokio::spawn(async move {
