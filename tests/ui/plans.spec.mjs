@@ -6,7 +6,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { test, expect, serverPerFile, openUi } from './fixtures.mjs';
+import { VAIDER_BIN } from './lib/vaider.mjs';
 
 test.describe.configure({ mode: 'serial' });
 const ctx = serverPerFile({ name: 'plans' });
@@ -44,6 +46,11 @@ test.beforeAll(async () => {
   });
   fs.writeFileSync(path.join(folder, 'greet.json'), JSON.stringify(plan('greet', 'Greets the user', 'Welcome, Ada')));
   fs.writeFileSync(path.join(folder, 'wrong.json'), JSON.stringify(plan('wrong', 'Expects another name', 'Welcome, Bob')));
+  // Written by hand, so Vaider did not write them: the user approves them as they would.
+  for (const id of ['greet', 'wrong']) {
+    execFileSync(VAIDER_BIN, ['plan', 'approve', id, '--yes', '--dir', ctx.server.projectDir],
+      { env: ctx.server.env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  }
 });
 test.afterAll(() => app && app.close());
 
@@ -126,4 +133,18 @@ test('a folder without plans says so, and a plan that is not there is refused wi
   const body = await refused.json();
   expect(body.error.code).toBe('INVALID_INPUT');
   expect(body.error.message).toContain('type needs a value');
+  // A plan nobody approved (one a cloned repository brought, reaching any host) is refused
+  // with what it reaches and the command that approves it; the token alone approves nothing.
+  const cloned = JSON.parse(fs.readFileSync(path.join(path.dirname(broken), 'greet.json'), 'utf8'));
+  Object.assign(cloned, { id: 'cloned', allowedHosts: ['*'] });
+  fs.writeFileSync(path.join(path.dirname(broken), 'cloned.json'), JSON.stringify(cloned));
+  const unapproved = await ctx.server.fetch('/api/qa/runs', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ workspace: ctx.server.projectDir, planId: 'cloned' }),
+  });
+  expect(unapproved.status).toBe(403);
+  const refusal = (await unapproved.json()).error;
+  expect(refusal.code).toBe('PLAN_NOT_APPROVED');
+  expect(refusal.message).toContain('vaider plan approve cloned --dir');
+  expect(refusal.details.reach).toContain('may also go to: *');
 });

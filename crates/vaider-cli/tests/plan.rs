@@ -88,8 +88,9 @@ async fn plans_are_written_listed_run_and_shown_from_the_terminal() {
     );
 
     // A plan written by hand whose check fails: exit 2, and the run says where.
+    // It also reaches a host the generated plan does not, so its reach is not one Vaider wrote.
     let by_hand = json!({"id": "greeting", "name": "Greeting", "project": {"name": "shop"},
-    "baseUrl": app, "createdAt": "2026-11-22T10:00:00.000Z", "updatedAt": "2026-11-22T10:00:00.000Z",
+    "baseUrl": app, "allowedHosts": ["cdn.example.com"], "createdAt": "2026-11-22T10:00:00.000Z", "updatedAt": "2026-11-22T10:00:00.000Z",
     "steps": [
         {"id": "open", "name": "open", "type": "selenese", "commands": [{"command": "open", "target": "/"}]},
         {"id": "hello", "name": "says hello", "type": "selenese",
@@ -99,6 +100,18 @@ async fn plans_are_written_listed_run_and_shown_from_the_terminal() {
     let folder = sandbox.work().join(".qa-agent/plans/shop");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("greeting.json"), by_hand.to_string()).unwrap();
+    // Vaider did not write it: without a terminal to ask at, it is refused, naming the
+    // command; the user's own `approve --yes` lets it run.
+    let (code, _, err) = plan_command(&sandbox, &["run", "greeting"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("PLAN_NOT_APPROVED"), "{err}");
+    assert!(err.contains("vaider plan approve greeting --dir"), "{err}");
+    let (code, _, err) = plan_command(&sandbox, &["approve", "greeting"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("needs you at a terminal"), "{err}");
+    let (code, out, err) = plan_command(&sandbox, &["approve", "greeting", "--yes"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("may now run"), "{out}");
     let failed = tokio::task::spawn_blocking({
         let mut command = sandbox.vaider();
         command.args(["plan", "run", "greeting", "--json"]);

@@ -189,14 +189,25 @@ async fn a_plan_that_finds_a_bug_is_a_failed_result_not_an_error_and_runs_again(
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("greeting.json"), plan.to_string()).unwrap();
     let server = TestServer::start().await;
+    // Vaider did not write it: the user approves it when the client asks.
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let client = server
         .mcp_with(TestClient {
             roots: vec![root.clone()],
+            approve: Some(true),
+            asked: asked.clone(),
             ..Default::default()
         })
         .await;
 
     let result = call(&client, "run_test_plan", json!({"planId": "greeting"})).await;
+    let questions = asked.lock().unwrap().clone();
+    assert_eq!(questions.len(), 1, "{questions:?}");
+    assert!(
+        questions[0].contains(&format!("opens {app}")),
+        "{}",
+        questions[0]
+    );
     assert_ne!(result.is_error, Some(true), "{}", common::text_of(&result));
     let run = structured(&result);
     assert_eq!(

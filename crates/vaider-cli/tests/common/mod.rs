@@ -93,6 +93,8 @@ impl Sandbox {
 }
 
 pub fn run(mut command: Command) -> Output {
+    // No terminal to ask at, as in CI or an agent's shell tool.
+    command.stdin(std::process::Stdio::null());
     command.output().expect("run vaider")
 }
 

@@ -146,6 +146,11 @@ pub type McpClient = RunningService<RoleClient, TestClient>;
 pub struct TestClient {
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
     pub roots: Vec<PathBuf>,
+    /// The user's answer to a question Vaider asks through the client (elicitation): None
+    /// offers no elicitation at all.
+    pub approve: Option<bool>,
+    /// The questions Vaider asked.
+    pub asked: Arc<Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for TestClient {
@@ -153,6 +158,9 @@ impl ClientHandler for TestClient {
         let mut capabilities = rmcp::model::ClientCapabilities::default();
         if !self.roots.is_empty() {
             capabilities.roots = Some(Default::default());
+        }
+        if self.approve.is_some() {
+            capabilities.elicitation = Some(Default::default());
         }
         rmcp::model::ClientConfig::new(
             capabilities,
@@ -171,6 +179,21 @@ impl ClientHandler for TestClient {
                 .map(|p| rmcp::model::Root::new(format!("file://{}", p.display())))
                 .collect(),
         ))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let asked = serde_json::to_value(&request).unwrap_or_default();
+        let message = asked["message"].as_str().unwrap_or_default().to_string();
+        self.asked.lock().unwrap().push(message);
+        let approve = self.approve.unwrap_or(false);
+        Ok(
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(serde_json::json!({ "approve": approve })),
+        )
     }
 
     async fn on_progress(
