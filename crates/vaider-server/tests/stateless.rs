@@ -425,3 +425,67 @@ async fn no_sse_event_without_data_and_retry_hints_only_where_streams_resume() {
     // The stateless stream has nothing to resume: no hint at all.
     assert!(!bodies[3].contains("retry:"), "{}", bodies[3]);
 }
+
+/// On 2026-07-28 a plan nobody approved is asked about with an `input_required` elicitation;
+/// the retry carrying the user's yes runs it (and keeps the approval), a no is refused, and a
+/// client without elicitation is refused with the command that approves it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unapproved_plan_asks_the_user_through_an_input_required_elicitation() {
+    let server = TestServer::start().await;
+    let workspace = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(workspace.path()).unwrap();
+    let folder = root.join(".qa-agent/plans/cloned");
+    std::fs::create_dir_all(&folder).unwrap();
+    // Its app is down: once approved, the run starts and ends `error` saying so.
+    let plan = json!({"id": "cloned", "name": "Cloned", "project": {"name": "cloned"},
+        "baseUrl": "http://127.0.0.1:9", "allowedHosts": ["*"], "steps": [
+            {"id": "open", "name": "open", "type": "selenese", "commands": [{"command": "open", "target": "/"}]}],
+        "createdAt": "2026-11-28T10:00:00.000Z", "updatedAt": "2026-11-28T10:00:00.000Z"});
+    std::fs::write(folder.join("cloned.json"), plan.to_string()).unwrap();
+    let arguments = json!({"planId": "cloned", "cwd": root.display().to_string()});
+    let call = |id: u64, capabilities: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "run_test_plan", "arguments": arguments, "_meta": meta(capabilities)}})
+    };
+
+    let (_, body) = post(&server, "/mcp", call(1, json!({})), &[]).await;
+    let refused = &answer(&body)["result"];
+    assert_eq!(refused["isError"], true, "{body}");
+    assert_eq!(
+        refused["structuredContent"]["error"]["code"],
+        "PLAN_NOT_APPROVED"
+    );
+
+    let asking = call(2, json!({"elicitation": {}}));
+    let (_, body) = post(&server, "/mcp", asking.clone(), &[]).await;
+    let asked = &answer(&body)["result"];
+    assert_eq!(asked["resultType"], "input_required", "{body}");
+    let question = &asked["inputRequests"]["approve_plan"];
+    assert_eq!(question["method"], "elicitation/create", "{body}");
+    let message = question["params"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("may also go to: *"), "{message}");
+
+    let mut declined = asking.clone();
+    declined["params"]["inputResponses"] = json!({"approve_plan": {"action": "decline"}});
+    let (_, body) = post(&server, "/mcp", declined, &[]).await;
+    let result = &answer(&body)["result"];
+    assert_eq!(
+        result["structuredContent"]["error"]["code"], "PLAN_NOT_APPROVED",
+        "{body}"
+    );
+
+    let mut approved = asking;
+    approved["params"]["inputResponses"] =
+        json!({"approve_plan": {"action": "accept", "content": {"approve": true}}});
+    let (_, body) = post(&server, "/mcp", approved, &[]).await;
+    let result = &answer(&body)["result"];
+    assert_eq!(result["resultType"], "complete", "{body}");
+    assert_eq!(result["structuredContent"]["status"], "error", "{body}");
+    // Kept: the next call runs without asking.
+    let (_, body) = post(&server, "/mcp", call(3, json!({})), &[]).await;
+    let again = &answer(&body)["result"];
+    assert_eq!(again["structuredContent"]["status"], "error", "{body}");
+    let approvals =
+        std::fs::read_to_string(server.data.path().join("plan-approvals.json")).unwrap();
+    assert!(approvals.contains("\"client\": \"raw\""), "{approvals}");
+}
