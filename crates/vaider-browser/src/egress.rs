@@ -7,7 +7,7 @@
 //! the tabs that are open (see `warden`'s registry), and the proxy itself connects to the
 //! addresses the policy judged (no second lookup to rebind). SOCKS rather than an HTTP proxy:
 //! a tunnel is one host for its whole life, where an HTTP proxy's kept-alive connection may carry
-//! requests for other hosts. What a proxy cannot carry is turned off: QUIC (HTTP/3 and
+//! requests for other hosts. What a proxy cannot carry does not go: QUIC (HTTP/3 and
 //! WebTransport) and WebRTC over UDP that is not proxied (see [`Egress::flags`]).
 //!
 //! A tunnel is judged by host and port, not by tab: with two tabs open, a connection is let
@@ -63,20 +63,23 @@ impl Egress {
         Ok(Egress { port, task })
     }
 
-    /// Chromium's flags: every connection through the proxy, loopback too; no QUIC (HTTP/3,
-    /// WebTransport), which no proxy carries; WebRTC only over the proxy (no UDP of its own, no
-    /// host candidates), and WebTransport's constructor gone.
+    /// Chromium's flags: every connection through the proxy, loopback too. Chromium sends no
+    /// QUIC through a proxy, so HTTP/3 and WebTransport cannot go around it (`--disable-quic`
+    /// alone would not stop WebTransport: checked with Chromium 156); WebRTC may use only
+    /// proxied connections: no UDP of its own, no host candidates, TURN over TCP through the
+    /// proxy (also set in the profile, see `launch::quiet_profile`, for a shown browser).
     pub fn flags(&self) -> Vec<String> {
         vec![
             format!("--proxy-server=socks5://127.0.0.1:{}", self.port),
             "--proxy-bypass-list=<-loopback>".to_string(),
             "--disable-quic".to_string(),
-            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_string(),
-            "--webrtc-ip-handling-policy=disable_non_proxied_udp".to_string(),
-            "--disable-blink-features=WebTransport".to_string(),
+            format!("--webrtc-ip-handling-policy={WEBRTC_PROXIED_ONLY}"),
         ]
     }
 }
+
+/// WebRTC's IP handling policy: only what goes through the proxy.
+pub(crate) const WEBRTC_PROXIED_ONLY: &str = "disable_non_proxied_udp";
 
 /// One SOCKS5 connection: the greeting, the request, the verdict, then the bytes both ways.
 async fn tunnel(mut client: TcpStream, policies: &Registry) -> std::io::Result<()> {

@@ -86,11 +86,13 @@ pub(crate) fn handler_config() -> HandlerConfig {
 /// hosts a page merely points at (a frame, a link) before the URL policy judges the request,
 /// so a refused host would still see a connection from this machine. Downloads, which the
 /// browser denies, would land in the profile (removed with it), never in the user's folder.
+/// WebRTC uses only proxied connections (the flag holds in headless mode, this pref in both).
 pub(crate) fn quiet_profile(dir: &Path) -> std::io::Result<()> {
     let default = dir.join("Default");
     std::fs::create_dir_all(&default)?;
     let prefs = serde_json::json!({
         "net": {"network_prediction_options": 2},
+        "webrtc": {"ip_handling_policy": crate::egress::WEBRTC_PROXIED_ONLY},
         "download": {
             "default_directory": dir.join("Downloads"),
             "prompt_for_download": false
