@@ -183,3 +183,26 @@ async fn connect(addresses: &[IpAddr], port: u16) -> Option<TcpStream> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tunnel_is_judged_as_either_scheme_and_a_loopback_address_also_as_localhost() {
+        assert_eq!(
+            urls_of("shop.test", 8080),
+            ["http://shop.test:8080/", "https://shop.test:8080/"]
+        );
+        assert_eq!(
+            urls_of("::1", 81),
+            [
+                "http://[::1]:81/",
+                "https://[::1]:81/",
+                "http://localhost:81/",
+                "https://localhost:81/"
+            ]
+        );
+        assert_eq!(urls_of("10.0.0.1", 80).len(), 2);
+    }
+}

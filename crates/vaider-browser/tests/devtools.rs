@@ -3,7 +3,10 @@
 //! Vaider's Chromium processes (and the test process itself, where the bridge would live)
 //! listen on, and tries each as DevTools: `/json/version`, then the browser's WebSocket with a
 //! `Browser.getVersion` command. It must find nothing it can drive. Needs root (to create the
-//! user and to read the browser's sockets); otherwise the test says why and skips.
+//! user and to read the browser's sockets); otherwise the test says why and skips. Linux only,
+//! as it reads /proc (the pipes are used on every Unix; Windows keeps the port, see SECURITY.md).
+
+#![cfg(target_os = "linux")]
 
 mod common;
 
@@ -116,6 +119,12 @@ async fn another_local_user_finds_no_devtools_endpoint_while_a_tab_is_live() {
     assert!(
         !browser_pids.is_empty(),
         "the browser's processes were not found"
+    );
+    // Chromium itself listens on no TCP port at all (its DevTools are on pipes).
+    assert_eq!(
+        listening_ports(&browser_pids),
+        Vec::<u16>::new(),
+        "the browser's processes listen on TCP"
     );
     let mut pids = browser_pids.clone();
     pids.insert(own);

@@ -3,6 +3,9 @@
 //! served appears in the browser's profile, the user's Downloads folder or the working folder.
 //! Absence cannot be awaited: after the server has sent the file, the folders are watched for
 //! a few seconds (a download of a few bytes is written within milliseconds when allowed).
+//! Linux only: the browser's profile is found through /proc.
+
+#![cfg(target_os = "linux")]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
