@@ -41,11 +41,27 @@ const OURS: &[&str] = &[
     "--font-render-hinting=none",
 ];
 
+/// Flags a caller may not give: they would open DevTools to the machine again or let the
+/// network around the policy proxy (see `devtools`, `egress`).
+const REFUSED_FLAGS: &[&str] = &[
+    "--remote-debugging-port",
+    "--remote-debugging-address",
+    "--remote-debugging-pipe",
+    "--remote-allow-origins",
+    "--proxy-server",
+    "--proxy-bypass-list",
+    "--no-proxy-server",
+    "--proxy-pac-url",
+    "--proxy-auto-detect",
+    "--enable-quic",
+    "--webrtc-ip-handling-policy",
+];
+
 /// Chromium reads only the last `--disable-features`: every list is merged into one.
 const DISABLE_FEATURES: &str = "--disable-features=";
 
 /// Every flag of Chromium but its DevTools switch: the defaults, the profile, headless or not,
-/// the sandbox, ours, the caller's `flags`, then `last`.
+/// the sandbox, ours, the caller's `flags` (but none of [`REFUSED_FLAGS`]), then `last`.
 pub(crate) fn chromium_args(
     headless: bool,
     profile: &Path,
@@ -63,7 +79,18 @@ pub(crate) fn chromium_args(
     }
     args.extend(OURS.iter().map(|f| f.to_string()));
     let mut disabled = vec!["TranslateUI".to_string()];
-    for flag in flags.iter().chain(last) {
+    let allowed = flags.iter().filter(|flag| {
+        let name = flag.split('=').next().unwrap_or_default();
+        let refused = REFUSED_FLAGS.contains(&name);
+        if refused {
+            tracing::warn!(
+                flag = name,
+                "a browser flag that would undo Vaider's protections was left out"
+            );
+        }
+        !refused
+    });
+    for flag in allowed.chain(last) {
         match flag.strip_prefix(DISABLE_FEATURES) {
             Some(features) => disabled.push(features.to_string()),
             None => args.push(flag.clone()),
@@ -128,5 +155,25 @@ mod tests {
         assert_eq!(lists, ["--disable-features=TranslateUI,A,B,C"]);
         assert!(args.contains(&"--x".to_string()));
         assert!(args.contains(&"--user-data-dir=/p".to_string()));
+    }
+
+    #[test]
+    fn a_callers_flag_cannot_reopen_devtools_or_route_around_the_proxy() {
+        let flags = [
+            "--remote-debugging-port=9222".to_string(),
+            "--proxy-server=http://elsewhere:8080".to_string(),
+            "--no-proxy-server".to_string(),
+            "--host-resolver-rules=MAP * ~NOTFOUND".to_string(),
+        ];
+        let last = ["--proxy-server=socks5://127.0.0.1:1".to_string()];
+        let args = chromium_args(true, Path::new("/p"), &flags, &last);
+        assert!(!args.iter().any(|a| a.starts_with("--remote-debugging")));
+        assert!(!args.iter().any(|a| a == "--no-proxy-server"));
+        let proxies: Vec<&String> = args
+            .iter()
+            .filter(|a| a.starts_with("--proxy-server"))
+            .collect();
+        assert_eq!(proxies, ["--proxy-server=socks5://127.0.0.1:1"]);
+        assert!(args.contains(&flags[3]));
     }
 }
