@@ -102,6 +102,7 @@ pub(crate) fn chromium_args(
 
 /// chromiumoxide's connection as its launcher sets it, but no viewport of its own: the
 /// viewport is set per page, explicitly, right before each shot.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) fn handler_config() -> HandlerConfig {
     HandlerConfig {
         viewport: None,
