@@ -145,10 +145,13 @@ apt_ensure() {
 CAPTURE_BUILD_APT_PACKAGES=(libclang-dev libpipewire-0.3-dev libspa-0.2-dev libwayland-dev
     libegl-dev libgbm-dev libxcb1-dev)
 # The Rust tests (cargo nextest): also Chromium (web capture), Xvfb and a window manager
-# (desktop capture: windows are listed through the window manager), and the above.
+# (desktop capture: windows are listed through the window manager), and the above. The
+# browser's DevTools test probes as a second local user: `useradd` (passwd), `runuser`
+# (util-linux) and the system's python3 (the probe's script).
 RUST_TEST_APT_PACKAGES=(build-essential pkg-config libssl-dev curl ca-certificates git
     gnome-keyring dbus dbus-x11 libsecret-tools ffmpeg
-    chromium xvfb evilwm xfonts-base "${CAPTURE_BUILD_APT_PACKAGES[@]}")
+    chromium xvfb evilwm xfonts-base passwd util-linux python3
+    "${CAPTURE_BUILD_APT_PACKAGES[@]}")
 # The agent CLI tests (scripts/agents-test.sh): `ip` (iproute2) brings up the loopback of the
 # network namespace they run in (unshare, from util-linux); git, which Codex calls.
 AGENTS_APT_PACKAGES=(iproute2 util-linux git ffmpeg "${CAPTURE_BUILD_APT_PACKAGES[@]}")

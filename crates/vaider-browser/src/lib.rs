@@ -2,10 +2,16 @@
 //! It launches the Chromium or Chrome already on the machine, headless with a throwaway
 //! profile, and takes page shots whose pixels do not depend on when they were taken. Every
 //! page it opens is held to a [`UrlPolicy`] inside the browser (see `guard`), and so is every
-//! popup, cross-site frame and worker that page brings up (see `warden`).
+//! popup, cross-site frame and worker that page brings up (see `warden`), and every
+//! connection the browser makes goes through a proxy that holds it to the same policies
+//! (`egress`: WebSockets too). Its DevTools are open to no other local user (`devtools`), and
+//! it downloads nothing.
 
 mod boxes;
+mod devtools;
+mod egress;
 mod guard;
+mod launch;
 mod locate;
 mod screencast;
 mod secret_field;
@@ -15,14 +21,14 @@ mod tab;
 pub mod url_policy;
 mod warden;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
 use chromiumoxide::error::CdpError;
 use chromiumoxide::page::ScreenshotParams;
-use chromiumoxide::{BrowserConfig, Page};
+use chromiumoxide::Page;
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
@@ -111,44 +117,6 @@ impl Default for Viewport {
     }
 }
 
-/// Chromium's launch settings: the program, headless or shown, the fresh profile, no viewport
-/// of its own, a blanked environment, and our flags before the caller's.
-fn browser_config(
-    program: &Path,
-    headless: bool,
-    profile: &Path,
-    flags: &[String],
-) -> Result<BrowserConfig, BrowserError> {
-    let mut config = BrowserConfig::builder().chrome_executable(program);
-    config = match headless {
-        true => config.new_headless_mode(),
-        false => config.with_head(),
-    };
-    let mut config = config
-        .user_data_dir(profile)
-        // The viewport is set per page, explicitly, right before each shot.
-        .viewport(None)
-        // chromiumoxide cannot clear the environment: every variable outside the
-        // allow-list (keys, the token, cloud credentials) reaches Chromium empty.
-        .envs(vaider_core::child_env::blanked());
-    let ours = [
-        "--hide-scrollbars",
-        "--force-color-profile=srgb",
-        "--font-render-hinting=none",
-    ];
-    for flag in ours.into_iter().chain(flags.iter().map(String::as_str)) {
-        config = with_flag(config, flag);
-    }
-    if running_as_root() {
-        // Chromium refuses to start its sandbox as root; elsewhere the sandbox stays on.
-        config = config.no_sandbox();
-    }
-    config.build().map_err(|reason| BrowserError::Launch {
-        path: program.to_path_buf(),
-        source: CdpError::msg(reason),
-    })
-}
-
 /// Polls the browser's connection: the handler carries every CDP message, and nothing moves
 /// unless it is polled.
 async fn carry_messages(mut handler: chromiumoxide::Handler) {
@@ -163,6 +131,12 @@ async fn carry_messages(mut handler: chromiumoxide::Handler) {
 pub struct Browser {
     browser: chromiumoxide::Browser,
     handler: JoinHandle<()>,
+    /// Chromium, when Vaider started it itself (on Unix, with its DevTools on pipes).
+    child: Option<tokio::process::Child>,
+    /// Carry the DevTools messages between Chromium, chromiumoxide and the warden.
+    _carriers: devtools::Carriers,
+    /// The proxy every connection of the browser goes through.
+    _egress: egress::Egress,
     /// Holds popups, cross-site frames and workers to their tab's policy.
     warden: warden::Warden,
     /// How this browser resolves names it is told to map (`--host-resolver-rules`), so the
@@ -216,17 +190,19 @@ impl Browser {
             .prefix("vaider-chrome-")
             .tempdir()
             .map_err(BrowserError::Profile)?;
-        quiet_profile(profile.path()).map_err(BrowserError::Profile)?;
-        let config = browser_config(&program, headless, profile.path(), flags)?;
-        let (browser, handler) =
-            chromiumoxide::Browser::launch(config)
+        launch::quiet_profile(profile.path()).map_err(BrowserError::Profile)?;
+        let registry = warden::Registry::default();
+        let egress =
+            egress::Egress::start(registry.clone())
                 .await
-                .map_err(|source| BrowserError::Launch {
+                .map_err(|e| BrowserError::Launch {
                     path: program.clone(),
-                    source,
+                    source: CdpError::Io(e),
                 })?;
-        let handler = tokio::spawn(carry_messages(handler));
-        let warden = match warden::Warden::start(browser.websocket_address()).await {
+        let args = launch::chromium_args(headless, profile.path(), flags, &egress.flags());
+        let started = devtools::start(&program, &args).await?;
+        let handler = tokio::spawn(carry_messages(started.handler));
+        let warden = match warden::Warden::start(started.warden, registry).await {
             Ok(warden) => warden,
             Err(error) => {
                 // Without it popups and cross-site frames would run unguarded: no browser.
@@ -235,8 +211,11 @@ impl Browser {
             }
         };
         Ok(Browser {
-            browser,
+            browser: started.browser,
             handler,
+            child: started.child,
+            _carriers: started.carriers,
+            _egress: egress,
             warden,
             host_rules: url_policy::HostRules::from_flags(flags),
             _profile: profile,
@@ -326,6 +305,11 @@ impl Browser {
         if let Err(error) = self.browser.wait().await {
             tracing::debug!(%error, "waiting for the browser to exit");
         }
+        if let Some(child) = self.child.as_mut() {
+            if let Err(error) = child.wait().await {
+                tracing::debug!(%error, "waiting for the browser to exit");
+            }
+        }
     }
 }
 
@@ -339,30 +323,12 @@ impl Drop for Browser {
                 tracing::debug!(%error, "killing the browser");
             }
         }
+        if let Some(child) = self.child.as_mut() {
+            if let Err(error) = child.start_kill() {
+                tracing::debug!(%error, "killing the browser");
+            }
+        }
     }
-}
-
-/// Adds a `--name[=value]` flag the way chromiumoxide wants it: it writes the `--` itself, so
-/// a flag given whole would reach Chromium as `----name` and be ignored.
-fn with_flag(
-    config: chromiumoxide::browser::BrowserConfigBuilder,
-    flag: &str,
-) -> chromiumoxide::browser::BrowserConfigBuilder {
-    let flag = flag.trim_start_matches('-');
-    match flag.split_once('=') {
-        Some((name, value)) => config.arg((name, value)),
-        None => config.arg(flag),
-    }
-}
-
-/// Turns off the profile's network prediction: Chromium would otherwise open connections to
-/// hosts a page merely points at (a frame, a link) before the URL policy judges the request,
-/// so a refused host would still see a connection from this machine.
-fn quiet_profile(dir: &std::path::Path) -> std::io::Result<()> {
-    let default = dir.join("Default");
-    std::fs::create_dir_all(&default)?;
-    let prefs = serde_json::json!({"net": {"network_prediction_options": 2}});
-    std::fs::write(default.join("Preferences"), prefs.to_string())
 }
 
 async fn shoot(
@@ -433,17 +399,6 @@ async fn set_viewport(page: &Page, viewport: Viewport) -> Result<(), BrowserErro
 
 fn cdp(doing: &'static str) -> impl FnOnce(CdpError) -> BrowserError {
     move |source| BrowserError::Cdp { doing, source }
-}
-
-#[cfg(unix)]
-fn running_as_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-#[cfg(not(unix))]
-fn running_as_root() -> bool {
-    false
 }
 
 #[cfg(test)]

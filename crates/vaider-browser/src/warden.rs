@@ -2,20 +2,20 @@
 //! popups and new tabs (`window.open`, `target=_blank`, `noopener` ones included), cross-site
 //! frames that Chromium runs in their own process (which the tab's own interception does not
 //! see), and workers. chromiumoxide lets such targets run at once on its own connection, so
-//! the warden keeps a second DevTools connection to the browser on which every new target
-//! waits (`waitForDebuggerOnStart`) until its requests are intercepted (`Fetch.enable`) with
-//! the policy of the tab it came from. A target that no tab owns never runs, except the tabs
-//! Vaider itself opens (top-level pages with no opener), which `guard` holds.
+//! the warden keeps its own DevTools session with the browser (see `devtools`) on which every
+//! new target waits (`waitForDebuggerOnStart`) until its requests are intercepted
+//! (`Fetch.enable`) with the policy of the tab it came from. A target that no tab owns never
+//! runs, except the tabs Vaider itself opens (top-level pages with no opener), which `guard`
+//! holds. No target runs before downloads are denied in its browser context.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use async_tungstenite::tungstenite::Message;
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, OnceCell};
 use tokio::task::JoinHandle;
 
+use crate::devtools::WardenLink;
 use crate::guard::{keep, verdict, Blocked, Refused};
 use crate::url_policy::UrlPolicy;
 use crate::BrowserError;
@@ -26,8 +26,9 @@ pub(crate) struct Held {
     pub refused: Refused,
 }
 
-/// Targets (by id) whose owner is known: Vaider's tabs, and what they brought up.
-type Registry = Arc<Mutex<HashMap<String, Arc<Held>>>>;
+/// Targets (by id) whose owner is known: Vaider's tabs, and what they brought up. The
+/// policies in it are also every address the browser's network may reach (see `egress`).
+pub(crate) type Registry = Arc<Mutex<HashMap<String, Arc<Held>>>>;
 
 /// The browser's second connection and who owns which target.
 pub(crate) struct Warden {
@@ -50,20 +51,22 @@ struct Cdp {
 }
 
 impl Warden {
-    /// Connects to the browser at `ws_url` and holds every new target from now on.
-    pub async fn start(ws_url: &str) -> Result<Warden, BrowserError> {
-        let (ws, _) = async_tungstenite::tokio::connect_async(ws_url)
-            .await
-            .map_err(|e| warden_error(&e.to_string()))?;
+    /// Takes the browser's session on `link`, denies downloads in the default context and
+    /// holds every new target from now on; the tabs' policies are kept in `registry`.
+    pub async fn start(link: WardenLink, registry: Registry) -> Result<Warden, BrowserError> {
         let (out, commands) = mpsc::unbounded_channel();
         let cdp = Cdp { out };
-        let registry = Registry::default();
         let state = State {
             cdp: cdp.clone(),
             registry: registry.clone(),
             sessions: HashMap::new(),
+            contexts: HashMap::new(),
         };
-        let task = tokio::spawn(run(ws, commands, state));
+        let task = tokio::spawn(run(link, commands, state));
+        let deny = json!({"behavior": "deny"});
+        cdp.call(None, "Browser.setDownloadBehavior", deny)
+            .await
+            .map_err(|e| warden_error(&e))?;
         let every_target =
             json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true});
         cdp.call(None, "Target.setAutoAttach", every_target)
@@ -101,7 +104,9 @@ impl Drop for Warden {
     }
 }
 
-fn registry(registry: &Registry) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Held>>> {
+pub(crate) fn registry(
+    registry: &Registry,
+) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Held>>> {
     registry.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -137,24 +142,23 @@ impl Cdp {
     }
 }
 
-/// What the connection's task knows: the attached sessions.
+/// Whether downloads are denied in a browser context: asked once, awaited by each target.
+type Denied = Arc<OnceCell<bool>>;
+
+/// What the connection's task knows: the attached sessions and the browser contexts seen.
 struct State {
     cdp: Cdp,
     registry: Registry,
     sessions: HashMap<String, Attached>,
+    contexts: HashMap<String, Denied>,
 }
 
-/// The connection: commands out, answers to their callers, events to `State`.
-async fn run<S>(
-    ws: S,
+/// The session: commands out, answers to their callers, events to `State`.
+async fn run(
+    mut link: WardenLink,
     mut commands: mpsc::UnboundedReceiver<(Value, oneshot::Sender<Value>)>,
     mut state: State,
-) where
-    S: futures_util::Stream<Item = Result<Message, async_tungstenite::tungstenite::Error>>
-        + futures_util::Sink<Message>
-        + Unpin,
-{
-    let (mut sink, mut stream) = ws.split();
+) {
     let mut pending: HashMap<u64, oneshot::Sender<Value>> = HashMap::new();
     let mut next_id = 0u64;
     loop {
@@ -164,14 +168,12 @@ async fn run<S>(
                 next_id += 1;
                 message["id"] = json!(next_id);
                 pending.insert(next_id, answer);
-                if sink.send(Message::text(message.to_string())).await.is_err() {
+                if link.to_browser.send(message).is_err() {
                     return;
                 }
             }
-            incoming = stream.next() => {
-                let Some(Ok(incoming)) = incoming else { return };
-                let Ok(text) = incoming.to_text() else { continue };
-                let Ok(message) = serde_json::from_str::<Value>(text) else { continue };
+            incoming = link.from_browser.recv() => {
+                let Some(message) = incoming else { return };
                 match message.get("id").and_then(Value::as_u64) {
                     Some(id) => {
                         if let Some(answer) = pending.remove(&id) {
@@ -226,14 +228,17 @@ impl State {
             },
         );
         let (cdp, session) = (self.cdp.clone(), session.to_string());
+        let context = self.context(info);
         match held {
             Some(held) => {
                 registry(&self.registry).insert(target_id.to_string(), held);
-                tokio::spawn(async move { intercept_then_run(&cdp, &session, &kind).await });
+                tokio::spawn(async move {
+                    intercept_then_run(&cdp, &session, &kind, context.as_ref()).await
+                });
             }
             // A tab Vaider opens: `guard` holds it; its own frames and popups still wait here.
             None if top_level => {
-                tokio::spawn(async move { watch_then_run(&cdp, &session).await });
+                tokio::spawn(async move { watch_then_run(&cdp, &session, context.as_ref()).await });
             }
             None if matches!(
                 kind.as_str(),
@@ -243,9 +248,16 @@ impl State {
                 tracing::info!(kind, "a target no tab owns was held and never ran");
             }
             None => {
-                tokio::spawn(async move { resume(&cdp, &session).await });
+                tokio::spawn(async move { resume(&cdp, &session, context.as_ref()).await });
             }
         }
+    }
+
+    /// The target's browser context, whose downloads must be denied before the target runs.
+    fn context(&mut self, info: &Value) -> Option<Context> {
+        let id = info["browserContextId"].as_str()?.to_string();
+        let denied = self.contexts.entry(id.clone()).or_default().clone();
+        Some(Context { id, denied })
     }
 
     /// Whose policy holds the new target: its parent's (a frame, a worker), its opener's (a
@@ -337,9 +349,32 @@ async fn judge(held: &Held, url: &str, popup_page: bool, document: bool) -> bool
     false
 }
 
+/// A browser context and whether its downloads are denied yet.
+struct Context {
+    id: String,
+    denied: Denied,
+}
+
+impl Context {
+    /// Denies downloads in the context (once; every target of it waits for the answer).
+    async fn deny_downloads(&self, cdp: &Cdp) -> bool {
+        let deny = || async {
+            let params = json!({"behavior": "deny", "browserContextId": self.id});
+            match cdp.call(None, "Browser.setDownloadBehavior", params).await {
+                Ok(_) => true,
+                Err(error) => {
+                    tracing::warn!(%error, "downloads could not be denied in a browser context");
+                    false
+                }
+            }
+        };
+        *self.denied.get_or_init(deny).await
+    }
+}
+
 /// Intercepts every request of the target, holds what it brings up in turn, then lets it run.
 /// If any step fails the target is left waiting: it never runs unguarded.
-async fn intercept_then_run(cdp: &Cdp, session: &str, kind: &str) {
+async fn intercept_then_run(cdp: &Cdp, session: &str, kind: &str, context: Option<&Context>) {
     let every_request = json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]});
     if let Err(error) = cdp.call(Some(session), "Fetch.enable", every_request).await {
         tracing::warn!(%error, kind, "a new target could not be guarded and was not let run");
@@ -348,12 +383,12 @@ async fn intercept_then_run(cdp: &Cdp, session: &str, kind: &str) {
     if matches!(kind, "page" | "iframe") && !watch(cdp, session).await {
         return;
     }
-    resume(cdp, session).await;
+    resume(cdp, session, context).await;
 }
 
-async fn watch_then_run(cdp: &Cdp, session: &str) {
+async fn watch_then_run(cdp: &Cdp, session: &str, context: Option<&Context>) {
     if watch(cdp, session).await {
-        resume(cdp, session).await;
+        resume(cdp, session, context).await;
     }
 }
 
@@ -372,7 +407,13 @@ async fn watch(cdp: &Cdp, session: &str) -> bool {
     }
 }
 
-async fn resume(cdp: &Cdp, session: &str) {
+/// Lets the target run, once downloads are denied in its context (else it stays waiting).
+async fn resume(cdp: &Cdp, session: &str, context: Option<&Context>) {
+    if let Some(context) = context {
+        if !context.deny_downloads(cdp).await {
+            return;
+        }
+    }
     if let Err(error) = cdp
         .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
         .await

@@ -222,3 +222,24 @@ fn remember(name: &str, addresses: &[IpAddr]) {
     }
     cache.insert(name.to_string(), (Instant::now(), addresses.to_vec()));
 }
+
+impl UrlPolicy {
+    /// The addresses a connection to `url`'s host goes to: the address written in it, this
+    /// machine's for `localhost`, else what the name resolves to (the same answer the checks
+    /// judged, from the cache or the browser's rules). None when there is no host or address.
+    pub(crate) async fn addresses(&self, url: &str) -> Option<Vec<IpAddr>> {
+        let target = origin(&parse(url).ok()?)?;
+        match &target.host {
+            Host::Ipv4(ip) => Some(vec![IpAddr::V4(*ip)]),
+            Host::Ipv6(ip) => Some(vec![IpAddr::V6(*ip)]),
+            Host::Domain(name) => match classify_name(name) {
+                Class::Loopback => Some(vec![
+                    IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+                    IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+                ]),
+                Class::Public => self.resolve(name, target.port).await,
+                _ => None,
+            },
+        }
+    }
+}
