@@ -82,6 +82,10 @@ pub enum Fault {
     /// Generate only: answer 200 with one candidate whose `finishReason` is this value
     /// (e.g. "SAFETY", "RECITATION") and which has no content.
     FinishReason(String),
+    /// Answer with this status and a body of `bytes` bytes (a JSON opening, then spaces),
+    /// streamed in 64 kiB chunks without a Content-Length: a hostile or broken upstream
+    /// whose answer never ends. Nothing that large is ever held in memory here.
+    Huge { status: u16, bytes: u64 },
 }
 
 /// One HTTP request as the fake received it.

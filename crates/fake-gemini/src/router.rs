@@ -156,9 +156,9 @@ async fn dispatch(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     // Faults come first.
     let injected = match injected_fault(&shared, &route).await {
         Ok(injected) => injected,
-        Err(e) => {
+        Err(answer) => {
             set_len(upload::drain(body).await);
-            return e.into_response();
+            return answer;
         }
     };
 
@@ -221,7 +221,7 @@ fn record_request(
 
 /// The fault injected for this endpoint, if any: an error to answer at once, a delay (waited
 /// here), or a block or finish reason the answer carries (returned).
-async fn injected_fault(shared: &Shared, route: &Route) -> Result<Option<Fault>, ApiError> {
+async fn injected_fault(shared: &Shared, route: &Route) -> Result<Option<Fault>, Response> {
     let Some(endpoint) = route.endpoint() else {
         return Ok(None);
     };
@@ -232,13 +232,36 @@ async fn injected_fault(shared: &Shared, route: &Route) -> Result<Option<Fault>,
             tokio::time::sleep(d).await;
             Ok(None)
         }
-        Some(Fault::Status(code)) => Err(ApiError::for_status(code)),
+        Some(Fault::Status(code)) => Err(ApiError::for_status(code).into_response()),
         Some(Fault::RateLimited {
             retry_delay,
             per_day,
-        }) => Err(ApiError::rate_limited(&retry_delay, per_day, route.model())),
+        }) => Err(ApiError::rate_limited(&retry_delay, per_day, route.model()).into_response()),
+        Some(Fault::Huge { status, bytes }) => Err(huge_answer(status, bytes)),
         Some(f @ (Fault::Blocked(_) | Fault::FinishReason(_))) => Ok(Some(f)),
     }
+}
+
+/// `bytes` bytes of a JSON answer that never closes, made chunk by chunk as the client reads.
+fn huge_answer(status: u16, bytes: u64) -> Response {
+    const CHUNK: usize = 64 * 1024;
+    static SPACES: [u8; CHUNK] = [b' '; CHUNK];
+    let opening = Bytes::from_static(b"{\"candidates\": [");
+    let rest = bytes.saturating_sub(opening.len() as u64);
+    let chunks = futures_util::stream::iter((0..rest.div_ceil(CHUNK as u64)).map(move |i| {
+        let left = rest - i * CHUNK as u64;
+        Ok::<_, std::convert::Infallible>(Bytes::from_static(
+            &SPACES[..left.min(CHUNK as u64) as usize],
+        ))
+    }));
+    let body = futures_util::stream::once(async move { Ok(opening) }).chain(chunks);
+    let status = axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::OK);
+    (
+        status,
+        [("content-type", "application/json; charset=UTF-8")],
+        Body::from_stream(body),
+    )
+        .into_response()
 }
 
 /// The endpoint's answer to a request that passed the key, the quota and the size limit.

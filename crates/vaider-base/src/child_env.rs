@@ -6,6 +6,12 @@
 //! provider keys, Vaider's token, cloud credentials, every variable Vaider reads for a secret
 //! (a plan's secret values included), and any name that looks like one. A test, a reporter or
 //! a dependency the child runs can therefore read nothing Vaider was trusted with.
+//!
+//! The allow-list depends on the kind of child ([`ChildKind`]): the desktop programs Vaider
+//! chose (capture programs, ffmpeg, the file manager, Chromium) keep the session bus, which
+//! some need; the project's own code (Playwright, its tests and reporters) does not get the
+//! session bus's address or the runtime folder it lives in, so it is not pointed at the
+//! desktop's Secret Service, where Vaider's keys are kept.
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
@@ -63,6 +69,21 @@ const ALLOWED: &[&str] = &[
     "ProgramFiles",
     "ProgramData",
 ];
+
+/// Names of the allow-list that lead to the desktop session's services (the session bus and
+/// the Secret Service on it, the runtime folder holding its socket): for tools only.
+const SESSION_ONLY: &[&str] = &["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"];
+
+/// Who a child is: it decides the allow-list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildKind {
+    /// A program Vaider chose for a task of its own: a capture program, ffmpeg, the file
+    /// manager, Chromium.
+    Tool,
+    /// Code of the project's choosing: Playwright, the tests, their reporters and
+    /// dependencies.
+    ProjectCode,
+}
 
 /// Families that pass: the locale, and the project's own Playwright and Node settings.
 const ALLOWED_PREFIXES: &[&str] = &["LC_", "PLAYWRIGHT_", "NODE_"];
@@ -163,17 +184,37 @@ pub fn is_machine_credential(name: &str) -> bool {
             .any(|v| v.group == crate::env_vars::Group::Credentials && v.name == upper)
 }
 
-/// The environment a child gets, out of `vars` (the server's own).
+/// Whether `name` may reach a child of `kind`: [`passes`], and for project code not the
+/// session's services, even when declared.
+pub fn passes_to(
+    kind: ChildKind,
+    name: &str,
+    pass: &BTreeSet<String>,
+    secrets: &BTreeSet<String>,
+) -> bool {
+    let session_only = kind == ChildKind::ProjectCode && SESSION_ONLY.contains(&name);
+    !session_only && passes(name, pass, secrets)
+}
+
+/// The environment a tool gets, out of `vars` (the server's own).
 pub fn filter(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    filter_for(ChildKind::Tool, vars)
+}
+
+/// The environment a child of `kind` gets, out of `vars` (the server's own).
+pub fn filter_for(
+    kind: ChildKind,
+    vars: impl Iterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
     let declared = DECLARED.read().unwrap_or_else(|p| p.into_inner());
     vars.filter(|(name, _)| {
         name.to_str()
-            .is_some_and(|n| passes(n, &declared.pass, &declared.secrets))
+            .is_some_and(|n| passes_to(kind, n, &declared.pass, &declared.secrets))
     })
     .collect()
 }
 
-/// The environment a child gets, out of the server's own.
+/// The environment a tool gets, out of the server's own.
 pub fn environment() -> Vec<(OsString, OsString)> {
     filter(std::env::vars_os())
 }
@@ -190,7 +231,8 @@ pub fn blanked() -> Vec<(String, String)> {
         .collect()
 }
 
-/// A command whose environment is [`environment`]. Every process Vaider starts is made here.
+/// A tool's command, whose environment is [`environment`]. Every process Vaider starts is
+/// made here or in [`project_command`].
 pub fn command(program: impl AsRef<OsStr>) -> std::process::Command {
     let mut command = std::process::Command::new(program);
     command.env_clear().envs(environment());
@@ -201,6 +243,16 @@ pub fn command(program: impl AsRef<OsStr>) -> std::process::Command {
 pub fn async_command(program: impl AsRef<OsStr>) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(program);
     command.env_clear().envs(environment());
+    command
+}
+
+/// A command running the project's code (Playwright and the tests), for tokio: the tool's
+/// environment without the desktop session's services.
+pub fn project_command(program: impl AsRef<OsStr>) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .env_clear()
+        .envs(filter_for(ChildKind::ProjectCode, std::env::vars_os()));
     command
 }
 
@@ -266,6 +318,20 @@ mod tests {
             "PLAN_LOGIN",
         ];
         assert!(names(&secrets, &["PLAN_LOGIN"], &secrets).is_empty());
+    }
+
+    #[test]
+    fn project_code_gets_no_session_bus_and_tools_do() {
+        let none = BTreeSet::new();
+        // Even declared, the session bus does not reach the project's code.
+        let declared: BTreeSet<String> = SESSION_ONLY.iter().map(|s| s.to_string()).collect();
+        for name in SESSION_ONLY {
+            assert!(passes_to(ChildKind::Tool, name, &none, &none));
+            assert!(!passes_to(ChildKind::ProjectCode, name, &declared, &none));
+        }
+        for name in ["PATH", "HOME", "DISPLAY", "PLAYWRIGHT_BROWSERS_PATH"] {
+            assert!(passes_to(ChildKind::ProjectCode, name, &none, &none));
+        }
     }
 
     #[test]

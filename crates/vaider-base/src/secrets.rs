@@ -271,6 +271,7 @@ fn resolve_token(from_env: Option<String>, data_dir: &Path) -> Result<String> {
         return Ok(token.trim().to_string());
     }
     let path = data_dir.join("token");
+    keep_private(&path)?;
     match std::fs::read_to_string(&path) {
         Ok(token) if !token.trim().is_empty() => return Ok(token.trim().to_string()),
         Ok(_) => {}
@@ -282,6 +283,27 @@ fn resolve_token(from_env: Option<String>, data_dir: &Path) -> Result<String> {
     let token = format!("vdr_{}", hex::encode(rand::random::<[u8; 24]>()));
     write_private(&path, &token)?;
     Ok(token)
+}
+
+/// An existing token file must be the user's own and readable by them only: a loose mode
+/// (a copy, an unzip, a umask) is set back to `0600`; a file of another user is refused.
+fn keep_private(path: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    match crate::owner::make_private(path) {
+        Ok(crate::owner::Privacy::Private) => Ok(()),
+        Ok(crate::owner::Privacy::Tightened { was }) => {
+            tracing::warn!(
+                file = %path.display(),
+                "the token file was readable by others (mode {was:o}); it is now 0600. Rotate the token (vaider token --rotate) if others may have read it."
+            );
+            Ok(())
+        }
+        Err(why) => Err(VaiderError::InvalidRequest(format!(
+            "The token file {why} Remove it (a new one is made) or set VAIDER_TOKEN.",
+        ))),
+    }
 }
 
 /// The file the server's token is kept in, when it comes from one (not from `VAIDER_TOKEN`).
@@ -390,6 +412,43 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_readable_by_others_is_made_private_again() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "vdr_old\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(resolve_token(None, dir.path()).unwrap(), "vdr_old");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    /// Another user's file: only root can make one in a test, so the test runs as root (as
+    /// the CI container does) and is skipped otherwise.
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_of_another_user_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        if crate::owner::current_user() != 0 {
+            eprintln!("skipped: only root can give a file to another user");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "vdr_theirs").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+        let err = resolve_token(None, dir.path()).unwrap_err().to_string();
+        assert!(err.contains("belongs to another user (uid 65534"), "{err}");
+        assert!(err.contains("VAIDER_TOKEN"), "{err}");
+        assert!(!err.contains("vdr_theirs"), "{err}");
+        // Left as it was: not Vaider's to change.
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
     }
 
     #[test]

@@ -1,30 +1,55 @@
 //! The interaction files: every call writes `request.json` and `response.json` into
 //! `<media>.VaiderInteractions/<UTC timestamp>-<id>/` beside the media, so whoever looks at a
 //! test video also finds what the agent asked about it and what it was told. When the media's
-//! folder cannot be written (a read-only checkout), the files go under the data folder instead.
+//! folder cannot be written (a read-only checkout), or what is there is not the user's own
+//! folder (a symlink or another user's folder planted in `/tmp`), the files go under the data
+//! folder instead.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use vaider_base::atomic_file;
 use vaider_base::error::{Result, VaiderError};
+use vaider_base::{atomic_file, owner};
 
 pub struct InteractionLog {
     dir: PathBuf,
+}
+
+/// `<root>/<folder>` beside the media, when both are real folders of the user's own: in a
+/// shared folder such as `/tmp`, a `<media>.VaiderInteractions` planted by someone else (a
+/// symlink to another place, or a folder of theirs) is never written into.
+fn beside(root: &Path, folder: &str) -> Option<PathBuf> {
+    let made = |path: &Path| match std::fs::create_dir(path) {
+        Ok(()) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::AlreadyExists,
+    };
+    if !made(root) {
+        return None;
+    }
+    // Checked after the create, without following a symlink: what is there now is used.
+    if !owner::is_own_folder(root) {
+        tracing::warn!(
+            dir = %root.display(),
+            "not writing into an interaction folder that is a symlink or another user's; the files go to the data folder"
+        );
+        return None;
+    }
+    let dir = root.join(folder);
+    (made(&dir) && owner::is_own_folder(&dir)).then_some(dir)
 }
 
 impl InteractionLog {
     /// Creates the interaction's folder beside the media, or under `fallback_root` when that
     /// is not writable.
     pub fn create(media: &Path, folder_name: &str, fallback_root: &Path) -> Result<InteractionLog> {
-        let beside = {
+        let root = {
             let mut name = media.file_name().unwrap_or_default().to_os_string();
             name.push(".VaiderInteractions");
-            media.with_file_name(name).join(folder_name)
+            media.with_file_name(name)
         };
-        if std::fs::create_dir_all(&beside).is_ok() {
-            return Ok(InteractionLog { dir: beside });
+        if let Some(dir) = beside(&root, folder_name) {
+            return Ok(InteractionLog { dir });
         }
         let stem = media
             .file_name()
@@ -103,6 +128,53 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(&text).unwrap()["a"],
             1
         );
+    }
+
+    /// Someone else plants `<media>.VaiderInteractions` in a shared folder as a symlink to a
+    /// place of their choosing: Vaider's files must not land there.
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_symlink_is_not_followed() {
+        let shared = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let media = shared.path().join("clip.webm");
+        std::fs::write(&media, b"x").unwrap();
+        std::os::unix::fs::symlink(
+            elsewhere.path(),
+            shared.path().join("clip.webm.VaiderInteractions"),
+        )
+        .unwrap();
+        let log = InteractionLog::create(&media, "t-1", data.path()).unwrap();
+        log.write_request(&serde_json::json!({"secret": "asked"}))
+            .unwrap();
+        assert!(
+            log.dir().starts_with(data.path()),
+            "{}",
+            log.dir().display()
+        );
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    }
+
+    /// A folder of another user's in the shared folder is not written into either (root can
+    /// give a folder away; skipped otherwise).
+    #[cfg(unix)]
+    #[test]
+    fn another_users_folder_is_not_written_into() {
+        if owner::current_user() != 0 {
+            eprintln!("skipped: only root can give a folder to another user");
+            return;
+        }
+        let shared = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let media = shared.path().join("clip.webm");
+        std::fs::write(&media, b"x").unwrap();
+        let theirs = shared.path().join("clip.webm.VaiderInteractions");
+        std::fs::create_dir(&theirs).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let log = InteractionLog::create(&media, "t-1", data.path()).unwrap();
+        assert!(log.dir().starts_with(data.path()));
+        assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! more than decoding the video. A few frames are held at a time, whatever the video's size.
 //!
 //! Here: the scan's two doors (ffmpeg, or a raw video read directly) and the choice of frames.
-//! Beside it: running ffmpeg and ffprobe (`ffmpeg`), reading a raw video (`raw`), reading the
+//! Beside it: running ffmpeg and ffprobe (`ffmpeg`) on inputs opened safely (`input`), reading a raw video (`raw`), reading the
 //! Y4M stream (`y4m`), measuring each sample (`measure`), the probe and its changes
 //! (`change`), telling a blink from a change (`blinks`) and encoding the kept frames (`jpeg`).
 
@@ -21,6 +21,7 @@ use vaider_base::error::{Result, VaiderError};
 mod blinks;
 mod change;
 mod ffmpeg;
+mod input;
 mod jpeg;
 mod measure;
 mod raw;

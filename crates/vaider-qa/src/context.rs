@@ -450,7 +450,10 @@ impl GitHub {
 
     async fn json(&self, path: &str) -> Result<Value, Failure> {
         let response = self.get(path, "application/vnd.github+json").await?;
-        let bytes = capped_body(response, MAX_GITHUB_BYTES).await?;
+        // An issue, its comments or a listing past the limit is an error, not a cut JSON.
+        let bytes = vaider_core::body::read_capped(response, MAX_GITHUB_BYTES)
+            .await
+            .map_err(broke_off)?;
         serde_json::from_slice(&bytes)
             .map_err(|e| Failure::Unreachable(format!("GitHub's answer is not JSON: {e}")))
     }
@@ -458,25 +461,15 @@ impl GitHub {
     /// A file's contents, its first [`MAX_FILE_BYTES`] only.
     async fn raw(&self, path: &str) -> Result<String, Failure> {
         let response = self.get(path, "application/vnd.github.raw").await?;
-        let bytes = capped_body(response, MAX_FILE_BYTES as usize).await?;
+        let bytes = vaider_core::body::read_prefix(response, MAX_FILE_BYTES as usize)
+            .await
+            .map_err(broke_off)?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
 
-/// At most `max` bytes of a body, read chunk by chunk: a huge answer is never held whole.
-async fn capped_body(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, Failure> {
-    let mut bytes = Vec::new();
-    while bytes.len() < max {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                let room = max - bytes.len();
-                bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            }
-            Ok(None) => break,
-            Err(e) => return Err(Failure::Unreachable(e.without_url().to_string())),
-        }
-    }
-    Ok(bytes)
+fn broke_off(e: vaider_core::body::BodyError) -> Failure {
+    Failure::Unreachable(e.describe("GitHub", "answer"))
 }
 
 #[cfg(test)]

@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use axum::routing::{get, post};
 use axum::Router;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use vaider_core::Vaider;
@@ -90,7 +89,8 @@ pub fn router_with(doors: Doors<'_>) -> Router {
         .with_cancellation_token(shutdown.child_token());
     let mcp = StreamableHttpService::new(
         move || Ok(VaiderMcp::new(engine.clone())),
-        LocalSessionManager::default().into(),
+        // At most 256 live sessions: a client opening them in a loop closes its oldest.
+        mcp::sessions::CappedSessions::new(mcp::sessions::MAX_SESSIONS).into(),
         mcp_config,
     );
     let mcp = tower::ServiceBuilder::new()

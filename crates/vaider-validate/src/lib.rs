@@ -6,9 +6,9 @@
 //! error as context.
 //!
 //! One module per job: `runner` (the Playwright process), `report` (its JSON report),
-//! `trace` (trace.zip and the stderr rules), `screenshots` (the design's search order),
-//! `rubric` (the criteria and their texts), `video` (the pipeline call), `service` and
-//! `results` (the two entry points every door calls).
+//! `trace` (trace.zip and the stderr rules), `trace_zip` (its limits), `screenshots` (the
+//! design's search order), `rubric` (the criteria and their texts), `video` (the pipeline
+//! call), `service` and `results` (the two entry points every door calls).
 
 pub mod again;
 pub mod report;
@@ -18,6 +18,7 @@ pub mod runner;
 pub mod screenshots;
 pub mod service;
 pub mod trace;
+pub mod trace_zip;
 pub mod verdict;
 pub mod video;
 

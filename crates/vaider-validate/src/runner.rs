@@ -155,7 +155,8 @@ pub async fn run(plan: &RunPlan) -> Result<RunOutput, RunError> {
         std::fs::File::create(path)
             .map_err(|e| RunError::Io(format!("create {}: {e}", path.display())))
     };
-    let mut command = vaider_core::child_env::async_command(node);
+    // The project's code: no way to the desktop's Secret Service (see child_env).
+    let mut command = vaider_core::child_env::project_command(node);
     command
         .arg(&cli)
         .arg("test")

@@ -402,9 +402,13 @@ fn page_events(report: &Report, output: &RunOutput) -> PageEvents {
     let mut events = PageEvents::default();
     let mut traces = 0;
     for path in report.attachments_named("trace") {
-        if let Some(found) = trace::read_trace(Path::new(path)) {
-            traces += 1;
-            events.extend(found);
+        match trace::read_trace(Path::new(path)) {
+            Ok(found) => {
+                traces += 1;
+                events.extend(found);
+            }
+            // A refused trace counts as none: the unzipped files or stderr are read instead.
+            Err(e) => tracing::warn!("{e}"),
         }
     }
     if traces == 0 {

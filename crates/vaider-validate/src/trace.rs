@@ -2,19 +2,24 @@
 //! and uncaught exceptions from each test's `trace.zip` (`*.trace`, JSON lines), and failed
 //! requests from its network log (`*.network`); for a run stopped at its timeout, the same
 //! files not yet zipped. Without any, the design's text rules on the runner's stderr. Every
-//! message is cut to 200 characters.
+//! message is cut to 200 characters. Event files are read as streams of lines, never whole.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use serde_json::Value;
 
+use crate::trace_zip::TraceZipError;
+
 /// The longest message kept (contracts.md §2).
 pub const MAX_MESSAGE_CHARS: usize = 200;
 
-/// A trace entry larger than this is skipped: a test's events are small, a snapshot is not
-/// worth reading whole into memory.
-const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
+/// A line of a trace's event file longer than this is skipped without being held: events
+/// worth reading (console messages, failed requests) are short; DOM snapshots are not.
+const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Bytes of a run's unzipped event files read, at most (a run stopped at its timeout).
+const MAX_UNFINISHED_BYTES: u64 = 512 * 1024 * 1024;
 
 /// The page's console errors and network failures.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,22 +60,16 @@ pub fn cut(text: &str) -> String {
     text.chars().take(MAX_MESSAGE_CHARS).collect()
 }
 
-/// Reads one `trace.zip`; None when it cannot be opened as a zip.
-pub fn read_trace(path: &Path) -> Option<PageEvents> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut archive = zip::ZipArchive::new(file).ok()?;
+/// Reads one `trace.zip` within the limits of [`crate::trace_zip`]: only its event files
+/// (`*.trace`, `*.network`) are unpacked, line by line.
+pub fn read_trace(path: &Path) -> Result<PageEvents, TraceZipError> {
+    let mut archive = crate::trace_zip::open(path)?;
     let mut events = PageEvents::default();
     // Chromium also logs a failed request to the console ("Failed to load resource:
     // net::ERR_..."): by the design's rule that is a network failure, not a console error, and
     // the network log already has it with its URL. Kept apart, used only when that log is empty.
     let mut console_network = PageEvents::default();
-    for index in 0..archive.len() {
-        let Ok(mut entry) = archive.by_index(index) else {
-            continue;
-        };
-        let Ok(name) = entry.name().map(|n| n.to_string()) else {
-            continue;
-        };
+    for name in archive.names() {
         let kind = if name.ends_with(".trace") {
             Kind::Events
         } else if name.ends_with(".network") {
@@ -78,21 +77,11 @@ pub fn read_trace(path: &Path) -> Option<PageEvents> {
         } else {
             continue;
         };
-        if entry.size() > MAX_ENTRY_BYTES {
-            continue;
-        }
-        // The declared size may lie: the read itself is bounded too.
-        let mut text = String::new();
-        if (&mut entry)
-            .take(MAX_ENTRY_BYTES)
-            .read_to_string(&mut text)
-            .is_err()
-        {
-            continue;
-        }
-        read_lines(&kind, &text, &mut events, &mut console_network);
+        archive.read_entry(&name, |entry| {
+            read_lines(&kind, entry, &mut events, &mut console_network)
+        })?;
     }
-    Some(settle(events, console_network))
+    Ok(settle(events, console_network))
 }
 
 /// A run stopped at its timeout leaves its tests' events unzipped
@@ -106,6 +95,7 @@ pub fn read_unfinished(output_dir: &Path) -> Option<PageEvents> {
         return None;
     }
     let (mut events, mut console_network) = (PageEvents::default(), PageEvents::default());
+    let mut budget = MAX_UNFINISHED_BYTES;
     for (path, _) in files {
         let kind = match path.extension().and_then(|e| e.to_str()) {
             Some("trace") => Kind::Events,
@@ -114,21 +104,64 @@ pub fn read_unfinished(output_dir: &Path) -> Option<PageEvents> {
         let Ok(file) = std::fs::File::open(&path) else {
             continue;
         };
-        let mut text = String::new();
-        if file.take(MAX_ENTRY_BYTES).read_to_string(&mut text).is_ok() {
-            read_lines(&kind, &text, &mut events, &mut console_network);
-        }
+        let mut file = file.take(budget);
+        let Ok(read) = read_lines(&kind, &mut file, &mut events, &mut console_network) else {
+            continue;
+        };
+        budget = budget.saturating_sub(read);
     }
     Some(settle(events, console_network))
 }
 
-fn read_lines(kind: &Kind, text: &str, events: &mut PageEvents, console_network: &mut PageEvents) {
-    for line in text.lines() {
-        if let Ok(value) = serde_json::from_str::<Value>(line) {
+/// Reads JSON lines from `reader` as a stream; a line over [`MAX_LINE_BYTES`] is skipped
+/// unheld. Returns the bytes read.
+fn read_lines(
+    kind: &Kind,
+    reader: &mut dyn Read,
+    events: &mut PageEvents,
+    console_network: &mut PageEvents,
+) -> std::io::Result<u64> {
+    let mut reader = BufReader::new(reader);
+    let mut line = Vec::new();
+    let mut read = 0;
+    loop {
+        line.clear();
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return Ok(read);
+        }
+        read += n as u64;
+        if line.len() > MAX_LINE_BYTES && !line.ends_with(b"\n") {
+            read += skip_line(&mut reader)?;
+            continue;
+        }
+        if let Ok(value) = serde_json::from_slice::<Value>(&line) {
             match kind {
                 Kind::Events => read_event(&value, events, console_network),
                 Kind::Network => read_request(&value, events),
             }
+        }
+    }
+}
+
+/// Reads past the rest of a line without keeping it; the bytes read.
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<u64> {
+    let mut skipped = 0;
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(skipped);
+        }
+        let (used, done) = match buffer.iter().position(|b| *b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buffer.len(), false),
+        };
+        reader.consume(used);
+        skipped += used as u64;
+        if done {
+            return Ok(skipped);
         }
     }
 }
@@ -248,7 +281,7 @@ mod tests {
             events.network_failures,
             ["net::ERR_CONNECTION_REFUSED: GET http://127.0.0.1:1/a"]
         );
-        assert!(read_trace(&dir.path().join("missing.zip")).is_none());
+        assert!(read_trace(&dir.path().join("missing.zip")).is_err());
     }
 
     #[test]

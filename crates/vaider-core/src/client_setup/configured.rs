@@ -225,7 +225,11 @@ pub async fn probe(url: &str, token: Option<&str>, timeout: Duration) -> Reach {
         Ok(answer) if answer.status() == reqwest::StatusCode::UNAUTHORIZED => Reach::WrongToken,
         Ok(answer) => {
             let status = answer.status().as_u16();
-            let text = answer.text().await.unwrap_or_default();
+            // Only the first lines are shown: whatever answers on the port is read no further.
+            let head = crate::body::read_prefix(answer, 4096)
+                .await
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&head);
             Reach::Refused(status, text.chars().take(300).collect())
         }
     }

@@ -212,7 +212,7 @@ async fn fetch_json(
     max_bytes: usize,
 ) -> Result<Value, VaiderError> {
     let upstream = |message: String, response| VaiderError::Upstream { message, response };
-    let mut response = request.send().await.map_err(|e| {
+    let response = request.send().await.map_err(|e| {
         upstream(
             format!(
                 "Could not reach {service} to list its models ({}).",
@@ -222,21 +222,9 @@ async fn fetch_json(
         )
     })?;
     let status = response.status().as_u16();
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| {
-        upstream(
-            format!("{service}'s model list broke off: {}", e.without_url()),
-            None,
-        )
-    })? {
-        if body.len() + chunk.len() > max_bytes {
-            return Err(upstream(
-                format!("{service}'s model list is larger than {max_bytes} bytes; not read."),
-                None,
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
+    let body = crate::body::read_capped(response, max_bytes)
+        .await
+        .map_err(|e| upstream(e.describe(service, "model list"), None))?;
     let text = String::from_utf8_lossy(&body).into_owned();
     if !(200..300).contains(&status) {
         return Err(upstream(

@@ -1,10 +1,12 @@
 //! The check stage: everything that can be refused before anything leaves the machine. The
 //! time limit and the model name, each source resolved to a local file and checked by its
 //! content, and the provider's key. A file downloaded for a call that is refused is removed.
+//! Each file's identity is kept, so a file swapped after its check is not sent (`identity`).
 
 use std::path::PathBuf;
 
 use super::call::Call;
+use super::identity::{self, Identity};
 use super::MAX_TIMEOUT;
 use crate::analysis::AnalysisRequest;
 use crate::config::{Adapter, ProviderConfig};
@@ -27,6 +29,8 @@ pub(super) struct Checked {
     /// Close-ups sent after the main images.
     pub close_ups: Vec<CheckedFile>,
     pub key: Option<ApiKey>,
+    /// Which file each checked path was when it was checked.
+    identities: Vec<(PathBuf, Option<Identity>)>,
 }
 
 impl Checked {
@@ -38,6 +42,14 @@ impl Checked {
             .chain(std::iter::once(&self.subject))
             .chain(&self.close_ups)
     }
+
+    /// Err when a checked path no longer leads to the file that was checked: called just
+    /// before anything is sent.
+    pub fn unchanged(&self) -> Result<()> {
+        self.identities
+            .iter()
+            .try_for_each(|(path, checked)| identity::unchanged(path, checked))
+    }
 }
 
 impl Vaider {
@@ -48,7 +60,7 @@ impl Vaider {
         let provider = call.config.provider(&call.provider)?;
         check_limits(call, &provider)?;
         let within = async {
-            let mut media = self.check_sources(call).await?;
+            let (mut media, identities) = self.check_sources(call).await?;
             let key = match self.key_for(&provider).await {
                 Ok(key) => key,
                 Err(error) => {
@@ -67,6 +79,7 @@ impl Vaider {
                 subject,
                 close_ups,
                 key,
+                identities,
             })
         };
         tokio::time::timeout_at(call.deadline.into(), within)
@@ -75,7 +88,11 @@ impl Vaider {
     }
 
     /// Resolves and checks every source, in order (a diff's expected image first).
-    async fn check_sources(&self, call: &Call) -> Result<Vec<CheckedFile>> {
+    #[allow(clippy::type_complexity)]
+    async fn check_sources(
+        &self,
+        call: &Call,
+    ) -> Result<(Vec<CheckedFile>, Vec<(PathBuf, Option<Identity>)>)> {
         let request = &call.request;
         let expected_kind = if request.tool.takes_video() {
             MediaKind::Video
@@ -83,18 +100,21 @@ impl Vaider {
             MediaKind::Image
         };
         let limit = call.config.download_limit_mb.saturating_mul(1024 * 1024);
-        let mut checked = Vec::new();
+        let (mut checked, mut identities) = (Vec::new(), Vec::new());
         for source in sources(request)? {
             let found = self.check_source(source, call, limit, expected_kind).await;
             match found {
-                Ok(found) => checked.push(found),
+                Ok((found, identity)) => {
+                    identities.push((found.0.clone(), identity));
+                    checked.push(found);
+                }
                 Err(error) => {
                     forget_downloads(request, &checked);
                     return Err(error);
                 }
             }
         }
-        Ok(checked)
+        Ok((checked, identities))
     }
 
     async fn check_source(
@@ -103,7 +123,7 @@ impl Vaider {
         call: &Call,
         limit: u64,
         expected_kind: MediaKind,
-    ) -> Result<CheckedFile> {
+    ) -> Result<(CheckedFile, Option<Identity>)> {
         let path = source::resolve(
             source,
             &call.request.base_dirs,
@@ -115,13 +135,17 @@ impl Vaider {
         .await?;
         let check_path = path.clone();
         let inspected = tokio::task::spawn_blocking(move || {
-            media::inspect(&check_path, media::MAX_MEDIA_BYTES, Some(expected_kind))
+            // The same file before and after the check, or it is not the file checked.
+            let before = identity::of(&check_path);
+            let info = media::inspect(&check_path, media::MAX_MEDIA_BYTES, Some(expected_kind))?;
+            identity::unchanged(&check_path, &before)?;
+            Ok::<_, VaiderError>((info, before))
         })
         .await
         .map_err(|e| VaiderError::internal("check the file", e))
-        .and_then(|inspected| inspected.map_err(VaiderError::from));
+        .and_then(|inspected| inspected);
         match inspected {
-            Ok(info) => Ok((path, info)),
+            Ok((info, identity)) => Ok(((path, info), identity)),
             Err(error) => {
                 if source::is_download(source) {
                     let _ = std::fs::remove_file(&path);

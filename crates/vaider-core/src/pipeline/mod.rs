@@ -8,6 +8,7 @@ mod answer;
 mod cache;
 mod call;
 mod check;
+mod identity;
 mod prepare;
 mod record;
 mod video;
@@ -158,6 +159,8 @@ impl Vaider {
         hashed_late: &Mutex<Vec<String>>,
     ) -> std::result::Result<Asked, VaiderError> {
         let asking = async {
+            // The last moment before anything leaves the machine.
+            checked.unchanged()?;
             if !hash_later {
                 let wanted = CancellationToken::new();
                 return self

@@ -1,6 +1,7 @@
 //! Running ffmpeg and ffprobe: the one ffmpeg pass that decodes a video for the scan (its
 //! command line, its log and its failures), what ffmpeg says of its input (length, sound,
-//! size), and the few questions asked of ffprobe (codec, duration).
+//! size), and the few questions asked of ffprobe (codec, duration). Every input is opened as
+//! [`super::input`] says: local files only, with the demuxer of its checked container.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -9,6 +10,7 @@ use tokio::io::{AsyncReadExt, BufReader};
 
 use vaider_base::error::{Result, VaiderError};
 
+use super::input::input_for;
 use super::jpeg::Encoder;
 use super::measure::{detector_scale, read_frames, Found};
 use super::KeyframeOptions;
@@ -19,7 +21,15 @@ pub(super) async fn decode_with_ffmpeg(
     options: &KeyframeOptions,
     encoder: Option<&mut Encoder>,
 ) -> Result<Found> {
-    let mut command = scan_command(video, options, encoder.is_some()).await;
+    let Some(input) = input_for(video).options().map(<[_]>::to_vec) else {
+        return Err(VaiderError::InvalidPath {
+            message: format!(
+                "{} is not a video Vaider reads (a playlist or list of other files is never followed); pass the video itself.",
+                video.display()
+            ),
+        });
+    };
+    let mut command = scan_command(video, &input, options, encoder.is_some()).await;
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -46,6 +56,7 @@ pub(super) async fn decode_with_ffmpeg(
 /// detector's size (or, for frames to write, to `max_width`), as a Y4M stream on stdout.
 async fn scan_command(
     video: &Path,
+    input: &[std::ffi::OsString],
     options: &KeyframeOptions,
     writes_frames: bool,
 ) -> tokio::process::Command {
@@ -75,6 +86,7 @@ async fn scan_command(
     };
     let filter = format!("fps={}:round=up,{scale}", options.sample_fps);
     command
+        .args(input)
         .arg("-i")
         .arg(video)
         .args(["-an", "-sn", "-dn", "-vf", &filter])
@@ -174,7 +186,11 @@ fn is_webm(video: &Path) -> bool {
 /// Whether the video's codec marks frames that nothing refers to, so that they can be skipped:
 /// H.264 and HEVC with B-frames. Asked of ffprobe; when in doubt, every frame is decoded.
 pub(super) async fn has_unreferenced_frames(video: &Path) -> bool {
+    let Some(input) = input_for(video).options().map(<[_]>::to_vec) else {
+        return false;
+    };
     let output = ffprobe()
+        .args(input)
         .args(["-v", "error", "-select_streams", "v:0"])
         .args([
             "-show_entries",
@@ -213,7 +229,9 @@ pub async fn duration_seconds(video: &Path) -> Option<f64> {
 }
 
 async fn ffprobe_text(video: &Path, entries: &[&str]) -> Option<String> {
+    let input = input_for(video).options()?.to_vec();
     let output = ffprobe()
+        .args(input)
         .args(["-v", "error"])
         .args(entries)
         .args(["-of", "csv=p=0"])
@@ -307,6 +325,37 @@ mod tests {
             "{err}"
         );
     }
+    /// A list naming another local video (ffmpeg's concat format), and an HLS playlist
+    /// naming one by a file: URL: ffmpeg left to guess would play the other video.
+    #[tokio::test]
+    async fn a_playlist_naming_other_files_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other.webm");
+        let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/media");
+        std::fs::copy(shared.join("login-flow.webm"), &other).unwrap();
+        let concat = dir.path().join("list.mp4");
+        std::fs::write(&concat, "ffconcat version 1.0\nfile other.webm\n").unwrap();
+        let hls = dir.path().join("playlist.webm");
+        let playlist = format!(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:5.0,\nfile://{}\n#EXT-X-ENDLIST\n",
+            other.display()
+        );
+        std::fs::write(&hls, playlist).unwrap();
+        for list in [&concat, &hls] {
+            let err = change_points(list, &KeyframeOptions::default())
+                .await
+                .unwrap_err();
+            assert!(err.to_string().contains("never followed"), "{err}");
+            assert_eq!(duration_seconds(list).await, None);
+            assert!(!has_unreferenced_frames(list).await);
+        }
+        // The video itself still reads.
+        assert!(change_points(&other, &KeyframeOptions::default())
+            .await
+            .is_ok());
+        assert!(duration_seconds(&other).await.is_some());
+    }
+
     #[tokio::test]
     async fn a_file_ffmpeg_cannot_decode_is_refused_and_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();

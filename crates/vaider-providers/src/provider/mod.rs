@@ -301,9 +301,31 @@ impl Upstream {
     ) -> (Option<Duration>, VaiderError) {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = response.text().await.unwrap_or_default();
+        let body = crate::body::read_capped(response, crate::body::MAX_ERROR_BYTES).await;
+        let (body, unread) = match body {
+            Ok(bytes) => (String::from_utf8_lossy(&bytes).into_owned(), None),
+            // The headers (Retry-After) still count; the body is left unread.
+            Err(e) => (String::new(), Some(e)),
+        };
         let wait = rules.wait(status, &headers, &body, attempt, self.retry_base);
-        let error = rules.error_with_headers(status, &headers, &body);
+        let error = match unread {
+            None => rules.error_with_headers(status, &headers, &body),
+            Some(e) => VaiderError::Upstream {
+                message: format!(
+                    "{} answered HTTP {status} with {}",
+                    self.service,
+                    match e {
+                        crate::body::BodyError::TooLarge { limit } => format!(
+                            "an error body larger than {}; Vaider stopped reading it.",
+                            crate::body::size_text(limit)
+                        ),
+                        crate::body::BodyError::BrokeOff(why) =>
+                            format!("an error body that broke off ({why})."),
+                    }
+                ),
+                response: None,
+            },
+        };
         (wait, rate_limited(status, error, wait))
     }
 
@@ -362,16 +384,20 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     bounded::retry_after_value(value, std::time::SystemTime::now(), bounded::MAX_RETRY_WAIT)
 }
 
-/// Reads a JSON answer, or an upstream error that keeps the body.
+/// Reads a JSON answer of at most [`crate::body::MAX_ANSWER_BYTES`], or an upstream error
+/// that keeps the body (a body past the limit is never kept).
 pub async fn read_json(
     response: reqwest::Response,
     service: &str,
 ) -> Result<serde_json::Value, VaiderError> {
     let status = response.status().as_u16();
-    let text = response.text().await.map_err(|e| VaiderError::Upstream {
-        message: format!("{service}'s answer broke off: {}", e.without_url()),
-        response: None,
-    })?;
+    let bytes = crate::body::read_capped(response, crate::body::MAX_ANSWER_BYTES)
+        .await
+        .map_err(|e| VaiderError::Upstream {
+            message: e.describe(service, "answer"),
+            response: None,
+        })?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     serde_json::from_str(&text).map_err(|_| VaiderError::Upstream {
         message: format!("{service}'s answer was not JSON."),
         response: Some(vaider_base::error::UpstreamResponse { status, body: text }),

@@ -6,6 +6,8 @@
 //! `validate`, `qa`), each an `impl VaiderMcp` with its own router, joined once here. Each
 //! tool call is a request for the one pipeline.
 //!
+//! Live 2025 sessions are capped in [`sessions`].
+//!
 //! Adding a tool to a capability touches only that capability's file; a new capability is a
 //! new module whose router is added in [`registry`].
 
@@ -16,6 +18,7 @@ mod call;
 mod progress;
 mod qa;
 mod schema;
+pub mod sessions;
 pub mod sse;
 mod status;
 pub mod tool_set;
