@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod openapi;
 pub mod panics;
 pub mod rest;
+pub mod signed_url;
 pub mod text;
 pub mod ui;
 
