@@ -70,7 +70,9 @@ test('saved settings are written to config.toml and survive a restart of the ser
   expect(toml).not.toContain(ctx.server.dataDir);
 
   await ctx.server.restart();
-  await page.reload();
+  // A restart ends every UI session (they live in memory): the page is opened again, as
+  // `vaider ui` or the tray does, with a fresh code.
+  await openUi(page, ctx.server, '#/settings');
   await expect(page.locator('#setting-model')).toHaveValue('gemini-3.5-flash');
   await expect(page.locator('#setting-timeoutSec')).toHaveValue('45');
   await expect(page.locator('#setting-maxAttempts')).toHaveValue('5');
