@@ -35,10 +35,11 @@ async function main() {
   const signOutButton = document.getElementById('sign-out');
   if (signOutButton) signOutButton.addEventListener('click', () => { signOut(); });
   window.addEventListener('hashchange', () => {
-    // A new link opened in this tab: sign in with its code, then show its route.
+    // A new link opened in this tab (a signed-out page opened again): sign in with its code,
+    // then show its route.
     const next = takeCodeFromUrl();
     if (next) {
-      signInWithCode(next).then((ok) => { if (ok) location.reload(); });
+      signInWithCode(next).then((ok) => { if (ok) start(); });
       return;
     }
     route();
@@ -48,6 +49,15 @@ async function main() {
     showUnauthorized();
     return;
   }
+  await start();
+}
+
+/** Shows the page for a signed-in tab: its view, the live events and the settings. */
+async function start() {
+  app.unauthorized = false;
+  document.body.classList.remove('signed-out');
+  renderServerState();
+  renderBanners();
   route();
   connectEvents();
   await refreshSettings();
