@@ -38,9 +38,20 @@ function errorHelp(code) {
   return f ? f() : ['See the response JSON below for what came back, then run it again.'];
 }
 
-/** Sets a media element's src once the session cookie is there (the media route needs it). */
+/** A media URL without its signature (`exp`, `sig`), to tell whether the file changed. */
+function unsigned(url) {
+  return (url || '').replace(/[?&]exp=\d+&sig=[0-9a-f]+$/, '');
+}
+
+/** Whether a signed URL's time has passed (`exp` is in seconds since 1970). */
+function linkExpired(url) {
+  const m = /[?&]exp=(\d+)/.exec(url || '');
+  return Boolean(m) && Number(m[1]) * 1000 <= Date.now();
+}
+
+/** Sets a media element's src: a signed URL from the API, good for a few minutes. */
 function withSrc(el, url) {
-  Promise.resolve(app.sessionReady).catch(() => {}).then(() => { el.src = url; });
+  el.src = url;
   return el;
 }
 
@@ -118,7 +129,8 @@ export function detailView(root, r) {
     layout.hidden = false;
     document.title = `Vaider: ${d.fileName || basename(d.source) || 'analysis'}`;
     renderHead();
-    const key = `${d.mediaUrl}|${d.expectedMediaUrl}|${d.mediaType}`;
+    // The signature changes with each load; the file shown does not.
+    const key = `${unsigned(d.mediaUrl)}|${unsigned(d.expectedMediaUrl)}|${d.mediaType}`;
     if (key !== mediaKey) { mediaKey = key; renderMedia(); }
     renderInfo();
     if (!runAgain.firstChild) renderRunAgain();
@@ -146,9 +158,20 @@ export function detailView(root, r) {
         'aria-label': `Video: ${d.fileName || ''}`,
       });
       const el = video;
-      // The media route takes the session cookie: set the source once the cookie is there.
-      Promise.resolve(app.sessionReady).catch(() => {}).then(() => { if (el === video) el.src = d.mediaUrl; });
-      video.addEventListener('error', () => {
+      el.src = d.mediaUrl;
+      video.addEventListener('error', async () => {
+        // Its signed URL ran out while the video stayed open: a fresh one, at the same time.
+        if (linkExpired(el.src)) {
+          try {
+            const fresh = await api(`/api/interactions/${encodeURIComponent(id)}`);
+            if (fresh.mediaUrl && !linkExpired(fresh.mediaUrl) && el === video) {
+              const t = el.currentTime;
+              el.addEventListener('loadedmetadata', () => { el.currentTime = t; }, { once: true });
+              el.src = fresh.mediaUrl;
+              return;
+            }
+          } catch { /* say it could not be played */ }
+        }
         const note = $('.media-error', mediaPane) || h('p', { class: 'media-error notice' });
         note.textContent = 'The video could not be played here. The file may have moved since the analysis; its path is '
           + `${d.source}.`;

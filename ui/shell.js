@@ -3,7 +3,7 @@
 
 import { h, $ } from './dom.js';
 import { app } from './state.js';
-import { startSession } from './api.js';
+import { api } from './api.js';
 import { connectEvents, refreshSettings, setOnline, setServerPaused } from './server.js';
 import { route } from './router.js';
 
@@ -69,7 +69,7 @@ export function renderBanners() {
 
 export async function retryConnection() {
   try {
-    await startSession();
+    await api('/api/settings');
     setOnline(true);
     await refreshSettings();
     connectEvents();
@@ -79,7 +79,8 @@ export async function retryConnection() {
   }
 }
 
-export function showUnauthorized() {
+/** The signed-out page; `reason` is the server's word on why (a refused code, an ended session). */
+export function showUnauthorized(reason) {
   if (app.unauthorized) return;
   app.unauthorized = true;
   if (app.eventSource) { app.eventSource.close(); app.eventSource = null; }
@@ -90,10 +91,11 @@ export function showUnauthorized() {
   document.body.classList.add('signed-out');
   const main = $('#main');
   main.replaceChildren(h('section', { class: 'state-card', id: 'unauthorized' },
-    h('h1', null, 'This page needs Vaider’s token'),
-    h('p', null, 'Open this page with ', h('code', null, 'vaider ui'),
-      ' or from the tray menu (“Open history”). The link they open carries the token; the page keeps it for this tab only.'),
-    h('p', { class: 'muted' }, 'The token may also have changed since this tab was opened: open the page again the same way.')));
+    h('h1', null, 'This page is not signed in'),
+    h('p', null, 'Open it with ', h('code', null, 'vaider ui'),
+      ' or from the tray menu (“Open history”). The link they open carries a one-time code, never the token; the page trades it for a session kept for this tab only.'),
+    reason ? h('p', { id: 'unauthorized-reason' }, reason) : null,
+    h('p', { class: 'muted' }, 'A session also ends when you sign out, after 12 idle hours, when the token is rotated or when Vaider restarts: open the page again the same way.')));
   document.title = 'Vaider: not signed in';
 }
 

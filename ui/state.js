@@ -1,8 +1,9 @@
-// The page's shared state (token, settings, server state, the current view) and its small
+// The page's shared state (session, settings, server state, the current view) and its small
 // event bus: live events from the server are re-emitted here for the view that is shown.
 
 export const app = {
-  token: null,
+  // This tab's UI session (never the token): sent in X-Vaider-Session.
+  session: null,
   settings: null,
   paused: false,
   online: true,

@@ -73,13 +73,21 @@ fn first_line(text: &str, max_chars: usize) -> String {
 #[derive(Clone)]
 pub struct Links {
     pub base_url: String,
-    pub ui_url: String,
     pub mcp_url: String,
     pub token: String,
     pub engine: Arc<Vaider>,
+    /// The server's sign-in: the window's links carry a one-time login code minted here, in
+    /// process, never the token.
+    pub auth: Arc<vaider_server::auth::Auth>,
 }
 
 impl Links {
+    /// The UI on `route` (`#/`, `#/settings`) with a fresh one-time login code: make it just
+    /// before the window opens it (a code lasts a minute and works once).
+    pub fn sign_in_url(&self, route: &str) -> String {
+        vaider_server::embedded::sign_in_url(&self.base_url, &self.auth.mint_login_code(), route)
+    }
+
     /// The MCP config snippet for one client, as pretty JSON for the clipboard.
     pub fn mcp_config(&self, client: Client) -> String {
         let snippet = client.snippet(&self.mcp_url, &self.token);
@@ -127,10 +135,10 @@ impl Server {
         match &*self.slot() {
             Slot::Running(running) => Some(Links {
                 base_url: running.base_url(),
-                ui_url: running.ui_url(),
                 mcp_url: running.mcp_url(),
                 token: running.token(),
                 engine: running.engine.clone(),
+                auth: running.auth(),
             }),
             _ => None,
         }

@@ -1,5 +1,5 @@
-//! The one window: the server's web UI (`http://127.0.0.1:PORT/#token=…`) while the server
-//! runs, else the bundled fallback page that says why it does not and offers a free port.
+//! The one window: the server's web UI (`http://127.0.0.1:PORT/#/?code=…`, a one-time login
+//! code minted in-process, never the token) while the server runs, else the bundled fallback page that says why it does not and offers a free port.
 //! Closing it destroys it, so the webview's processes exit and the app idles in the tray;
 //! the tray and a second launch make it again.
 
@@ -25,13 +25,10 @@ impl Page {
         }
     }
 
-    /// The page's address with the token, which the UI takes from the fragment (`#/route?token=`)
-    /// into the tab's session storage before it shows the route.
+    /// The page's address with a fresh login code, which the UI trades for its session
+    /// before it shows the route.
     fn url(self, ui: &Links) -> String {
-        match self {
-            Page::History => ui.ui_url.clone(),
-            _ => format!("{}/{}?token={}", ui.base_url, self.route(), ui.token),
-        }
+        ui.sign_in_url(self.route())
     }
 }
 
@@ -87,8 +84,8 @@ fn parse(url: &str) -> tauri::Result<Url> {
     Url::parse(url).map_err(tauri::Error::InvalidUrl)
 }
 
-/// After `vaider token --rotate`: an open window on the UI opens it again with the new token in
-/// the fragment (the rotation ended the page's session and its old token).
+/// After `vaider token --rotate`: an open window on the UI signs in again with a fresh code (the
+/// rotation ended the page's session).
 pub fn take_new_token<R: Runtime>(app: &AppHandle<R>) {
     let (Some(window), Some(ui)) = (app.get_webview_window(MAIN), app.state::<Server>().links())
     else {
@@ -100,22 +97,20 @@ pub fn take_new_token<R: Runtime>(app: &AppHandle<R>) {
     if !showing_ui {
         return;
     }
-    if let Err(e) = parse(&ui.ui_url).and_then(|url| window.navigate(url)) {
-        tracing::warn!("could not give the window the new token: {e}");
+    if let Err(e) = parse(&Page::History.url(&ui)).and_then(|url| window.navigate(url)) {
+        tracing::warn!("could not sign the window in again: {e}");
     }
 }
 
 /// After the server started, stopped or failed: an open window shows the UI or the fallback
-/// page to match.
+/// page to match. A server that (re)started holds no session (they live in memory), so the
+/// window signs in again with a fresh code.
 pub fn follow_server<R: Runtime>(app: &AppHandle<R>) {
     let Some(window) = app.get_webview_window(MAIN) else {
         return;
     };
     let result = match app.state::<Server>().links() {
-        Some(ui) => match window.url() {
-            Ok(current) if current.as_str().starts_with(&ui.base_url) => Ok(()),
-            _ => parse(&ui.ui_url).and_then(|url| window.navigate(url)),
-        },
+        Some(ui) => parse(&Page::History.url(&ui)).and_then(|url| window.navigate(url)),
         // The fallback page asks for the status again when told to.
         None => window.eval("window.vaiderRefresh && window.vaiderRefresh();"),
     };

@@ -152,7 +152,7 @@ async function main() {
           });
         }));
       });
-      await page.goto(server.uiUrl());
+      await page.goto(await server.uiUrl());
       const [paint, insert] = await page.evaluate(() => Promise.race([
         Promise.all([window.__paint, window.__inserted]),
         new Promise((_, reject) => setTimeout(() => reject(new Error('no history row within 20 s')), 20_000)),
@@ -170,7 +170,7 @@ async function main() {
     // ---- search ---------------------------------------------------------------------------
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
-    await page.goto(server.uiUrl());
+    await page.goto(await server.uiUrl());
     await page.locator('#history-rows tr').first().waitFor();
     await page.evaluate(() => {
       const input = document.querySelector('#history-search');

@@ -40,8 +40,8 @@ test('BEFORE and AFTER side by side, as a swipe and as an onion skin', async ({ 
   const stage = page.locator('#compare-stage');
   // Side by side: both pictures load, BEFORE first, AFTER the annotated one.
   await expect(stage.locator('figcaption')).toHaveText(['Before', 'After']);
-  await expect(stage.locator('img.cmp-before')).toHaveAttribute('src', `/api/interactions/${id}/media?which=expected`);
-  await expect(stage.locator('img.cmp-after')).toHaveAttribute('src', `/api/interactions/${id}/media`);
+  await expect(stage.locator('img.cmp-before')).toHaveAttribute('src', new RegExp(`^/api/interactions/${id}/media\\?which=expected&exp=\\d+&sig=[0-9a-f]{64}$`));
+  await expect(stage.locator('img.cmp-after')).toHaveAttribute('src', new RegExp(`^/api/interactions/${id}/media\\?exp=\\d+&sig=[0-9a-f]{64}$`));
   for (const sel of ['img.cmp-before', 'img.cmp-after']) {
     await expect.poll(() => stage.locator(sel).evaluate((img) => img.complete && img.naturalWidth)).toBeGreaterThan(100);
   }
@@ -67,7 +67,7 @@ test('the diff, the heat map and the close-ups are shown as the comparison wrote
   ];
   for (const [button, img, which, file] of shown) {
     await page.click(button);
-    await expect(stage.locator(img)).toHaveAttribute('src', `/api/interactions/${id}/media?which=${which}`);
+    await expect(stage.locator(img)).toHaveAttribute('src', new RegExp(`^/api/interactions/${id}/media\\?which=${which}&exp=\\d+&sig=[0-9a-f]{64}$`));
     const size = await stage.locator(img).evaluate(async (el) => {
       await el.decode();
       return [el.naturalWidth, el.naturalHeight];

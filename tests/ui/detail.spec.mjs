@@ -37,7 +37,7 @@ test('the video plays: it reaches HAVE_ENOUGH_DATA and its time advances', async
   await openUi(page, ctx.server, `#/i/${plain.interactionId}`);
   const v = page.locator('#media-video');
   await expect(v).toBeVisible();
-  await expect(v).toHaveAttribute('src', `/api/interactions/${plain.interactionId}/media`);
+  await expect(v).toHaveAttribute('src', new RegExp(`^/api/interactions/${plain.interactionId}/media\\?exp=\\d+&sig=[0-9a-f]{64}$`));
   await expect.poll(async () => (await videoState(page)).readyState, { timeout: 20_000 }).toBe(4);
   const before = await videoState(page);
   expect(before.error).toBeNull();
@@ -227,7 +227,7 @@ test('an image analysis shows the image, a ui_diff_check both images and the dif
   const image = await ctx.server.mcpTool('analyze_image', { image_source: shot, cwd: ctx.server.projectDir });
   const imageId = image.structuredContent.interactionId;
   await openUi(page, ctx.server, `#/i/${imageId}`);
-  await expect(page.locator('#media-image')).toHaveAttribute('src', `/api/interactions/${imageId}/media`);
+  await expect(page.locator('#media-image')).toHaveAttribute('src', new RegExp(`^/api/interactions/${imageId}/media\\?exp=\\d+&sig=[0-9a-f]{64}$`));
   await expect.poll(() => page.locator('#media-image').evaluate((img) => img.complete && img.naturalWidth)).toBeGreaterThan(100);
   await expect(page.locator('#media-video')).toHaveCount(0);
 
@@ -239,7 +239,7 @@ test('an image analysis shows the image, a ui_diff_check both images and the dif
   for (const sel of ['#media-expected', '#media-image']) {
     await expect.poll(() => page.locator(sel).evaluate((img) => img.complete && img.naturalWidth)).toBeGreaterThan(100);
   }
-  await expect(page.locator('#media-expected')).toHaveAttribute('src', `/api/interactions/${diffId}/media?which=expected`);
+  await expect(page.locator('#media-expected')).toHaveAttribute('src', new RegExp(`^/api/interactions/${diffId}/media\\?which=expected&exp=\\d+&sig=[0-9a-f]{64}$`));
   await expect(page.locator('figure figcaption')).toHaveText(['Expected', 'Actual']);
   const table = page.locator('#details table.table-differences');
   await expect(table).toBeVisible();

@@ -44,9 +44,9 @@ export function serverPerFile(options = {}) {
   return holder;
 }
 
-/** Opens the UI as `vaider ui` does (token in the fragment), then goes to `route`. */
+/** Opens the UI as `vaider ui` does (a one-time login code in the fragment), then goes to `route`. */
 export async function openUi(page, server, route = '#/') {
-  await page.goto(server.uiUrl());
+  await page.goto(await server.uiUrl());
   await expect(page.locator('#server-state')).toHaveAttribute('data-state', /running|paused/);
   if (route !== '#/') {
     await page.evaluate((r) => { location.hash = r; }, route);

@@ -1,7 +1,9 @@
-// Another local web page cannot use Vaider through the history page's cookie. The app under
-// test runs on another loopback port; cookies are not port-scoped and SameSite=Strict counts
-// every loopback port as the same site, so Chromium attaches `vaider_session` to what that
-// page sends to Vaider. Every such request must fail, while Vaider's own page keeps working.
+// Another local web page cannot use Vaider through anything the history page's browser holds.
+// The app under test runs on another loopback port; cookies are not port-scoped and
+// SameSite=Strict counts every loopback port as the same site, so a cookie for Vaider would
+// go along with what that page sends (and to that page's own server). So Vaider sets none:
+// the history page sends its session in a header, and its media load through signed URLs.
+// Every request of the other page must fail, while Vaider's own page keeps working.
 import http from 'node:http';
 import { test, expect, serverPerFile, openUi, historyRow } from './fixtures.mjs';
 import { keychainClear } from './lib/vaider.mjs';
@@ -42,18 +44,12 @@ test.afterAll(async () => {
   await keychainClear('gemini');
 });
 
-test('a page on another loopback port gets nothing with the cookie, and the own page still works', async ({ page, context }) => {
+test('a page on another loopback port gets nothing, and the own page still works', async ({ page, context }) => {
   const vaider = ctx.server.baseUrl;
-  // The history page trades its token for the cookie.
+  // The history page signs in with a one-time code: no cookie for any port to receive.
   await openUi(page, ctx.server);
   await expect(historyRow(page, videoId)).toBeVisible();
-  const cookies = await context.cookies(vaider);
-  expect(cookies.map((c) => c.name)).toContain('vaider_session');
-  // What every other local port receives is a session secret, not the token.
-  const session = cookies.find((c) => c.name === 'vaider_session');
-  expect(session.value).not.toContain(ctx.server.token);
-  expect(session.httpOnly).toBe(true);
-  expect(session.sameSite).toBe('Strict');
+  expect(await context.cookies(vaider)).toEqual([]);
   const historyBefore = (await ctx.server.json('/api/history')).body.total;
 
   // The other app, in the same browser: its own page, with no listener that fails the test
@@ -174,8 +170,8 @@ test('a page on another loopback port gets nothing with the cookie, and the own 
   expect(attempts.script).toBe('error');
   expect(attempts['form pause'].outcome).toBe('answered');
 
-  // Every request that reached Vaider (preflights aside) got 401, although Chromium did attach
-  // the cookie: that is the hole this closes.
+  // Every request that reached Vaider (preflights aside) got 401, and carried no cookie of
+  // Vaider's: there is none to attach.
   const expectedPaths = ['/api/settings', '/api/history', '/api/server/pause', '/mcp',
     `/api/interactions/${imageId}/media`, `/api/interactions/${videoId}/media`];
   const reached = () => [...seen.values()].filter((r) => r.path && r.method !== 'OPTIONS' && r.status);
@@ -183,7 +179,7 @@ test('a page on another loopback port gets nothing with the cookie, and the own 
     .toEqual(expect.arrayContaining(expectedPaths));
   for (const r of reached()) {
     expect(r.status, `${r.method} ${r.path}`).toBe(401);
-    expect(r.cookie, `${r.method} ${r.path}: Chromium sent the cookie along`).toContain('vaider_session=');
+    expect(r.cookie || '', `${r.method} ${r.path}: a cookie went along`).not.toContain('vaider_session=');
   }
   const posts = reached().filter((r) => r.method === 'POST').map((r) => r.path);
   expect(posts.filter((p) => p === '/api/server/pause').length, 'fetch, no-cors fetch and form').toBeGreaterThanOrEqual(3);
@@ -193,8 +189,8 @@ test('a page on another loopback port gets nothing with the cookie, and the own 
   expect((await ctx.server.json('/api/history')).body.total).toBe(historyBefore);
   await other.close();
 
-  // Vaider's own page: the cookie still opens the media route and the live events; its other
-  // calls send the bearer header, so the cookie alone opens nothing else, even there.
+  // Vaider's own page: its calls send the session header and its video loads through a signed
+  // URL; a request without the header opens nothing, even there.
   await expect(page.locator('#server-state')).toHaveAttribute('data-state', 'running');
   const own = await page.evaluate(async () => (await fetch('/api/settings', { credentials: 'same-origin' })).status);
   expect(own).toBe(401);
@@ -207,16 +203,15 @@ test('a page on another loopback port gets nothing with the cookie, and the own 
   await expect(historyRow(page, later.interactionId)).toBeVisible();
 });
 
-test('signing out ends the page session: its cookie opens nothing afterwards', async ({ page, context }) => {
+test('signing out ends the page session: its secret opens nothing afterwards', async ({ page }) => {
   await openUi(page, ctx.server);
-  const media = `/api/interactions/${videoId}/media`;
-  const status = (path) => page.evaluate(async (p) => (await fetch(p, { credentials: 'same-origin' })).status, path);
-  expect(await status(media)).toBe(200);
-  const cookie = (await context.cookies(ctx.server.baseUrl)).find((c) => c.name === 'vaider_session');
+  const session = await page.evaluate(() => sessionStorage.getItem('vaider.session'));
+  expect(session).toMatch(/^[0-9a-f]{64}$/);
+  const status = (secret) => page.evaluate(async (s) => (await fetch('/api/history', { headers: { 'X-Vaider-Session': s } })).status, secret);
+  expect(await status(session)).toBe(200);
   await page.locator('#sign-out').click();
   await expect(page.locator('#unauthorized')).toBeVisible();
-  expect(await page.evaluate(() => sessionStorage.getItem('vaider.token'))).toBeNull();
+  expect(await page.evaluate(() => sessionStorage.getItem('vaider.session'))).toBeNull();
   // The old secret, sent again as the page would have, is refused.
-  await context.addCookies([{ ...cookie }]);
-  expect(await status(media)).toBe(401);
+  expect(await status(session)).toBe(401);
 });

@@ -11,10 +11,13 @@ test.beforeAll(async () => {
   first = await ctx.server.analyseOk({ videoPath: video, prompt: 'Describe the login test step by step.' });
 });
 
-test('lists a finished analysis with its file, tool and status, and takes the token out of the address', async ({ page }) => {
+test('lists a finished analysis with its file, tool and status, and takes the code out of the address', async ({ page }) => {
   await openUi(page, ctx.server);
-  expect(page.url()).not.toContain('token=');
-  expect(await page.evaluate(() => sessionStorage.getItem('vaider.token'))).toBe(ctx.server.token);
+  expect(page.url()).not.toContain('code=');
+  // The page keeps a session, never the token, anywhere it can store.
+  const stored = await page.evaluate(() => JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }) + document.cookie);
+  expect(stored).not.toContain(ctx.server.token);
+  expect(await page.evaluate(() => sessionStorage.getItem('vaider.session'))).toMatch(/^[0-9a-f]{64}$/);
 
   const row = historyRow(page, first.interactionId);
   await expect(row).toBeVisible();

@@ -13,7 +13,7 @@ test.beforeAll(async () => {
   id = (await ctx.server.analyseOk({ videoPath: video })).interactionId;
 });
 
-test('without a token or a cookie the media route answers 401', async () => {
+test('without a credential the media route answers 401', async () => {
   const res = await ctx.server.fetch(`/api/interactions/${id}/media`, { token: null });
   expect(res.status).toBe(401);
   const body = await res.json();
@@ -53,24 +53,44 @@ test('a Range request answers 206 with Content-Range', async () => {
   expect(tail.headers.get('content-range')).toBe(`bytes ${size - 10}-${size - 1}/${size}`);
 });
 
-test('the session cookie from POST /api/session opens the media route', async () => {
-  const noToken = await ctx.server.fetch('/api/session', { method: 'POST', token: null });
-  expect(noToken.status).toBe(401);
-  const res = await ctx.server.fetch('/api/session', { method: 'POST' });
-  expect(res.status).toBe(204);
-  const cookie = res.headers.get('set-cookie');
-  expect(cookie).toMatch(/^vaider_session=/);
-  expect(cookie).toMatch(/HttpOnly/i);
-  expect(cookie).toMatch(/SameSite=Strict/i);
-  const pair = cookie.split(';')[0];
-  const media = await ctx.server.fetch(`/api/interactions/${id}/media`, { token: null, headers: { Cookie: pair, Range: 'bytes=0-0' } });
+/** The signed URL the detail hands the page for the video, as its <video> loads it. */
+async function signedMediaUrl() {
+  const { body } = await ctx.server.json(`/api/interactions/${id}`);
+  return body.mediaUrl;
+}
+
+test('the page loads media through a signed URL: no header, no cookie, the file cannot run', async () => {
+  const url = await signedMediaUrl();
+  expect(url).toMatch(new RegExp(`^/api/interactions/${id}/media\\?exp=\\d+&sig=[0-9a-f]{64}$`));
+  const media = await ctx.server.fetch(url, { token: null, headers: { Range: 'bytes=0-0' } });
   expect(media.status).toBe(206);
+  expect(media.headers.get('x-content-type-options')).toBe('nosniff');
+  expect(media.headers.get('content-security-policy')).toMatch(/^sandbox;.*default-src 'none'/);
+  // Altered (the last hex digit), or on another interaction: refused with a clear code.
+  const flipped = url.slice(0, -1) + (url.endsWith('0') ? '1' : '0');
+  for (const altered of [flipped, url.replace(`/interactions/${id}/`, '/interactions/other/')]) {
+    const res = await ctx.server.fetch(altered, { token: null });
+    expect(res.status, altered).toBe(403);
+    expect((await res.json()).error.code).toBe('SIGNED_LINK_REFUSED');
+  }
 });
 
-test('another web origin is refused even with the cookie', async () => {
-  const res = await ctx.server.fetch('/api/session', { method: 'POST' });
-  const pair = res.headers.get('set-cookie').split(';')[0];
-  const foreign = await ctx.server.fetch('/api/history', { token: null, headers: { Cookie: pair, Origin: 'https://evil.example' } });
+test('a cookie opens nothing, not even the media route', async () => {
+  const session = (await ctx.server.json('/api/login', {
+    method: 'POST', token: null, headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ code: await ctx.server.loginCode() }),
+  })).body.session;
+  expect(session).toMatch(/^[0-9a-f]{64}$/);
+  for (const cookie of [`vaider_session=${session}`, `vaider_session=${ctx.server.token}`]) {
+    const media = await ctx.server.fetch(`/api/interactions/${id}/media`, { token: null, headers: { Cookie: cookie } });
+    expect(media.status).toBe(401);
+    const events = await ctx.server.fetch('/api/events', { token: null, headers: { Cookie: cookie } });
+    expect(events.status).toBe(401);
+  }
+  // The session counts in its header, and from another web origin nothing counts.
+  const own = await ctx.server.fetch('/api/history', { token: null, headers: { 'X-Vaider-Session': session } });
+  expect(own.status).toBe(200);
+  const foreign = await ctx.server.fetch('/api/history', { token: null, headers: { 'X-Vaider-Session': session, Origin: 'https://evil.example' } });
   expect(foreign.status).toBe(403);
 });
 

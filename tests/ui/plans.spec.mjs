@@ -79,7 +79,7 @@ test('the plans are listed by project and Run opens the run, its steps and its v
   await expect(steps.nth(1).locator('.qa-logs')).toContainText('click text=Sign in: ok');
   // The video plays beside the steps; a step's link seeks it to when that step started.
   const video = page.locator('#media-video');
-  await expect(video).toHaveAttribute('src', /\/api\/interactions\/[0-9a-f]{32}\/media$/);
+  await expect(video).toHaveAttribute('src', /\/api\/interactions\/[0-9a-f]{32}\/media\?exp=\d+&sig=[0-9a-f]{64}$/);
   await expect.poll(() => video.evaluate((v) => v.readyState)).toBeGreaterThanOrEqual(1);
   const link = steps.nth(2).locator('a.ts');
   const t = Number(await link.getAttribute('data-t'));

@@ -125,7 +125,7 @@ async function main() {
     try {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', deviceScaleFactor: 1 });
       const page = await context.newPage();
-      await page.goto(server.uiUrl());
+      await page.goto(await server.uiUrl());
       await page.locator(`#history-rows tr[data-id="${ids.login}"]`).waitFor();
       await page.mouse.move(0, 0);
       await fs.mkdir(OUT_DIR, { recursive: true });

@@ -70,7 +70,9 @@ test('saved settings are written to config.toml and survive a restart of the ser
   expect(toml).not.toContain(ctx.server.dataDir);
 
   await ctx.server.restart();
-  await page.reload();
+  // A restart ends every UI session (they live in memory): the page is opened again, as
+  // `vaider ui` or the tray does, with a fresh code.
+  await openUi(page, ctx.server, '#/settings');
   await expect(page.locator('#setting-model')).toHaveValue('gemini-3.5-flash');
   await expect(page.locator('#setting-timeoutSec')).toHaveValue('45');
   await expect(page.locator('#setting-maxAttempts')).toHaveValue('5');
@@ -132,14 +134,18 @@ test('a paused server shows the banner to a page opened later too', async ({ pag
   expect((await ctx.server.json('/api/settings')).body.paused).toBe(false);
 });
 
-test('when the server goes away the page says so, and comes back by itself', async ({ page }) => {
+test('when the server goes away the page says so; after the restart it says to sign in again, and then works', async ({ page }) => {
   await openUi(page, ctx.server);
   await expect(page.locator('#history-rows tr').first()).toBeVisible();
   await ctx.server.stopServer();
   await expect(page.locator('#banner-offline')).toContainText('Cannot reach the Vaider server', { timeout: 30_000 });
   await expect(page.locator('#server-state')).toHaveAttribute('data-state', 'offline');
   await ctx.server.spawnServer();
-  await expect(page.locator('#banner-offline')).toHaveCount(0, { timeout: 30_000 });
+  // UI sessions live in the server's memory: the restarted server knows none, and the page
+  // notices by itself (its events reconnect) and says how to open it again.
+  await expect(page.locator('#unauthorized')).toContainText('vaider ui', { timeout: 30_000 });
+  await expect(page.locator('#banner-offline')).toHaveCount(0);
+  await openUi(page, ctx.server);
   await expect(page.locator('#server-state')).toHaveAttribute('data-state', 'running');
   // Events flow again: a new analysis appears without a reload.
   const video = await ctx.server.addMedia('login-flow.webm', 'after-restart.webm', 'after');

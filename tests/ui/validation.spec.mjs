@@ -63,7 +63,7 @@ test('a passing validation shows its rubric, run, report, screenshots, video ana
   await expect(call).toHaveText('analyze_video');
   await expect(call).toHaveAttribute('href', `#/i/${passing.data.video_analysis.interaction_id}`);
   // The recording plays beside it.
-  await expect(page.locator('#media-video')).toHaveAttribute('src', `/api/interactions/${entry.id}/media`);
+  await expect(page.locator('#media-video')).toHaveAttribute('src', new RegExp(`^/api/interactions/${entry.id}/media\\?exp=\\d+&sig=[0-9a-f]{64}$`));
   // A screenshot past the last is not served.
   const res = await ctx.server.fetch(`/api/interactions/${entry.id}/media?which=screenshot&n=${passing.data.screenshots.length}`);
   expect(res.status).toBe(404);
@@ -82,6 +82,6 @@ test('a failing validation shows the rubric errors and the test error where it f
   await expect(page.locator('#failed-box')).toBeVisible();
   await expect(page.locator('#error-box')).toHaveCount(0);
   await expect(page.locator('#traces .trace-open').first()).toContainText('npx playwright show-trace ');
-  await expect(page.locator('#traces a.trace-download').first()).toHaveAttribute('href', `/api/interactions/${entry.id}/media?which=trace&n=0`);
+  await expect(page.locator('#traces a.trace-download').first()).toHaveAttribute('href', new RegExp(`^/api/interactions/${entry.id}/media\\?which=trace&n=0&exp=\\d+&sig=[0-9a-f]{64}$`));
   await expect(page.locator('#run-again')).toHaveText('Run the test again');
 });

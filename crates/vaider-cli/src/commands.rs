@@ -183,35 +183,55 @@ async fn start_server(
     Ok(running)
 }
 
-/// Opens the history UI of the running server, or starts one here and opens it.
+/// Opens the history UI of the running server, or starts one here and opens it. The browser
+/// gets a one-time login code, never the token; and a running server gets nothing until it
+/// proved it holds the token ([`vaider_server::running`]).
 async fn ui(no_open: bool) -> Result<ExitCode> {
+    use vaider_server::running::{self, Found};
+
     let config = Config::load()?;
     let addr = SocketAddr::from(([127, 0, 0, 1], config.port));
-    let already = tokio::task::spawn_blocking(move || vaider_server::vaider_answers_on(addr))
-        .await
-        .unwrap_or(false);
     let token = secrets::server_token(&config.data_dir())?;
-    let link = format!("http://{addr}/#token={token}");
     let open = |link: &str| {
         if no_open {
+            println!("Open this link within a minute (it works once): {link}");
             return;
         }
         if let Err(why) = vaider_server::ui::open_with_default_app(link.as_ref()) {
-            eprintln!("Could not start a browser ({why}): open the link yourself.");
+            eprintln!("Could not start a browser ({why}).");
+            println!("Open this link within a minute (it works once): {link}");
         }
     };
-    if already {
-        println!("Vaider's history: {link}");
-        open(&link);
-        return Ok(ExitCode::SUCCESS);
+    let found = {
+        let token = token.clone();
+        tokio::task::spawn_blocking(move || running::find(addr, &token)).await?
+    };
+    match found {
+        Found::Vaider => {
+            let code = tokio::task::spawn_blocking(move || running::login_code(addr, &token))
+                .await?
+                .map_err(anyhow::Error::msg)?;
+            println!("Vaider's history: http://{addr}/");
+            open(&vaider_server::embedded::sign_in_url(
+                &format!("http://{addr}"),
+                &code,
+                "#/",
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        Found::Other { pid } => bail!(Found::held_message(addr, pid)),
+        Found::Nothing => {
+            let running = start_server(None, None).await?;
+            println!(
+                "Vaider {VERSION} is running here until you press Ctrl+C.\nVaider's history: {}/",
+                running.base_url()
+            );
+            open(&running.ui_url("#/"));
+            tokio::spawn(stop_on_signal(running.shutdown_token()));
+            running.wait().await?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
-    let running = start_server(None, None).await?;
-    let link = running.ui_url();
-    println!("Vaider {VERSION} is running here until you press Ctrl+C.\nVaider's history: {link}");
-    open(&link);
-    tokio::spawn(stop_on_signal(running.shutdown_token()));
-    running.wait().await?;
-    Ok(ExitCode::SUCCESS)
 }
 
 async fn stop_on_signal(shutdown: CancellationToken) {

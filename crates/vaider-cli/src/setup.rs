@@ -160,7 +160,8 @@ async fn machine(report: &mut Report) -> Result<Config> {
         ),
     }
     token_check(&mut line, &data_dir);
-    port_check(&mut line, config.port).await;
+    let token = secrets::server_token(&data_dir).ok();
+    port_check(&mut line, config.port, token).await;
     let overridden: Vec<&str> = vaider_core::env_vars::settings()
         .map(|v| v.name)
         .filter(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()))
@@ -231,33 +232,29 @@ fn token_check(line: &mut impl FnMut(bool, &str, String), data_dir: &std::path::
     }
 }
 
-/// The port is free, or Vaider already answers on it.
-async fn port_check(line: &mut impl FnMut(bool, &str, String), port: u16) {
+/// The port is free, or a Vaider that proves it holds our token answers on it.
+async fn port_check(line: &mut impl FnMut(bool, &str, String), port: u16, token: Option<String>) {
+    use vaider_server::running::{self, Found};
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    match tokio::net::TcpListener::bind(addr).await {
-        Ok(_) => line(
+    if tokio::net::TcpListener::bind(addr).await.is_ok() {
+        return line(
+            true,
+            "port",
+            format!("{port} is free (`vaider serve` will use it)"),
+        );
+    }
+    let token = token.unwrap_or_default();
+    let found = tokio::task::spawn_blocking(move || running::find(addr, &token))
+        .await
+        .unwrap_or(Found::Other { pid: None });
+    match found {
+        Found::Vaider => line(true, "port", format!("Vaider is running on http://{addr}")),
+        Found::Other { pid } => line(false, "port", Found::held_message(addr, pid)),
+        Found::Nothing => line(
             true,
             "port",
             format!("{port} is free (`vaider serve` will use it)"),
         ),
-        Err(_) => {
-            let health =
-                tokio::task::spawn_blocking(move || vaider_server::vaider_answers_on(addr))
-                    .await
-                    .unwrap_or(false);
-            line(
-                health,
-                "port",
-                if health {
-                    format!("Vaider is running on http://{addr}")
-                } else {
-                    format!(
-                        "{} is taken by another program: set VAIDER_PORT or --port",
-                        port
-                    )
-                },
-            )
-        }
     }
 }
 
@@ -371,9 +368,37 @@ fn stdio_check(command: &str) -> (bool, String) {
     }
 }
 
-/// A client that calls the HTTP endpoint: try it with the token it will send.
+/// A client that calls the HTTP endpoint: try it with the token it will send, once the
+/// server there proved it holds the server's token (else the token is not sent).
 async fn http_check(url: &str, token: &TokenSource, server_token: Option<&str>) -> (bool, String) {
-    let sent = token.resolve();
+    use vaider_server::running::{self, Found};
+    let mut sent = token.resolve();
+    if sent.is_some() {
+        let found = match (loopback_addr(url), server_token) {
+            (Some(addr), Some(server_token)) => {
+                let server_token = server_token.to_string();
+                let found = tokio::task::spawn_blocking(move || running::find(addr, &server_token))
+                    .await
+                    .unwrap_or(Found::Other { pid: None });
+                Some((addr, found))
+            }
+            _ => None,
+        };
+        match found {
+            Some((_, Found::Vaider)) => {}
+            Some((addr, Found::Other { pid })) => {
+                return (
+                    false,
+                    format!(
+                        "{url}: {} (the token was not sent)",
+                        Found::held_message(addr, pid)
+                    ),
+                )
+            }
+            // Nothing listens, or no token here to prove the server with: send none.
+            _ => sent = None,
+        }
+    }
     let reach = probe(url, sent.as_deref(), Duration::from_secs(3)).await;
     let source = match token {
         TokenSource::Literal(_) => "the token written in the file".to_string(),
@@ -391,6 +416,26 @@ async fn http_check(url: &str, token: &TokenSource, server_token: Option<&str>) 
         (Reach::WrongToken, _) => (false, format!("{url} refuses {source}: missing or wrong token")),
         (Reach::Refused(status, body), _) => (false, format!("{url} answered {status}: {body}")),
     }
+}
+
+/// The loopback address an `http://host:port/...` URL names, for the proof before the token.
+fn loopback_addr(url: &str) -> Option<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let rest = url.strip_prefix("http://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+        && !authority.ends_with(']')
+    {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    authority
+        .to_socket_addrs()
+        .ok()?
+        .find(|addr| addr.ip().is_loopback())
 }
 
 /// `vaider token --rotate`: a new token, every UI session ended (a running server notices the

@@ -317,10 +317,13 @@ fn doctor_checks_that_each_configured_agent_reaches_the_server() {
     }
     assert!(!report.contains(&token), "{report}");
 
+    // With another token here, the server cannot prove it holds ours: it is sent nothing.
     let report = doctor(Some("not-the-token"));
     let codex = line_of(&report, "Codex CLI");
     assert!(
-        codex.starts_with("FIX") && codex.contains("refuses"),
+        codex.starts_with("FIX")
+            && codex.contains("not by a Vaider that holds your token")
+            && codex.contains("(the token was not sent)"),
         "{report}"
     );
     assert!(!report.contains("not-the-token"), "{report}");
@@ -625,16 +628,31 @@ async fn another_provider_from_the_terminal_with_its_own_key() {
     );
 }
 
-/// The first line of `vaider ui` output that holds the history link.
-fn history_link(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> String {
+/// The sign-in link `vaider ui --no-open` prints: the first line that holds one.
+fn sign_in_link(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> String {
     lines
         .map(|l| l.unwrap())
-        .find_map(|l| l.strip_prefix("Vaider's history: ").map(str::to_string))
-        .expect("a history link")
+        .find_map(|l| {
+            l.strip_prefix("Open this link within a minute (it works once): ")
+                .map(str::to_string)
+        })
+        .expect("a sign-in link")
+}
+
+/// `POST /api/login` with `code`: the status.
+async fn login(base: &str, code: &str) -> u16 {
+    reqwest::Client::new()
+        .post(format!("{base}/api/login"))
+        .json(&serde_json::json!({ "code": code }))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 #[tokio::test]
-async fn vaider_ui_serves_the_history_and_prints_a_link_that_carries_the_token() {
+async fn vaider_ui_serves_the_history_and_prints_a_one_time_code_never_the_token() {
     use std::io::BufRead;
     let sandbox = Sandbox::new();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -656,33 +674,33 @@ async fn vaider_ui_serves_the_history_and_prints_a_link_that_carries_the_token()
         child,
     };
     let mut lines = std::io::BufReader::new(served.child.stdout.take().unwrap()).lines();
-    let link = history_link(&mut lines);
-    let (base, token) = link.split_once("/#token=").expect("token in the fragment");
+    let link = sign_in_link(&mut lines);
+    let (base, code) = link
+        .split_once("/#/?code=")
+        .expect("a code in the fragment");
     assert_eq!(base, format!("http://127.0.0.1:{port}"));
-    let expected_token = stdout(&run({
+    let token = stdout(&run({
         let mut c = sandbox.vaider();
         c.arg("token");
         c
     }));
-    assert_eq!(token, expected_token.trim());
+    assert!(!link.contains(token.trim()), "{link}");
 
     let client = reqwest::Client::new();
     let page = client.get(format!("{base}/")).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert!(page.text().await.unwrap().contains("/ui/app.js"));
-    let api = client
-        .get(format!("{base}/api/history"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(api.status(), 200);
+    assert_eq!(login(base, code).await, 200);
+    assert_eq!(login(base, code).await, 401, "a code works once");
 
-    // With a server running, `vaider ui` only prints the same link and returns.
+    // With a server running, `vaider ui` proves it, asks it for a fresh code and returns.
     let mut second = sandbox.vaider();
     second.args(["ui", "--no-open"]).env("VAIDER_PORT", &port);
     let output = run(second);
     assert!(output.status.success(), "{}", stderr(&output));
-    let again = history_link(&mut stdout(&output).lines().map(|l| Ok(l.to_string())));
-    assert_eq!(again, link);
+    let again = sign_in_link(&mut stdout(&output).lines().map(|l| Ok(l.to_string())));
+    assert_ne!(again, link);
+    assert!(!again.contains(token.trim()));
+    let (_, code) = again.split_once("/#/?code=").unwrap();
+    assert_eq!(login(base, code).await, 200);
 }

@@ -1,13 +1,41 @@
-//! Who may call the server: the bearer token (agents, the CLI, the UI page's own fetches) and
-//! the UI's sessions (the cookie that `<video>` and `EventSource` send, since they cannot send a
-//! header). A session is a random secret minted by `POST /api/session`, unrelated to the token
-//! (a page on another local port that receives the cookie learns nothing it could send as a
-//! bearer), kept in memory only, and ended by signing out, by [`SESSION_IDLE`] unused, by a
-//! token rotation (`vaider token --rotate`, noticed on the next request) or by a restart.
+//! Who may call the server, and as whom. The bearer token is for agents and the CLI. The web
+//! UI never holds it: `vaider ui` (holding the token) or the tray app (in-process) mints a
+//! one-time login code that lives [`LOGIN_CODE_TTL`], and the page trades the code for a UI
+//! session, a random secret unrelated to the token that it sends in the
+//! [`SESSION_HEADER`] on the UI's own routes. A session is kept in memory only and ends by
+//! signing out, by [`SESSION_IDLE`] unused, by a token rotation (noticed on the next request)
+//! or by a restart. A request's [`Caller`] says which of the two let it in.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant, SystemTime};
+
+/// The header the UI's page sends its session in (never a cookie: browsers send cookies to
+/// every port of 127.0.0.1, so another local server would receive it).
+pub const SESSION_HEADER: &str = "x-vaider-session";
+/// How long a login code may wait for its page.
+pub const LOGIN_CODE_TTL: Duration = Duration::from_secs(60);
+/// Wrong codes tried before every outstanding code is burnt: a code faces at most this many
+/// guesses (of 2^122), and whoever runs `vaider ui` again gets a fresh one.
+const MAX_WRONG_CODES: u32 = 10;
+/// At most this many codes wait at once; the oldest goes first.
+const MAX_CODES: usize = 16;
+
+/// Who let a request in, set by the guard as a request extension. The bearer token alone
+/// never stands for a person's decision; a UI session signed in through a login code (which
+/// only `vaider ui` or the tray app hands to a browser) does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// `Authorization: Bearer <token>`: an agent, the CLI or a script.
+    Token,
+    /// A UI session that was signed in with a one-time login code.
+    SignedInUi,
+}
+
+/// Why a login code was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("This login code is unknown, used already or expired (a code works once, for 60 seconds). Open the page again with `vaider ui` or from the tray menu.")]
+pub struct CodeRefused;
 
 /// How long a UI session lives without a request.
 pub const SESSION_IDLE: Duration = Duration::from_secs(12 * 60 * 60);
@@ -20,6 +48,14 @@ pub struct Auth {
     /// a test), with what it looked like when last read.
     file: Option<(PathBuf, Mutex<Option<Stamp>>)>,
     sessions: Mutex<Vec<Session>>,
+    codes: Mutex<Codes>,
+}
+
+/// The login codes waiting for their page, and how many wrong ones were tried.
+#[derive(Default)]
+struct Codes {
+    waiting: Vec<(String, Instant)>,
+    wrong: u32,
 }
 
 /// What changes when the token file is rewritten (an atomic write is a new file).
@@ -37,6 +73,7 @@ impl Auth {
             token: RwLock::new(Arc::from(token)),
             file: None,
             sessions: Mutex::new(Vec::new()),
+            codes: Mutex::new(Codes::default()),
         }
     }
 
@@ -63,13 +100,72 @@ impl Auth {
         constant_time_eq(given.trim().as_bytes(), self.token().as_bytes())
     }
 
-    /// A new session's secret: 244 random bits, nothing to do with the token.
-    pub fn mint_session(&self) -> String {
-        let secret = format!(
-            "{}{}",
-            uuid::Uuid::new_v4().simple(),
-            uuid::Uuid::new_v4().simple()
-        );
+    /// A one-time login code for a browser page, valid [`LOGIN_CODE_TTL`]: what `vaider ui`
+    /// and the tray put in the page's address instead of the token.
+    pub fn mint_login_code(&self) -> String {
+        let code = hex::encode(rand::random::<[u8; 16]>());
+        let mut codes = self.codes();
+        let now = Instant::now();
+        codes
+            .waiting
+            .retain(|(_, made)| now.saturating_duration_since(*made) < LOGIN_CODE_TTL);
+        if codes.waiting.len() >= MAX_CODES {
+            codes.waiting.remove(0);
+        }
+        codes.waiting.push((code.clone(), now));
+        codes.wrong = 0;
+        code
+    }
+
+    /// Trades a login code for a new UI session's secret; the code is spent either way.
+    pub fn sign_in_with_code(&self, code: &str) -> Result<String, CodeRefused> {
+        self.refresh();
+        self.take_code(code, Instant::now())?;
+        Ok(self.mint_session())
+    }
+
+    fn take_code(&self, code: &str, now: Instant) -> Result<(), CodeRefused> {
+        let mut codes = self.codes();
+        codes
+            .waiting
+            .retain(|(_, made)| now.saturating_duration_since(*made) < LOGIN_CODE_TTL);
+        let found = codes
+            .waiting
+            .iter()
+            .position(|(waiting, _)| constant_time_eq(waiting.as_bytes(), code.trim().as_bytes()));
+        match found {
+            Some(i) => {
+                codes.waiting.swap_remove(i);
+                Ok(())
+            }
+            None => {
+                codes.wrong += 1;
+                if codes.wrong >= MAX_WRONG_CODES {
+                    codes.waiting.clear();
+                    codes.wrong = 0;
+                    tracing::warn!(
+                        "{MAX_WRONG_CODES} wrong login codes tried: every waiting code was burnt"
+                    );
+                }
+                Err(CodeRefused)
+            }
+        }
+    }
+
+    fn codes(&self) -> std::sync::MutexGuard<'_, Codes> {
+        self.codes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The answer to a challenge sent to `/v1/health` on `port`: proves this server holds the
+    /// token without revealing it. The port is in the message so that a program holding the
+    /// port a client asked cannot pass the challenge on to a real Vaider on another port.
+    pub fn proof(&self, port: u16, nonce: &str) -> String {
+        proof(&self.token(), port, nonce)
+    }
+
+    /// A new session's secret: 256 random bits, nothing to do with the token.
+    fn mint_session(&self) -> String {
+        let secret = hex::encode(rand::random::<[u8; 32]>());
         let mut sessions = self.sessions();
         if sessions.len() >= MAX_SESSIONS {
             if let Some(oldest) = (0..sessions.len()).min_by_key(|&i| sessions[i].last_used) {
@@ -140,6 +236,7 @@ impl Auth {
         if !text.is_empty() && **token != *text {
             *token = Arc::from(text);
             self.sessions().clear();
+            self.codes().waiting.clear();
             tracing::info!("the token file changed: new token in use, every UI session ended");
         }
     }
@@ -152,6 +249,18 @@ fn stamp(path: &std::path::Path) -> Option<Stamp> {
     #[cfg(not(unix))]
     let inode = 0;
     Some((meta.modified().ok(), meta.len(), inode))
+}
+
+/// `HMAC-SHA256(token, "vaider-proof:{port}:{nonce}")` in hex: what a server holding `token`
+/// answers to a challenge on `port`, and what a client holding it expects.
+pub fn proof(token: &str, port: u16, nonce: &str) -> String {
+    use hmac::{Hmac, KeyInit, Mac};
+    let Ok(mut mac) = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(token.as_bytes()) else {
+        // HMAC takes a key of any length; an empty answer proves nothing.
+        return String::new();
+    };
+    mac.update(format!("vaider-proof:{port}:{nonce}").as_bytes());
+    hex::encode(mac.finalize().into_bytes())
 }
 
 /// Compares without an early exit, so response time does not reveal how much of a guess matched.
@@ -216,11 +325,66 @@ mod tests {
         std::fs::write(&file, "old").unwrap();
         let auth = Auth::following("old", file.clone());
         let session = auth.mint_session();
+        let code = auth.mint_login_code();
         assert!(auth.bearer_ok("old") && auth.session_ok(&session));
         vaider_core::atomic_file::write(&file, b"new\n", vaider_core::atomic_file::Sync::ToDisk)
             .unwrap();
         assert!(!auth.bearer_ok("old"));
         assert!(auth.bearer_ok("new"));
         assert!(!auth.session_ok(&session));
+        assert_eq!(auth.sign_in_with_code(&code), Err(CodeRefused));
+    }
+
+    #[test]
+    fn a_login_code_works_once() {
+        let auth = Auth::fixed("vdr_token");
+        let code = auth.mint_login_code();
+        assert_eq!(code.len(), 32);
+        assert!(!code.contains("vdr_token"));
+        let session = auth.sign_in_with_code(&code).unwrap();
+        assert!(auth.session_ok(&session));
+        assert_eq!(auth.sign_in_with_code(&code), Err(CodeRefused));
+        // The token is not a code, and a session is not a code.
+        assert_eq!(auth.sign_in_with_code("vdr_token"), Err(CodeRefused));
+        assert_eq!(auth.sign_in_with_code(&session), Err(CodeRefused));
+    }
+
+    #[test]
+    fn a_login_code_expires() {
+        let auth = Auth::fixed("t");
+        let code = auth.mint_login_code();
+        let later = Instant::now() + LOGIN_CODE_TTL + Duration::from_secs(1);
+        assert_eq!(auth.take_code(&code, later), Err(CodeRefused));
+        let fresh = auth.mint_login_code();
+        let soon = Instant::now() + LOGIN_CODE_TTL - Duration::from_secs(5);
+        assert_eq!(auth.take_code(&fresh, soon), Ok(()));
+    }
+
+    #[test]
+    fn guessing_burns_every_waiting_code() {
+        let auth = Auth::fixed("t");
+        let code = auth.mint_login_code();
+        for guess in 0..MAX_WRONG_CODES {
+            assert_eq!(
+                auth.sign_in_with_code(&format!("{guess:032x}")),
+                Err(CodeRefused)
+            );
+        }
+        // The right code, after too many wrong ones, is refused too.
+        assert_eq!(auth.sign_in_with_code(&code), Err(CodeRefused));
+        let next = auth.mint_login_code();
+        assert!(auth.sign_in_with_code(&next).is_ok());
+    }
+
+    #[test]
+    fn the_proof_needs_the_token_and_names_the_port() {
+        let auth = Auth::fixed("vdr_token");
+        let answer = auth.proof(3456, "nonce");
+        assert_eq!(answer, proof("vdr_token", 3456, "nonce"));
+        assert_eq!(answer.len(), 64);
+        assert_ne!(answer, proof("vdr_other", 3456, "nonce"));
+        assert_ne!(answer, proof("vdr_token", 3457, "nonce"));
+        assert_ne!(answer, proof("vdr_token", 3456, "nonce2"));
+        assert!(!answer.contains("vdr_token"));
     }
 }

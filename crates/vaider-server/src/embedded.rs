@@ -74,9 +74,16 @@ impl RunningServer {
         self.tokens.subscribe()
     }
 
-    /// The UI with the current token in the fragment, which never reaches a server log.
-    pub fn ui_url(&self) -> String {
-        format!("{}/#token={}", self.base_url(), self.token())
+    /// The UI's address with a fresh one-time login code in the fragment (never the token):
+    /// valid once, for [`crate::auth::LOGIN_CODE_TTL`], so make it just before a browser or
+    /// webview opens it. `route` is the page's route, `#/` or `#/settings`.
+    pub fn ui_url(&self, route: &str) -> String {
+        sign_in_url(&self.base_url(), &self.token.mint_login_code(), route)
+    }
+
+    /// The token, the UI's sessions and login codes of this server.
+    pub fn auth(&self) -> Arc<Auth> {
+        self.token.clone()
     }
 
     pub fn mcp_url(&self) -> String {
@@ -103,6 +110,15 @@ impl RunningServer {
     }
 }
 
+/// `base`'s UI on `route` (`#/…`), signing in with `code`; the page takes the code from the
+/// fragment (which never reaches a server log) and trades it for a session.
+pub fn sign_in_url(base: &str, code: &str, route: &str) -> String {
+    let route = route.strip_prefix('#').unwrap_or(route);
+    let route = if route.is_empty() { "/" } else { route };
+    let joiner = if route.contains('?') { '&' } else { '?' };
+    format!("{base}/#{route}{joiner}code={code}")
+}
+
 /// Loads the config (file, then environment), binds, and serves in the background.
 pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
     let mut config = Config::load().map_err(|e| StartError::Other(e.to_string()))?;
@@ -113,27 +129,25 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
         options.host.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
         config.port,
     );
-    let listener = bind(addr).await?;
+    let token =
+        secrets::server_token(&config.data_dir()).map_err(|e| StartError::Other(e.to_string()))?;
+    let listener = bind(addr, &token).await?;
     let addr = listener
         .local_addr()
         .map_err(|e| StartError::Other(e.to_string()))?;
     let engine = Vaider::open(config).map_err(|e| StartError::Other(e.to_string()))?;
-    let token =
-        secrets::server_token(engine.data_dir()).map_err(|e| StartError::Other(e.to_string()))?;
     let shutdown = CancellationToken::new();
-    let token_file = secrets::token_file(engine.data_dir());
+    let auth = Arc::new(match secrets::token_file(engine.data_dir()) {
+        Some(file) => Auth::following(&token, file),
+        None => Auth::fixed(&token),
+    });
     let app = crate::router_with(crate::Doors {
         engine: engine.clone(),
-        token: &token,
-        token_file: token_file.clone(),
+        auth: auth.clone(),
         shutdown: shutdown.clone(),
         desktop: options.desktop,
     });
     let task = serve_in_background(listener, app, shutdown.clone());
-    let auth = Arc::new(match token_file {
-        Some(file) => Auth::following(&token, file),
-        None => Auth::fixed(&token),
-    });
     let (tokens, _) = tokio::sync::watch::channel(token);
     tokio::spawn(follow_token(auth.clone(), tokens.clone(), shutdown.clone()));
     Ok(RunningServer {
@@ -146,14 +160,16 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
     })
 }
 
-/// Binds the address; a port in use is explained: whether another Vaider holds it, and the
-/// next free one.
-async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, StartError> {
+/// Binds the address; a port in use is explained: whether a Vaider that proves it holds the
+/// same token holds it ([`crate::running`]), and the next free one.
+async fn bind(addr: SocketAddr, token: &str) -> Result<tokio::net::TcpListener, StartError> {
     match crate::bind(addr).await {
         Ok(listener) => Ok(listener),
         Err(ServeError::PortInUse { port, ip, .. }) => {
+            let token = token.to_string();
             let by_vaider = tokio::task::spawn_blocking(move || {
-                crate::vaider_answers_on(SocketAddr::new(ip, port))
+                crate::running::find(SocketAddr::new(ip, port), &token)
+                    == crate::running::Found::Vaider
             })
             .await
             .unwrap_or(false);
@@ -174,7 +190,7 @@ fn serve_in_background(
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<Result<(), ServeError>> {
     tokio::spawn(async move {
-        axum::serve(listener, app)
+        axum::serve(listener, crate::with_local_port(app))
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await?;
         Ok(())

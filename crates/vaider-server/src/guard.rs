@@ -1,10 +1,17 @@
 //! The checks in front of every route: the Host must be a loopback name (DNS rebinding), a
-//! present Origin must be a loopback or app origin (403 otherwise), and the bearer token must
-//! match on every route but health, the OpenAPI document and the UI's static pages (401
-//! otherwise). The UI's session cookie (a random session secret, never the token: see
-//! [`crate::auth`]) stands in for the token only where the page cannot send a header (its
-//! `<video>` and `EventSource` loads), only on GET, and only on requests from the server's
-//! own pages: never on `/mcp`, `/v1` or any request that changes something.
+//! present Origin must be a loopback or app origin (403 otherwise), and a credential must
+//! match on every route but health, the OpenAPI document, the UI's static pages and the
+//! UI's sign-in (401 otherwise). Three credentials count, each where it is meant to:
+//! - the bearer token, everywhere ([`Caller::Token`]);
+//! - the UI's session in the [`SESSION_HEADER`], on the UI's own routes `/api/...` only,
+//!   never on `/mcp` or `/v1` ([`Caller::SignedInUi`]);
+//! - a signed URL ([`crate::signed_url`]) on a `GET`, for what the page loads without a
+//!   header (`<video>`, `<img>`): it opens that one address for a few minutes and names no
+//!   caller.
+//!
+//! No cookie counts: browsers send a cookie to every port of 127.0.0.1, so another local
+//! server would receive it and could replay it. The [`Caller`] goes into the request's
+//! extensions for the handlers that must know whether a person decided.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -12,6 +19,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::api_error::ApiError;
+use crate::auth::{Auth, Caller, SESSION_HEADER};
 use crate::AppState;
 
 /// Origins a browser or webview may call from: loopback pages and the tray app's webview.
@@ -33,12 +41,17 @@ const APP_WEBVIEW_ORIGINS: &[&str] = &[
     "https://tauri.localhost",
 ];
 
-/// Routes any local process may call without the token: they hold no data.
-const OPEN_PATHS: &[&str] = &["/", "/v1/health", "/v1/openapi.json"];
+/// Routes any local process may call without a credential: they hold no data, and the
+/// sign-in takes a one-time code in its body.
+const OPEN_PATHS: &[&str] = &["/", "/v1/health", "/v1/openapi.json", "/api/login"];
 /// The UI's static files.
 const OPEN_PREFIX: &str = "/ui/";
+/// Where the UI's session counts: the UI's own JSON API.
+const SESSION_PREFIX: &str = "/api/";
+/// Bearer only: a signed-in page does not mint codes for other pages.
+const TOKEN_ONLY_PATHS: &[&str] = &["/api/login-code"];
 
-pub async fn check(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn check(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     if !host_allowed(headers) {
         return ApiError::new(
@@ -58,28 +71,86 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
             .into_response();
         }
     }
-    let path = request.uri().path();
-    let open = OPEN_PATHS.contains(&path) || path.starts_with(OPEN_PREFIX);
-    let cookie_counts = cookie_may_count(headers, request.method(), path);
-    let auth = &state.auth;
-    let has_session = || session_cookies(headers).any(|secret| auth.session_ok(secret));
-    let authorised = bearer_matches(headers, auth) || (cookie_counts && has_session());
-    if !open && !authorised {
-        let message = if !cookie_counts && has_session() {
-            "The UI's session cookie counts only for the media and live events of Vaider's own pages (never on /mcp, /v1 or a change). \
-             Send `Authorization: Bearer <token>`; `vaider token` prints it."
-        } else {
-            "Missing or wrong token. Send `Authorization: Bearer <token>`; `vaider token` prints it."
-        };
-        let mut response =
-            ApiError::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message).into_response();
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-        return response;
+    match admit(&state.auth, &request) {
+        Admission::As(caller) => {
+            request.extensions_mut().insert(caller);
+        }
+        Admission::Open | Admission::SignedUrl => {}
+        Admission::Refused(response) => return response,
     }
     next.run(request).await
+}
+
+/// What let a request in, or the answer that refuses it.
+enum Admission {
+    As(Caller),
+    SignedUrl,
+    Open,
+    Refused(Response),
+}
+
+fn admit(auth: &Auth, request: &Request) -> Admission {
+    let headers = request.headers();
+    let path = request.uri().path();
+    if bearer_matches(headers, auth) {
+        return Admission::As(Caller::Token);
+    }
+    let session = session_header(headers);
+    let session_route = session_counts_on(path);
+    if session_route && session.is_some_and(|secret| auth.session_ok(secret)) {
+        return Admission::As(Caller::SignedInUi);
+    }
+    let query = request.uri().query();
+    let read = request.method() == Method::GET || request.method() == Method::HEAD;
+    if read && crate::signed_url::is_signed(query) {
+        return match crate::signed_url::verify(path, query) {
+            Ok(()) => Admission::SignedUrl,
+            Err(refusal) => Admission::Refused(
+                ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "SIGNED_LINK_REFUSED",
+                    refusal.to_string(),
+                )
+                .into_response(),
+            ),
+        };
+    }
+    if OPEN_PATHS.contains(&path) || path.starts_with(OPEN_PREFIX) {
+        return Admission::Open;
+    }
+    let message = match session {
+        Some(_) if !session_route => {
+            "The UI's session counts only on the UI's own routes (/api/...), never on /mcp or /v1. \
+             Send `Authorization: Bearer <token>`; `vaider token` prints it."
+        }
+        Some(_) => {
+            "This UI session has ended (signed out, idle for 12 hours, the token was rotated or the server restarted). \
+             Open the page again with `vaider ui` or from the tray menu."
+        }
+        None => "Missing or wrong token. Send `Authorization: Bearer <token>`; `vaider token` prints it.",
+    };
+    let mut response =
+        ApiError::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", message).into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    Admission::Refused(response)
+}
+
+/// Whether the UI's session may stand in for the token on `path`: the UI's JSON API, but
+/// not the minting of login codes.
+fn session_counts_on(path: &str) -> bool {
+    path.starts_with(SESSION_PREFIX) && !TOKEN_ONLY_PATHS.contains(&path)
+}
+
+/// The UI's session secret, from its header.
+pub(crate) fn session_header(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
 }
 
 fn host_allowed(headers: &HeaderMap) -> bool {
@@ -132,48 +203,6 @@ pub fn origin_allowed(origin: &str) -> bool {
     is_loopback_name(strip_port(rest))
 }
 
-/// Fetch metadata: where the browser says the request comes from.
-const SEC_FETCH_SITE: &str = "sec-fetch-site";
-
-/// Whether the UI's cookie may stand in for the token on this request. Cookies are not
-/// port-scoped and `SameSite=Strict` counts every loopback port as the same site, so the
-/// browser also attaches the cookie to what another local page (the app under test on
-/// `http://127.0.0.1:5173`, say) sends here, and that page's server sees its value. So the
-/// cookie opens only what the page cannot load with its bearer header, `GET` of an
-/// interaction's media and of the live events, which change nothing; every other UI call
-/// sends the header. A present `Origin` must be the server's own, and where the browser says
-/// where a request comes from (`Sec-Fetch-Site`), it must be `same-origin` or `none`.
-fn cookie_may_count(headers: &HeaderMap, method: &Method, path: &str) -> bool {
-    if method != Method::GET && method != Method::HEAD {
-        return false;
-    }
-    if !cookie_route(path) {
-        return false;
-    }
-    let origin_is_own = match headers.get(header::ORIGIN) {
-        None => true,
-        Some(origin) => origin
-            .to_str()
-            .is_ok_and(|origin| is_own_origin(origin, headers)),
-    };
-    let site_is_own = match headers.get(SEC_FETCH_SITE) {
-        None => true,
-        Some(site) => matches!(site.to_str(), Ok("same-origin" | "none")),
-    };
-    origin_is_own && site_is_own
-}
-
-/// `/api/events` and `/api/interactions/{id}/media`: what `EventSource` and `<video>`/`<img>`
-/// load.
-fn cookie_route(path: &str) -> bool {
-    if path == "/api/events" {
-        return true;
-    }
-    path.strip_prefix("/api/interactions/")
-        .and_then(|rest| rest.strip_suffix("/media"))
-        .is_some_and(|id| !id.is_empty() && !id.contains('/'))
-}
-
 /// Whether `origin` is the server's own: `http://` and the authority the request was sent to
 /// (its Host header), so `http://127.0.0.1:3456` for a page loaded from there.
 fn is_own_origin(origin: &str, headers: &HeaderMap) -> bool {
@@ -195,7 +224,8 @@ fn is_own_origin(origin: &str, headers: &HeaderMap) -> bool {
 }
 
 /// Credentialed CORS only for the server's own origin and the tray app's webview: any other
-/// loopback page may call with the bearer token, but its requests carry no cookie that counts.
+/// loopback page may call with the bearer token. (No cookie counts any more; this keeps a
+/// browser from sending anything else ambient along with another page's calls.)
 fn credentials_allowed(origin: &str, headers: &HeaderMap) -> bool {
     APP_WEBVIEW_ORIGINS.contains(&origin.trim().to_ascii_lowercase().as_str())
         || is_own_origin(origin, headers)
@@ -235,19 +265,6 @@ pub fn cors() -> tower_http::cors::CorsLayer {
                 .to_str()
                 .is_ok_and(|origin| credentials_allowed(origin, &parts.headers))
         }))
-}
-
-/// The values of the UI's cookies (set by `POST /api/session`); they count only where
-/// [`cookie_may_count`] says so.
-pub(crate) fn session_cookies(headers: &HeaderMap) -> impl Iterator<Item = &str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(name, _)| *name == crate::ui::SESSION_COOKIE)
-        .map(|(_, value)| value)
 }
 
 /// Whether the request carries the token in its Authorization header (never in a cookie).
@@ -309,81 +326,28 @@ mod tests {
         map
     }
 
-    const MEDIA: &str = "/api/interactions/abc/media";
-
     #[test]
-    fn the_cookie_counts_only_on_the_servers_own_pages() {
-        let own = [("host", "127.0.0.1:3456")];
-        // The page's <video>, <img> and EventSource loads: no Origin, same-origin or no metadata.
-        for ok in [
-            headers(&own),
-            headers(&[own[0], ("sec-fetch-site", "same-origin")]),
-            headers(&[own[0], ("sec-fetch-site", "none")]),
-            headers(&[own[0], ("origin", "http://127.0.0.1:3456")]),
-            headers(&[
-                own[0],
-                ("origin", "http://127.0.0.1:3456"),
-                ("sec-fetch-site", "same-origin"),
-            ]),
-            headers(&[("host", "[::1]:3456"), ("origin", "http://[::1]:3456")]),
-            headers(&[
-                ("host", "LocalHost:3456"),
-                ("origin", "http://localhost:3456"),
-            ]),
-            headers(&[("host", "localhost:80"), ("origin", "http://localhost")]),
+    fn the_session_counts_on_the_uis_own_routes_only() {
+        for ui in [
+            "/api/history",
+            "/api/events",
+            "/api/interactions/x/media",
+            "/api/session",
         ] {
-            assert!(cookie_may_count(&ok, &Method::GET, MEDIA), "{ok:?}");
-            assert!(cookie_may_count(&ok, &Method::GET, "/api/events"), "{ok:?}");
+            assert!(session_counts_on(ui), "{ui}");
         }
-        for refused in [
-            // Another loopback port: a fetch, a form POST, an <img> or a no-cors fetch.
-            headers(&[own[0], ("origin", "http://127.0.0.1:5173")]),
-            headers(&[own[0], ("origin", "http://localhost:3456")]),
-            headers(&[own[0], ("origin", "https://127.0.0.1:3456")]),
-            headers(&[own[0], ("origin", "tauri://localhost")]),
-            headers(&[own[0], ("origin", "null")]),
-            headers(&[own[0], ("sec-fetch-site", "same-site")]),
-            headers(&[own[0], ("sec-fetch-site", "cross-site")]),
-            headers(&[
-                own[0],
-                ("origin", "http://127.0.0.1:3456"),
-                ("sec-fetch-site", "same-site"),
-            ]),
-            // No Host: no own origin to compare with.
-            headers(&[("origin", "http://127.0.0.1:3456")]),
-        ] {
-            assert!(
-                !cookie_may_count(&refused, &Method::GET, MEDIA),
-                "{refused:?}"
-            );
-        }
-        // Everything the page can send its bearer header with, and every change.
-        for not_for_the_cookie in [
+        for not_ui in [
             "/mcp",
             "/mcp/",
             "/MCP",
-            "//mcp",
+            "//api/history",
             "/v1/analyse",
-            "/api/history",
-            "/api/settings",
-            "/api/session",
-            "/api/interactions/x",
-            "/api/interactions/x/y/media",
-            "/api/interactions//media",
-            "/api/events/x",
+            "/v1/health",
+            "/api/login-code",
+            "/apix",
+            "/",
         ] {
-            assert!(
-                !cookie_may_count(&headers(&own), &Method::GET, not_for_the_cookie),
-                "{not_for_the_cookie}"
-            );
-        }
-        for change in [Method::POST, Method::PUT, Method::DELETE, Method::PATCH] {
-            let own_page = headers(&[
-                own[0],
-                ("origin", "http://127.0.0.1:3456"),
-                ("sec-fetch-site", "same-origin"),
-            ]);
-            assert!(!cookie_may_count(&own_page, &change, MEDIA), "{change}");
+            assert!(!session_counts_on(not_ui), "{not_ui}");
         }
     }
 

@@ -10,6 +10,8 @@ pub mod mcp;
 pub mod openapi;
 pub mod panics;
 pub mod rest;
+pub mod running;
+pub mod signed_url;
 pub mod text;
 pub mod ui;
 
@@ -38,11 +40,12 @@ pub struct AppState {
 }
 
 /// What the router is built from.
-pub struct Doors<'a> {
+pub struct Doors {
     pub engine: Arc<Vaider>,
-    pub token: &'a str,
-    /// The file the token was read from: a rotation that rewrites it takes effect at once.
-    pub token_file: Option<std::path::PathBuf>,
+    /// The token (following its file, when it came from one, so a rotation takes effect at
+    /// once), the UI's sessions and login codes; shared with the shell that embeds the server,
+    /// which mints login codes from it.
+    pub auth: Arc<auth::Auth>,
     pub shutdown: CancellationToken,
     pub desktop: Option<Arc<dyn embedded::DesktopIntegration>>,
 }
@@ -51,19 +54,17 @@ pub struct Doors<'a> {
 pub fn router(engine: Arc<Vaider>, token: &str, shutdown: CancellationToken) -> Router {
     router_with(Doors {
         engine,
-        token,
-        token_file: None,
+        auth: Arc::new(auth::Auth::fixed(token)),
         shutdown,
         desktop: None,
     })
 }
 
 /// The whole HTTP surface: REST, MCP, the UI and its API, with the guard in front of all.
-pub fn router_with(doors: Doors<'_>) -> Router {
+pub fn router_with(doors: Doors) -> Router {
     let Doors {
         engine,
-        token,
-        token_file,
+        auth,
         shutdown,
         desktop,
     } = doors;
@@ -73,13 +74,9 @@ pub fn router_with(doors: Doors<'_>) -> Router {
     // The capabilities' jobs, which the history's "run again" starts again through them.
     vaider_qa::register_jobs();
     vaider_validate::register_jobs();
-    let auth = match token_file {
-        Some(file) => auth::Auth::following(token, file),
-        None => auth::Auth::fixed(token),
-    };
     let state = AppState {
         engine: engine.clone(),
-        auth: Arc::new(auth),
+        auth,
         desktop,
         shutdown: shutdown.clone(),
     };
@@ -143,15 +140,10 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeErro
     }
     tokio::net::TcpListener::bind(addr).await.map_err(|source| {
         if source.kind() == std::io::ErrorKind::AddrInUse {
-            let hint = if vaider_answers_on(addr) {
-                " (by another Vaider: it is already running)".to_string()
-            } else {
-                String::new()
-            };
             ServeError::PortInUse {
                 ip: addr.ip(),
                 port: addr.port(),
-                hint,
+                hint: String::new(),
             }
         } else {
             ServeError::Bind { addr, source }
@@ -159,22 +151,12 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeErro
     })
 }
 
-/// Whether a Vaider health endpoint answers at `addr` (to explain a busy port). Blocking,
-/// at most about a second.
-pub fn vaider_answers_on(addr: SocketAddr) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300))
-    else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
-    let request = format!("GET /v1/health HTTP/1.0\r\nHost: {addr}\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
-    let mut answer = String::new();
-    let _ = stream.take(4096).read_to_string(&mut answer);
-    answer.contains("\"status\":\"ok\"")
+/// The router as a service that records each connection's local port, which the health
+/// endpoint's proof names ([`running`]).
+pub fn with_local_port(
+    app: Router,
+) -> axum::extract::connect_info::IntoMakeServiceWithConnectInfo<Router, running::LocalPort> {
+    app.into_make_service_with_connect_info::<running::LocalPort>()
 }
 
 /// Serves until `shutdown` is cancelled.
@@ -185,7 +167,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     let app = router(engine, token, shutdown.clone());
-    axum::serve(listener, app)
+    axum::serve(listener, with_local_port(app))
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await?;
     Ok(())

@@ -7,7 +7,7 @@ use std::time::Duration;
 use vaider_core::analysis::tools;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -149,13 +149,38 @@ pub async fn compare(State(state): State<AppState>, body: Bytes) -> Result<Respo
     Ok(Json(answer).into_response())
 }
 
-/// `GET /v1/health`, open to any local client.
-pub async fn health() -> Json<Value> {
-    Json(json!({
+#[derive(Deserialize)]
+pub struct HealthQuery {
+    challenge: Option<String>,
+}
+
+/// `GET /v1/health`, open to any local client. With `?challenge=<nonce>` (16 to 128 letters,
+/// digits, `-` or `_`) it also answers `proof`, which a client holding the token checks before
+/// it hands this server anything ([`crate::running`]): it proves the token without showing
+/// it. No proof when the server cannot tell which port the request came in on.
+pub async fn health(
+    State(state): State<AppState>,
+    Query(query): Query<HealthQuery>,
+    parts: axum::http::request::Parts,
+) -> Json<Value> {
+    let mut answer = json!({
         "status": "ok",
         "timestamp": vaider_core::pipeline::now_rfc3339(),
         "version": vaider_core::VERSION,
-    }))
+    });
+    let port = parts
+        .extensions
+        .get::<ConnectInfo<crate::running::LocalPort>>()
+        .and_then(|info| info.0 .0);
+    let nonce = query.challenge.filter(|n| {
+        (16..=128).contains(&n.len())
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    });
+    if let (Some(port), Some(nonce)) = (port, nonce) {
+        answer["proof"] = Value::String(state.auth.proof(port, &nonce));
+    }
+    Json(answer)
 }
 
 pub async fn openapi() -> Json<Value> {

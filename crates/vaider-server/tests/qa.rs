@@ -245,7 +245,7 @@ async fn a_plan_that_finds_a_bug_is_a_failed_result_not_an_error_and_runs_again(
             .iter()
             .all(|u| u.as_str().unwrap().starts_with(&format!(
                 "/api/interactions/{run_id}/media?which=screenshot&n="
-            ))),
+            )) && u.as_str().unwrap().contains("&sig=")),
         "{job}"
     );
     assert!(detail.get("verdicts").is_none() && detail.get("comparison").is_none());

@@ -1,5 +1,5 @@
 //! The UI's JSON API (docs/ui-api.md) over real HTTP against a real server and the fake
-//! Gemini: the token and cookie, history search and pages, the detail with its interaction
+//! Gemini: the token and the UI's session, history search and pages, the detail with its interaction
 //! files, media with Range requests, live events, settings saved and applied, Run again,
 //! pause, keys and the desktop-only settings.
 
@@ -64,7 +64,7 @@ async fn analyse_video(
 }
 
 #[tokio::test]
-async fn the_pages_are_open_but_the_api_needs_the_token_or_the_session_cookie() {
+async fn the_pages_are_open_but_the_api_needs_the_token_or_a_ui_session() {
     let server = TestServer::start().await;
     let client = server.http();
     let page = client.get(format!("{}/", server.url)).send().await.unwrap();
@@ -95,43 +95,25 @@ async fn the_pages_are_open_but_the_api_needs_the_token_or_the_session_cookie() 
 
     let api = format!("{}/api/history", server.url);
     assert_eq!(client.get(&api).send().await.unwrap().status(), 401);
-    let wrong_cookie = client
+    let wrong_session = client
         .get(&api)
-        .header("cookie", "vaider_session=guess")
+        .header("x-vaider-session", "guess")
         .send()
         .await
         .unwrap();
-    assert_eq!(wrong_cookie.status(), 401);
-
-    let session = client
-        .post(format!("{}/api/session", server.url))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(session.status(), 204);
-    let cookie = session.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-        "{cookie}"
-    );
-    let pair = cookie.split(';').next().unwrap();
-    assert!(!pair.contains(TOKEN), "{pair}");
-    // The cookie opens only what <video> and EventSource load; the page sends the header
-    // for the rest.
-    let with_cookie = |path: &str| {
+    assert_eq!(wrong_session.status(), 401);
+    // A signed-in page: a login code traded for a session, sent in its header.
+    let session = sign_in(&server).await;
+    let with_session = |path: &str| {
         client
             .get(format!("{}{path}", server.url))
-            .header("cookie", pair)
+            .header("x-vaider-session", &session)
             .send()
     };
-    assert_eq!(with_cookie("/api/history").await.unwrap().status(), 401);
-    assert_eq!(with_cookie("/api/events").await.unwrap().status(), 200);
+    assert_eq!(with_session("/api/history").await.unwrap().status(), 200);
+    assert_eq!(with_session("/api/events").await.unwrap().status(), 200);
     assert_eq!(
-        with_cookie("/api/interactions/none/media")
+        with_session("/api/interactions/none/media")
             .await
             .unwrap()
             .status(),
@@ -288,7 +270,11 @@ async fn the_detail_has_the_answer_verdicts_and_interaction_files_but_no_key() {
     assert_eq!(detail["requestJson"]["tool"], "analyze_video");
     assert_eq!(detail["requestJson"]["interactionId"], id);
     assert!(detail["responseJson"].is_object(), "{detail}");
-    assert_eq!(detail["mediaUrl"], format!("/api/interactions/{id}/media"));
+    let media_url = detail["mediaUrl"].as_str().unwrap();
+    assert!(
+        media_url.starts_with(&format!("/api/interactions/{id}/media?exp=")),
+        "{media_url}"
+    );
     assert!(detail["usage"]["inputTokens"].as_u64().unwrap() > 0);
     assert!(std::path::Path::new(detail["logDir"].as_str().unwrap()).is_dir());
     assert!(!detail
@@ -744,8 +730,7 @@ async fn start_at_login_is_offered_only_inside_the_app() {
     let shutdown = CancellationToken::new();
     let app = vaider_server::router_with(vaider_server::Doors {
         engine: server.engine.clone(),
-        token: TOKEN,
-        token_file: None,
+        auth: Arc::new(vaider_server::auth::Auth::fixed(TOKEN)),
         shutdown: shutdown.clone(),
         desktop: Some(desktop.clone()),
     });

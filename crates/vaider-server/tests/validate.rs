@@ -328,8 +328,19 @@ async fn a_failing_assertion_fails_the_rubric_with_its_error_and_location() {
     assert_eq!(response.status().as_u16(), 200);
     let zip = response.bytes().await.unwrap();
     assert!(zip.starts_with(b"PK"), "a zip archive");
-    // Without the token, no trace.
-    let anonymous = server.http().get(&url).send().await.unwrap();
+    // The link is signed for the page's download (no header): it works alone, but not altered,
+    // and without its signature the token is needed.
+    let signed = server.http().get(&url).send().await.unwrap();
+    assert_eq!(signed.status().as_u16(), 200);
+    let altered = server
+        .http()
+        .get(url.replace("n=0", "n=1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(altered.status().as_u16(), 403);
+    let unsigned = url.split("&exp=").next().unwrap();
+    let anonymous = server.http().get(unsigned).send().await.unwrap();
     assert_eq!(anonymous.status().as_u16(), 401);
 }
 

@@ -208,10 +208,13 @@ async fn a_change_is_explained_and_matched_against_the_expected_changes() {
         ("heatMapUrl", "heatmap"),
         ("closeUpsUrl", "zoom"),
     ] {
-        assert_eq!(
-            view[field],
-            format!("/api/interactions/{id}/media?which={which}")
+        // Signed for the page's <img>: `…&exp=…&sig=…` after the file's own query.
+        let url = view[field].as_str().unwrap();
+        assert!(
+            url.starts_with(&format!("/api/interactions/{id}/media?which={which}&exp=")),
+            "{url}"
         );
+        assert!(url.contains("&sig="), "{url}");
     }
     assert_eq!(view["result"]["regions"], data["regions"], "{view}");
     assert_eq!(

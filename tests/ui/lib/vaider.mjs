@@ -116,9 +116,18 @@ export class VaiderServer {
   /** A project folder with test media, like an agent's workspace. */
   get projectDir() { return path.join(this.dir, 'projects', 'shop'); }
 
-  /** The page address that `vaider ui` opens: the token in the fragment. */
-  uiUrl(route = '/') {
-    return `${this.baseUrl}/#token=${encodeURIComponent(this.token)}${route === '/' ? '' : `&${route.replace(/^#/, '')}`}`;
+  /** A one-time login code, asked for with the token as `vaider ui` does. */
+  async loginCode() {
+    const { status, body } = await this.json('/api/login-code', { method: 'POST' });
+    if (status !== 200) throw new Error(`POST /api/login-code answered ${status}: ${JSON.stringify(body)}`);
+    return body.code;
+  }
+
+  /** The page address that `vaider ui` opens: a fresh one-time login code in the fragment. */
+  async uiUrl(route = '#/') {
+    const code = await this.loginCode();
+    const r = route.replace(/^#/, '') || '/';
+    return `${this.baseUrl}/#${r}${r.includes('?') ? '&' : '?'}code=${code}`;
   }
 
   env() {

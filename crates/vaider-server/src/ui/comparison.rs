@@ -81,7 +81,7 @@ pub(super) fn view(row: &Interaction) -> Option<ComparisonView> {
         };
         Path::new(&path)
             .is_file()
-            .then(|| format!("/api/interactions/{}/media?which={which}", row.id))
+            .then(|| super::media::url(&row.id, Some(&format!("which={which}"))))
     };
     let result = std::fs::read(format!("{stem}-diff.json"))
         .ok()

@@ -237,14 +237,11 @@ fn recorded(
 ) -> Recorded {
     let id = &row.id;
     Recorded {
-        media_url: row
-            .media_path
-            .as_ref()
-            .map(|_| format!("/api/interactions/{id}/media")),
+        media_url: row.media_path.as_ref().map(|_| super::media::url(id, None)),
         expected_media_url: row
             .expected_path
             .as_ref()
-            .map(|_| format!("/api/interactions/{id}/media?which=expected")),
+            .map(|_| super::media::url(id, Some("which=expected"))),
         usage: Usage {
             input_tokens: row.input_tokens,
             output_tokens: row.output_tokens,

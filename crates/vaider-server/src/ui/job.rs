@@ -57,7 +57,7 @@ pub(super) fn view(history: &History, row: &Interaction) -> JobView {
     let result = history.job_result(&row.id).ok().flatten();
     let calls = history.children(&row.id).unwrap_or_default();
     let screenshot_urls = (0..screenshots(result.as_ref()).len())
-        .map(|n| format!("/api/interactions/{}/media?which=screenshot&n={n}", row.id))
+        .map(|n| super::media::url(&row.id, Some(&format!("which=screenshot&n={n}"))))
         .collect();
     let traces = trace_entries(result.as_ref())
         .into_iter()
@@ -65,7 +65,7 @@ pub(super) fn view(history: &History, row: &Interaction) -> JobView {
         .map(|(n, (path, open))| TraceLink {
             path,
             open,
-            url: format!("/api/interactions/{}/media?which=trace&n={n}", row.id),
+            url: super::media::url(&row.id, Some(&format!("which=trace&n={n}"))),
         })
         .collect();
     JobView {

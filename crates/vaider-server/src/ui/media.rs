@@ -1,5 +1,7 @@
 //! `GET /api/interactions/{id}/media`: the files an interaction looked at, with Range
-//! support so the video seeks. Only files the history recorded are served.
+//! support so the video seeks. Only files the history recorded are served. The page loads
+//! them through the signed URLs of [`url`] (a `<video>` cannot send the session header), and
+//! every answer is marked so that a served file can never run as a page.
 
 use std::path::PathBuf;
 
@@ -12,8 +14,25 @@ use serde::Deserialize;
 use super::comparison::{picture_path, Picture};
 use super::find;
 use crate::api_error::ApiError;
+use crate::signed_url::MEDIA_TTL;
 use crate::AppState;
 use vaider_core::history::Interaction;
+
+/// The address the page loads `id`'s media from (`which` is the query, if any), signed for
+/// [`MEDIA_TTL`]. Interaction ids are UUIDs, so the path needs no escaping and reaches the
+/// guard as signed.
+pub(super) fn url(id: &str, which: Option<&str>) -> String {
+    let path = match which {
+        Some(query) => format!("/api/interactions/{id}/media?{query}"),
+        None => format!("/api/interactions/{id}/media"),
+    };
+    crate::signed_url::sign(&path, MEDIA_TTL)
+}
+
+/// A media file may be an HTML or SVG file someone analysed: the browser must not sniff it
+/// into a page, and if it opens it as one (a new tab) it runs no script and loads nothing.
+const MEDIA_CSP: &str =
+    "sandbox; default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'";
 
 #[derive(Debug, Deserialize)]
 pub(super) struct MediaParams {
@@ -63,6 +82,19 @@ pub(super) async fn media(
             .headers_mut()
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     }
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(MEDIA_CSP),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     Ok(response)
 }
 

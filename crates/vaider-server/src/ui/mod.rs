@@ -19,7 +19,7 @@ mod run_again;
 mod session;
 mod settings;
 
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use vaider_core::history::Interaction;
 
@@ -27,16 +27,14 @@ use crate::api_error::ApiError;
 use crate::AppState;
 
 pub use open_folder::open_with_default_app;
-pub use session::SESSION_COOKIE;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(assets::index))
         .route("/ui/{*file}", get(assets::asset))
-        .route(
-            "/api/session",
-            post(session::session).delete(session::sign_out),
-        )
+        .route("/api/login-code", post(session::login_code))
+        .route("/api/login", post(session::login))
+        .route("/api/session", delete(session::sign_out))
         .route("/api/history", get(history::history_page))
         .route("/api/history/facets", get(history::facets))
         .route("/api/interactions/{id}", get(detail::detail))

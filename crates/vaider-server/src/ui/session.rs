@@ -1,45 +1,64 @@
-//! `POST /api/session` mints the UI's session, whose cookie lets `<video>` and `EventSource`
-//! in (they cannot send the bearer header); `DELETE /api/session` signs it out. The cookie
-//! holds a random secret of [`crate::auth`], never the token.
+//! Signing the UI in and out. `POST /api/login-code` (bearer token only) mints a one-time
+//! code for `vaider ui` to put in the page's address; `POST /api/login` trades it for a UI
+//! session, which the page sends in the `X-Vaider-Session` header from then on;
+//! `DELETE /api/session` signs that session out. The rules live in [`crate::auth`].
 
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
 
+use crate::api_error::ApiError;
+use crate::auth::{LOGIN_CODE_TTL, SESSION_IDLE};
 use crate::AppState;
 
-/// The name of the cookie that lets `<video>` and `EventSource` in (they cannot send headers).
-pub const SESSION_COOKIE: &str = "vaider_session";
-
-/// Gives the page a new session. The guard has checked the bearer header (the cookie never
-/// counts here), so only a holder of the token can mint one. No `Domain`: the cookie goes
-/// back to this host only; browsers still send it to its other ports, hence a secret that is
-/// worth nothing there.
-pub(super) async fn session(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    // A page that signs in again replaces its old session rather than piling them up.
-    for old in crate::guard::session_cookies(&headers) {
-        state.auth.end_session(old);
-    }
-    let secret = state.auth.mint_session();
-    cookie_response(&format!(
-        "{SESSION_COOKIE}={secret}; HttpOnly; SameSite=Strict; Path=/"
-    ))
+/// A code for one browser page; the guard has checked the bearer token (a session cannot
+/// mint one).
+pub(super) async fn login_code(State(state): State<AppState>) -> Json<serde_json::Value> {
+    Json(json!({
+        "code": state.auth.mint_login_code(),
+        "expiresInSec": LOGIN_CODE_TTL.as_secs(),
+    }))
 }
 
-/// Signs the page's session out and clears its cookie.
-pub(super) async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    for secret in crate::guard::session_cookies(&headers) {
+#[derive(Deserialize)]
+pub(super) struct Login {
+    code: String,
+}
+
+/// Trades a login code for a session. Open to any local caller: the code is the credential,
+/// spent on first use, and wrong guesses are counted.
+pub(super) async fn login(
+    State(state): State<AppState>,
+    body: Result<Json<Login>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let Ok(Json(Login { code })) = body else {
+        return ApiError::bad_request(
+            "Send {\"code\": \"…\"}, the login code from the page's address.",
+        )
+        .into_response();
+    };
+    match state.auth.sign_in_with_code(&code) {
+        Ok(session) => Json(json!({
+            "session": session,
+            "idleLimitSec": SESSION_IDLE.as_secs(),
+        }))
+        .into_response(),
+        Err(refused) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "LOGIN_CODE_REFUSED",
+            refused.to_string(),
+        )
+        .into_response(),
+    }
+}
+
+/// Signs the page's session out.
+pub(super) async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> StatusCode {
+    if let Some(secret) = crate::guard::session_header(&headers) {
         state.auth.end_session(secret);
     }
-    cookie_response(&format!(
-        "{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
-    ))
-}
-
-fn cookie_response(cookie: &str) -> Response {
-    let mut response = StatusCode::NO_CONTENT.into_response();
-    if let Ok(value) = HeaderValue::from_str(cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
+    StatusCode::NO_CONTENT
 }

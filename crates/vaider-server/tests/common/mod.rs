@@ -205,6 +205,33 @@ impl ClientHandler for TestClient {
     }
 }
 
+/// Signs a UI page in the way the browser does: a login code minted with the token (as
+/// `vaider ui` asks for one), traded at `POST /api/login` for the session secret the page
+/// sends in `X-Vaider-Session`.
+pub async fn sign_in(server: &TestServer) -> String {
+    let http = server.http();
+    let code: Value = http
+        .post(format!("{}/api/login-code", server.url))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let code = code["code"].as_str().unwrap();
+    let session: Value = http
+        .post(format!("{}/api/login", server.url))
+        .json(&serde_json::json!({ "code": code }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    session["session"].as_str().unwrap().to_string()
+}
+
 pub async fn call(client: &McpClient, tool: &str, arguments: Value) -> CallToolResult {
     let arguments = arguments.as_object().cloned().unwrap_or_default();
     client
