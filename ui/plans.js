@@ -1,6 +1,8 @@
 // The Plans page: the QA test plans kept in a workspace's .qa-agent/ folder, by project, each
 // with its steps, its last run and a Run button. A run starts at once and its page (the history
-// entry) opens: it shows the run going, then every step with its evidence and the video.
+// entry) opens: it shows the run going, then every step with its evidence and the video. A plan
+// Vaider did not write (one a cloned repository brought) shows what it reaches and asks the
+// person looking at the page to approve it before it runs.
 
 import { h } from './dom.js';
 import { api } from './api.js';
@@ -78,9 +80,32 @@ export function plansView(root, r) {
         h('tbody', null, items.map((plan) => planRow(workspace, plan))))));
   }
 
+  // What an unapproved plan reaches, and the person's Approve: the page is signed in through a
+  // login code, which is what lets the server take this as the user's decision.
+  function approvalCell(workspace, plan) {
+    const reach = h('ul', { class: 'qa-reach' }, plan.approval.reach.map((line) => h('li', null, line)));
+    const approve = h('button', { type: 'button', class: 'btn', dataset: { approve: plan.id } }, 'Approve');
+    approve.addEventListener('click', async () => {
+      approve.disabled = true;
+      try {
+        await api('/api/qa/plans/approve', { method: 'POST', body: { workspace, planId: plan.id } });
+        toast(`Approved ${plan.name}: it may run now`);
+        show(workspace);
+      } catch (e) {
+        approve.disabled = false;
+        toast(`Could not approve ${plan.name}: ${e.message}`, 'error');
+      }
+    });
+    return h('div', { class: 'qa-approval' },
+      h('p', null, h('span', { class: 'badge badge-warn' }, 'not approved'),
+        ' Vaider did not write this plan. It runs once you approve what it reaches:'),
+      reach, approve);
+  }
+
   function planRow(workspace, plan) {
     const last = plan.lastRun;
     const run = h('button', { type: 'button', class: 'btn btn-primary', dataset: { plan: plan.id } }, 'Run');
+    if (plan.approval) run.disabled = true;
     run.addEventListener('click', async () => {
       run.disabled = true;
       try {
@@ -94,7 +119,8 @@ export function plansView(root, r) {
       }
     });
     return h('tr', { class: 'qa-plan', id: `plan-${plan.id}` },
-      h('td', null, h('strong', null, plan.name), h('div', { class: 'muted' }, plan.baseUrl || '')),
+      h('td', null, h('strong', null, plan.name), h('div', { class: 'muted' }, plan.baseUrl || ''),
+        plan.approval ? approvalCell(workspace, plan) : null),
       h('td', null, String(plan.stepCount)),
       h('td', null, last ? h('a', { href: `#/i/${encodeURIComponent(last.id)}`, class: `qa-last qa-${last.status}` },
         `${last.status}${last.duration != null ? ` in ${fmtDuration(last.duration)}` : ''}, ${relTime(last.startedAt)}`) : h('span', { class: 'muted' }, 'never')),

@@ -148,3 +148,31 @@ test('a folder without plans says so, and a plan that is not there is refused wi
   expect(refusal.message).toContain('vaider plan approve cloned --dir');
   expect(refusal.details.reach).toContain('may also go to: *');
 });
+
+test('a plan Vaider did not write shows what it reaches, and only the signed-in page approves it', async ({ page }) => {
+  const folder = path.join(ctx.server.projectDir, '.qa-agent', 'plans', 'shop');
+  const plan = JSON.parse(fs.readFileSync(path.join(folder, 'greet.json'), 'utf8'));
+  Object.assign(plan, { id: 'brought', name: 'Brought by a clone', allowedHosts: ['cdn.example.com'] });
+  fs.writeFileSync(path.join(folder, 'brought.json'), JSON.stringify(plan));
+  // The token alone approves nothing.
+  const byToken = await ctx.server.fetch('/api/qa/plans/approve', {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ workspace: ctx.server.projectDir, planId: 'brought' }),
+  });
+  expect(byToken.status).toBe(403);
+  expect((await byToken.json()).error.code).toBe('PERSON_REQUIRED');
+
+  await openUi(page, ctx.server, `#/plans?workspace=${encodeURIComponent(ctx.server.projectDir)}`);
+  const row = page.locator('#plan-brought');
+  await expect(row.locator('.qa-approval')).toContainText('not approved');
+  await expect(row.locator('.qa-reach')).toContainText('may also go to: cdn.example.com');
+  await expect(row.getByRole('button', { name: 'Run' })).toBeDisabled();
+  // The approved plans show no such note.
+  await expect(page.locator('#plan-greet .qa-approval')).toHaveCount(0);
+  await row.getByRole('button', { name: 'Approve' }).click();
+  await expect(row.locator('.qa-approval')).toHaveCount(0);
+  await expect(row.getByRole('button', { name: 'Run' })).toBeEnabled();
+  const kept = JSON.parse(fs.readFileSync(path.join(ctx.server.dataDir, 'plan-approvals.json'), 'utf8'));
+  const approval = kept.find((a) => a.planId === 'brought');
+  expect(approval.decision.proof.kind).toBe('signedInUi');
+});

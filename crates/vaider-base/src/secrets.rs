@@ -306,6 +306,25 @@ fn keep_private(path: &Path) -> Result<()> {
     }
 }
 
+/// The key a local program shows to have a login code minted for a browser page (`vaider ui`):
+/// a file in the data folder, readable by its owner only, created on first use. It is apart
+/// from the token on purpose: an agent that holds only the token (a client on another machine,
+/// a sandboxed tool) cannot sign a page in, and so cannot pass for a person in Vaider's window.
+pub fn ui_login_key(data_dir: &Path) -> Result<String> {
+    let path = data_dir.join("login-key");
+    match std::fs::read_to_string(&path) {
+        Ok(key) if !key.trim().is_empty() => return Ok(key.trim().to_string()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(VaiderError::internal(format!("read {}", path.display()), e)),
+    }
+    crate::atomic_file::create_private_dir(data_dir)
+        .map_err(|e| VaiderError::internal(format!("create {}", data_dir.display()), e))?;
+    let key = format!("vdrl_{}", hex::encode(rand::random::<[u8; 32]>()));
+    write_private(&path, &key)?;
+    Ok(key)
+}
+
 /// The file the server's token is kept in, when it comes from one (not from `VAIDER_TOKEN`).
 pub fn token_file(data_dir: &Path) -> Option<std::path::PathBuf> {
     let from_env = std::env::var("VAIDER_TOKEN").is_ok_and(|t| !t.trim().is_empty());

@@ -143,13 +143,19 @@ pub struct Browser {
     /// policy judges a name by the address the browser will use.
     host_rules: url_policy::HostRules,
     // Kept for its Drop: the profile folder lives exactly as long as the browser.
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
 }
 
 impl Browser {
     /// Starts the browser found by [`find_chrome`].
     pub async fn launch() -> Result<Browser, BrowserError> {
         Browser::launch_with(find_chrome()?).await
+    }
+
+    /// The browser's own profile folder (removed with the browser): where anything it would
+    /// keep, a denied download included, could only land.
+    pub fn profile_dir(&self) -> &std::path::Path {
+        self.profile.path()
     }
 
     /// Starts the given Chromium or Chrome program, headless, with a fresh profile.
@@ -218,7 +224,7 @@ impl Browser {
             _egress: egress,
             warden,
             host_rules: url_policy::HostRules::from_flags(flags),
-            _profile: profile,
+            profile,
         })
     }
 

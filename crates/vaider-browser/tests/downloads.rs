@@ -3,7 +3,7 @@
 //! served appears in the browser's profile, the user's Downloads folder or the working folder.
 //! Absence cannot be awaited: after the server has sent the file, the folders are watched for
 //! a few seconds (a download of a few bytes is written within milliseconds when allowed).
-//! Linux only: the browser's profile is found through /proc.
+//! Linux only: the Downloads folder watched is the one Linux desktops use.
 
 #![cfg(target_os = "linux")]
 
@@ -38,7 +38,7 @@ async fn a_page_cannot_download_a_file() {
     .await;
     let base = format!("http://127.0.0.1:{port}");
     let browser = Browser::launch().await.expect("Chromium starts");
-    let profile = profile_of_our_browser().expect("the browser's profile folder");
+    let profile = browser.profile_dir().to_path_buf();
     let tab = browser
         .open_tab(
             Viewport::default(),
@@ -88,25 +88,4 @@ async fn wait_until(done: impl Fn() -> bool) {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// The `--user-data-dir` of the Chromium this test process started.
-fn profile_of_our_browser() -> Option<PathBuf> {
-    let own = std::process::id().to_string();
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        if after.split_whitespace().nth(1) != Some(own.as_str()) {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        for arg in cmdline.split(|b| *b == 0) {
-            if let Some(dir) = String::from_utf8_lossy(arg).strip_prefix("--user-data-dir=") {
-                return Some(PathBuf::from(dir));
-            }
-        }
-    }
-    None
 }

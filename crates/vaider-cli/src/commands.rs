@@ -208,9 +208,11 @@ async fn ui(no_open: bool) -> Result<ExitCode> {
     };
     match found {
         Found::Vaider => {
-            let code = tokio::task::spawn_blocking(move || running::login_code(addr, &token))
-                .await?
-                .map_err(anyhow::Error::msg)?;
+            let login_key = secrets::ui_login_key(&config.data_dir())?;
+            let code =
+                tokio::task::spawn_blocking(move || running::login_code(addr, &token, &login_key))
+                    .await?
+                    .map_err(anyhow::Error::msg)?;
             println!("Vaider's history: http://{addr}/");
             open(&vaider_server::embedded::sign_in_url(
                 &format!("http://{addr}"),

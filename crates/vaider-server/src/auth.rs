@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
+/// The header `vaider ui` sends the data folder's login key in, to have a login code minted.
+pub const LOGIN_KEY_HEADER: &str = "x-vaider-login-key";
 /// The header the UI's page sends its session in (never a cookie: browsers send cookies to
 /// every port of 127.0.0.1, so another local server would receive it).
 pub const SESSION_HEADER: &str = "x-vaider-session";
@@ -49,6 +51,9 @@ pub struct Auth {
     file: Option<(PathBuf, Mutex<Option<Stamp>>)>,
     sessions: Mutex<Vec<Session>>,
     codes: Mutex<Codes>,
+    /// The data folder's login key ([`vaider_core::secrets::ui_login_key`]): what a request
+    /// for a login code must show besides the token. None: no code is minted over HTTP.
+    login_key: Option<String>,
 }
 
 /// The login codes waiting for their page, and how many wrong ones were tried.
@@ -74,7 +79,21 @@ impl Auth {
             file: None,
             sessions: Mutex::new(Vec::new()),
             codes: Mutex::new(Codes::default()),
+            login_key: None,
         }
+    }
+
+    /// Login codes may be minted over HTTP for a caller that shows `key` too.
+    pub fn with_login_key(mut self, key: Option<String>) -> Auth {
+        self.login_key = key;
+        self
+    }
+
+    /// Whether `given` is this server's login key.
+    pub fn login_key_ok(&self, given: &str) -> bool {
+        self.login_key
+            .as_deref()
+            .is_some_and(|key| constant_time_eq(given.trim().as_bytes(), key.as_bytes()))
     }
 
     /// `token`, as read from `file`: a rotation that rewrites the file replaces it and ends

@@ -137,10 +137,11 @@ pub async fn start(options: StartOptions) -> Result<RunningServer, StartError> {
         .map_err(|e| StartError::Other(e.to_string()))?;
     let engine = Vaider::open(config).map_err(|e| StartError::Other(e.to_string()))?;
     let shutdown = CancellationToken::new();
-    let auth = Arc::new(match secrets::token_file(engine.data_dir()) {
+    let auth = match secrets::token_file(engine.data_dir()) {
         Some(file) => Auth::following(&token, file),
         None => Auth::fixed(&token),
-    });
+    };
+    let auth = Arc::new(auth.with_login_key(crate::login_key(&engine)));
     let app = crate::router_with(crate::Doors {
         engine: engine.clone(),
         auth: auth.clone(),

@@ -52,12 +52,25 @@ pub struct Doors {
 
 /// The whole HTTP surface without desktop abilities (the headless server, tests).
 pub fn router(engine: Arc<Vaider>, token: &str, shutdown: CancellationToken) -> Router {
+    let auth = Arc::new(auth::Auth::fixed(token).with_login_key(login_key(&engine)));
     router_with(Doors {
         engine,
-        auth: Arc::new(auth::Auth::fixed(token)),
+        auth,
         shutdown,
         desktop: None,
     })
+}
+
+/// The data folder's login key, which `vaider ui` shows to have a login code minted; None
+/// (no code over HTTP, said in the log) when it cannot be read or made.
+pub fn login_key(engine: &Vaider) -> Option<String> {
+    match vaider_core::secrets::ui_login_key(engine.data_dir()) {
+        Ok(key) => Some(key),
+        Err(error) => {
+            tracing::warn!(%error, "no login key: `vaider ui` cannot sign a page in");
+            None
+        }
+    }
 }
 
 /// The whole HTTP surface: REST, MCP, the UI and its API, with the guard in front of all.

@@ -73,13 +73,16 @@ pub fn find(addr: SocketAddr, token: &str) -> Found {
 
 /// Asks the proven Vaider at `addr` for a one-time login code for a browser page. Call only
 /// after [`find`] answered [`Found::Vaider`]: this request carries the token.
-pub fn login_code(addr: SocketAddr, token: &str) -> Result<String, String> {
+pub fn login_code(addr: SocketAddr, token: &str, login_key: &str) -> Result<String, String> {
     let bearer = format!("Bearer {token}");
     let answer = request(
         addr,
         "POST",
         "/api/login-code",
-        &[("Authorization", &bearer)],
+        &[
+            ("Authorization", &bearer),
+            ("X-Vaider-Login-Key", login_key),
+        ],
         Some(""),
     )
     .map_err(|_| format!("Vaider at {addr} stopped answering"))?;

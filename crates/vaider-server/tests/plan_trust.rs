@@ -300,3 +300,51 @@ async fn a_granted_secret_goes_only_into_password_fields_and_is_kept_nowhere() {
     let requests = serde_json::to_string(&server.fake.generate_requests()).unwrap();
     assert!(!requests.contains(VALUE), "the model was shown the secret");
 }
+
+#[tokio::test]
+async fn the_token_alone_approves_no_plan_and_the_signed_in_page_does() {
+    let workspace = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(workspace.path()).unwrap();
+    let server = TestServer::start().await;
+    plant(
+        &root,
+        "brought",
+        "http://127.0.0.1:9",
+        json!({}),
+        typing("#pw", "x"),
+    );
+    let body = json!({"workspace": root.display().to_string(), "planId": "brought"});
+    let approve = |request: reqwest::RequestBuilder| request.json(&body).send();
+    let url = format!("{}/api/qa/plans/approve", server.url);
+
+    // An agent holding the token, over the UI's own API.
+    let by_token = approve(server.http().post(&url).bearer_auth(common::TOKEN))
+        .await
+        .unwrap();
+    assert_eq!(by_token.status(), 403);
+    let refused: Value = by_token.json().await.unwrap();
+    assert_eq!(refused["error"]["code"], "PERSON_REQUIRED", "{refused}");
+    let approvals = server.data.path().join("plan-approvals.json");
+    assert!(!approvals.exists());
+
+    // Nor can it sign a page in for itself: a login code needs the data folder's key too.
+    let minted = server
+        .http()
+        .post(format!("{}/api/login-code", server.url))
+        .bearer_auth(common::TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(minted.status(), 403);
+    let refused: Value = minted.json().await.unwrap();
+    assert_eq!(refused["error"]["code"], "LOGIN_KEY_REQUIRED", "{refused}");
+
+    // The page signed in through a login code (`vaider ui`, which reads the key).
+    let session = common::sign_in(&server).await;
+    let by_page = approve(server.http().post(&url).header("x-vaider-session", session))
+        .await
+        .unwrap();
+    assert_eq!(by_page.status(), 200);
+    let kept = std::fs::read_to_string(approvals).unwrap();
+    assert!(kept.contains("\"kind\": \"signedInUi\""), "{kept}");
+}

@@ -11,10 +11,16 @@ use common::*;
 use reqwest::Method;
 use serde_json::{json, Value};
 
-async fn login_code(http: &reqwest::Client, url: &str, token: &str) -> String {
+/// The data folder's login key, which `vaider ui` reads to have a code minted.
+fn key_of(server: &TestServer) -> String {
+    vaider_core::secrets::ui_login_key(server.engine.data_dir()).unwrap()
+}
+
+async fn login_code(http: &reqwest::Client, url: &str, token: &str, key: &str) -> String {
     let answer: Value = http
         .post(format!("{url}/api/login-code"))
         .bearer_auth(token)
+        .header("x-vaider-login-key", key)
         .send()
         .await
         .unwrap()
@@ -54,7 +60,7 @@ const MEDIA: &str = "/api/interactions/none/media";
 async fn a_login_code_signs_one_page_in_once() {
     let server = TestServer::start().await;
     let http = server.http();
-    let code = login_code(&http, &server.url, TOKEN).await;
+    let code = login_code(&http, &server.url, TOKEN, &key_of(&server)).await;
     assert!(!code.contains(TOKEN) && code.len() >= 32, "{code}");
     let (status, answer) = login(&http, &server.url, &code).await;
     assert_eq!(status, 200, "{answer}");
@@ -84,7 +90,7 @@ async fn a_login_code_signs_one_page_in_once() {
         .unwrap();
     assert_eq!(minted_by_session.status(), 401);
     // No answer sets a cookie.
-    let code = login_code(&http, &server.url, TOKEN).await;
+    let code = login_code(&http, &server.url, TOKEN, &key_of(&server)).await;
     let response = http
         .post(format!("{}/api/login", server.url))
         .json(&json!({ "code": code }))
@@ -98,14 +104,14 @@ async fn a_login_code_signs_one_page_in_once() {
 async fn guessing_codes_is_cut_short() {
     let server = TestServer::start().await;
     let http = server.http();
-    let code = login_code(&http, &server.url, TOKEN).await;
+    let code = login_code(&http, &server.url, TOKEN, &key_of(&server)).await;
     for guess in 0..10 {
         let (status, _) = login(&http, &server.url, &format!("{guess:032x}")).await;
         assert_eq!(status, 401);
     }
     // Ten wrong guesses burnt the waiting code: even the right one is refused now.
     assert_eq!(login(&http, &server.url, &code).await.0, 401);
-    let fresh = login_code(&http, &server.url, TOKEN).await;
+    let fresh = login_code(&http, &server.url, TOKEN, &key_of(&server)).await;
     assert_eq!(login(&http, &server.url, &fresh).await.0, 200);
 }
 
@@ -311,7 +317,8 @@ async fn rotating_the_token_ends_every_session_and_code() {
     let data = tempfile::tempdir().unwrap();
     let old = vaider_core::secrets::server_token(data.path()).unwrap();
     let shutdown = tokio_util::sync::CancellationToken::new();
-    let auth = vaider_server::auth::Auth::following(&old, data.path().join("token"));
+    let auth = vaider_server::auth::Auth::following(&old, data.path().join("token"))
+        .with_login_key(vaider_server::login_key(&server.engine));
     let app = vaider_server::router_with(vaider_server::Doors {
         engine: server.engine.clone(),
         auth: std::sync::Arc::new(auth),
@@ -322,9 +329,14 @@ async fn rotating_the_token_ends_every_session_and_code() {
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let http = server.http();
-    let (_, answer) = login(&http, &url, &login_code(&http, &url, &old).await).await;
+    let (_, answer) = login(
+        &http,
+        &url,
+        &login_code(&http, &url, &old, &key_of(&server)).await,
+    )
+    .await;
     let session = answer["session"].as_str().unwrap().to_string();
-    let waiting = login_code(&http, &url, &old).await;
+    let waiting = login_code(&http, &url, &old, &key_of(&server)).await;
     assert_eq!(with_session(&http, &url, MEDIA, &session).await, 404);
 
     let new = vaider_core::secrets::rotate_token(data.path()).unwrap();

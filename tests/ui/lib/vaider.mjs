@@ -118,7 +118,9 @@ export class VaiderServer {
 
   /** A one-time login code, asked for with the token as `vaider ui` does. */
   async loginCode() {
-    const { status, body } = await this.json('/api/login-code', { method: 'POST' });
+    // The data folder's login key, as `vaider ui` reads it: the token alone mints no code.
+    const key = fs.readFileSync(path.join(this.dataDir, 'login-key'), 'utf8').trim();
+    const { status, body } = await this.json('/api/login-code', { method: 'POST', headers: { 'x-vaider-login-key': key } });
     if (status !== 200) throw new Error(`POST /api/login-code answered ${status}: ${JSON.stringify(body)}`);
     return body.code;
   }

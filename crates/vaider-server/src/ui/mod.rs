@@ -50,6 +50,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/events", get(events::events))
         .route("/api/qa/workspaces", get(qa::workspaces))
         .route("/api/qa/plans", get(qa::plans))
+        .route("/api/qa/plans/approve", post(qa::approve))
         .route("/api/qa/runs", post(qa::run))
         .route("/api/models", get(models::models))
         .route("/api/evals", get(evals::evals))

@@ -1,12 +1,14 @@
 //! The Plans page's API: the workspaces whose `.qa-agent/` the history knows, the plans in one
 //! (with each plan's last run), and "Run", which starts `run_test_plan` through the same service
 //! the MCP tool calls and answers at once with the run's id, whose history page then shows it
-//! running and, when it ends, its steps and video.
+//! running and, when it ends, its steps and video. A plan Vaider did not write shows what it
+//! reaches, and a signed-in page (a person, `vaider_core::person`) may approve it.
 
 use std::path::{Path, PathBuf};
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
+use axum::Extension;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -16,6 +18,7 @@ use vaider_qa::service::{self, RunRequest};
 use vaider_qa::QaStore;
 
 use crate::api_error::ApiError;
+use crate::auth::Caller;
 use crate::AppState;
 
 /// `GET /api/qa/workspaces`: the projects in the history that hold a `.qa-agent/` folder.
@@ -36,9 +39,14 @@ pub(super) struct PlansQuery {
     project: Option<String>,
 }
 
-/// `GET /api/qa/plans?workspace=…`: the plans, newest first, each with its last run.
-pub(super) async fn plans(Query(query): Query<PlansQuery>) -> Result<Json<Value>, ApiError> {
+/// `GET /api/qa/plans?workspace=…`: the plans, newest first, each with its last run and,
+/// for one that needs a person's approval to run, what it reaches (`approval`).
+pub(super) async fn plans(
+    State(state): State<AppState>,
+    Query(query): Query<PlansQuery>,
+) -> Result<Json<Value>, ApiError> {
     let workspace = workspace(&query.workspace)?;
+    let engine = state.engine.clone();
     let answer = tokio::task::spawn_blocking(move || {
         let mut listed = service::list_test_plans(&workspace, query.project.as_deref());
         let runs = QaStore::in_project(&workspace).runs(None, None);
@@ -47,6 +55,9 @@ pub(super) async fn plans(Query(query): Query<PlansQuery>) -> Result<Json<Value>
             plan["lastRun"] = last.map_or(Value::Null, |r| {
                 json!({"id": r.id, "status": r.status, "startedAt": r.started_at, "duration": r.duration})
             });
+            let id = plan["id"].as_str().unwrap_or_default().to_string();
+            let unapproved = service::needs_approval(&engine, &workspace, &id).ok().flatten();
+            plan["approval"] = json!(unapproved);
         }
         listed
     })
@@ -96,6 +107,33 @@ pub(super) async fn run(
         }
     });
     Ok((StatusCode::ACCEPTED, Json(json!({ "runId": run_id }))))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ApproveBody {
+    workspace: String,
+    plan_id: String,
+}
+
+/// `POST /api/qa/plans/approve`: a person approves what a plan reaches, from a page signed in
+/// through a login code; the token alone approves nothing (403 `PERSON_REQUIRED`).
+pub(super) async fn approve(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Json(body): Json<ApproveBody>,
+) -> Result<Json<Value>, ApiError> {
+    if caller != Caller::SignedInUi {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "PERSON_REQUIRED",
+            "Approving a plan is your decision: approve it in Vaider's window (`vaider ui`) or at a terminal (`vaider plan approve`). The token alone approves nothing.",
+        ));
+    }
+    let workspace = workspace(&body.workspace)?;
+    let decision = vaider_core::person::Decision::signed_in_ui();
+    let approved = service::approve_plan(&state.engine, &workspace, &body.plan_id, decision)?;
+    Ok(Json(json!({ "approved": approved })))
 }
 
 /// The workspace folder, or a 400 that says what to give.

@@ -1,4 +1,5 @@
-//! Signing the UI in and out. `POST /api/login-code` (bearer token only) mints a one-time
+//! Signing the UI in and out. `POST /api/login-code` (the bearer token and the data folder's
+//! login key, `X-Vaider-Login-Key`) mints a one-time
 //! code for `vaider ui` to put in the page's address; `POST /api/login` trades it for a UI
 //! session, which the page sends in the `X-Vaider-Session` header from then on;
 //! `DELETE /api/session` signs that session out. The rules live in [`crate::auth`].
@@ -11,16 +12,30 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::api_error::ApiError;
-use crate::auth::{LOGIN_CODE_TTL, SESSION_IDLE};
+use crate::auth::{LOGIN_CODE_TTL, LOGIN_KEY_HEADER, SESSION_IDLE};
 use crate::AppState;
 
 /// A code for one browser page; the guard has checked the bearer token (a session cannot
-/// mint one).
-pub(super) async fn login_code(State(state): State<AppState>) -> Json<serde_json::Value> {
+/// mint one), and the caller shows the data folder's login key too: the token alone signs no
+/// page in, so an agent holding only the token cannot pass for a person in Vaider's window.
+pub(super) async fn login_code(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let key = headers
+        .get(LOGIN_KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !state.auth.login_key_ok(key) {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "LOGIN_KEY_REQUIRED",
+            "A login code is made only for `vaider ui` or the tray app on this machine, which read a key from Vaider's data folder: the token alone signs no page in. Run `vaider ui`.",
+        )
+        .into_response();
+    }
     Json(json!({
         "code": state.auth.mint_login_code(),
         "expiresInSec": LOGIN_CODE_TTL.as_secs(),
     }))
+    .into_response()
 }
 
 #[derive(Deserialize)]

@@ -205,14 +205,18 @@ impl ClientHandler for TestClient {
     }
 }
 
-/// Signs a UI page in the way the browser does: a login code minted with the token (as
-/// `vaider ui` asks for one), traded at `POST /api/login` for the session secret the page
+/// Signs a UI page in the way the browser does: a login code minted with the token and the
+/// data folder's login key (as `vaider ui` asks for one), traded at `POST /api/login` for the session secret the page
 /// sends in `X-Vaider-Session`.
 pub async fn sign_in(server: &TestServer) -> String {
     let http = server.http();
     let code: Value = http
         .post(format!("{}/api/login-code", server.url))
         .bearer_auth(TOKEN)
+        .header(
+            "x-vaider-login-key",
+            vaider_core::secrets::ui_login_key(server.engine.data_dir()).unwrap(),
+        )
         .send()
         .await
         .unwrap()
