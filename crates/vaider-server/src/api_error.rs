@@ -105,6 +105,9 @@ struct ErrorDetail {
     /// MODEL_NOT_FOUND: the models to pick instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     choices: Option<Vec<String>>,
+    /// A capability's own details (a QA error's `details`: what an unapproved plan reaches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<serde_json::Value>,
 }
 
 impl ApiError {
@@ -119,6 +122,7 @@ impl ApiError {
                     upstream_response: None,
                     interaction_id: None,
                     choices: None,
+                    details: None,
                 },
                 duration_ms: None,
                 upstream_response: None,
@@ -152,9 +156,12 @@ impl From<Mapped> for ApiError {
     }
 }
 
+/// The contract's `{error: {code, message, details?}}`, details kept.
 impl From<QaError> for ApiError {
     fn from(error: QaError) -> Self {
-        Mapped::from(&error).into()
+        let mut api: ApiError = Mapped::from(&error).into();
+        api.body.error.details = error.details;
+        api
     }
 }
 
@@ -183,6 +190,7 @@ impl From<AnalysisFailure> for ApiError {
                         VaiderError::ModelNotFound(gone) => Some(gone.choices.clone()),
                         _ => None,
                     },
+                    details: None,
                 },
                 duration_ms,
                 upstream_response,
