@@ -270,23 +270,32 @@ fn resolve_token(from_env: Option<String>, data_dir: &Path) -> Result<String> {
     if let Some(token) = from_env.filter(|t| !t.trim().is_empty()) {
         return Ok(token.trim().to_string());
     }
-    let path = data_dir.join("token");
+    private_secret(data_dir, "token", || {
+        format!("vdr_{}", hex::encode(rand::random::<[u8; 24]>()))
+    })
+}
+
+/// The secret kept in the data folder's file `name`, readable by its owner only; made by
+/// `make` and written (0600) when there is none yet.
+fn private_secret(data_dir: &Path, name: &str, make: impl FnOnce() -> String) -> Result<String> {
+    let path = data_dir.join(name);
     keep_private(&path)?;
     match std::fs::read_to_string(&path) {
-        Ok(token) if !token.trim().is_empty() => return Ok(token.trim().to_string()),
+        Ok(secret) if !secret.trim().is_empty() => return Ok(secret.trim().to_string()),
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(VaiderError::internal(format!("read {}", path.display()), e)),
     }
     crate::atomic_file::create_private_dir(data_dir)
         .map_err(|e| VaiderError::internal(format!("create {}", data_dir.display()), e))?;
-    let token = format!("vdr_{}", hex::encode(rand::random::<[u8; 24]>()));
-    write_private(&path, &token)?;
-    Ok(token)
+    let secret = make();
+    write_private(&path, &secret)?;
+    Ok(secret)
 }
 
-/// An existing token file must be the user's own and readable by them only: a loose mode
-/// (a copy, an unzip, a umask) is set back to `0600`; a file of another user is refused.
+/// An existing secret file (the token, the login key) must be the user's own and readable by
+/// them only: a loose mode (a copy, an unzip, a umask) is set back to `0600`; a file of
+/// another user is refused.
 fn keep_private(path: &Path) -> Result<()> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
@@ -296,12 +305,12 @@ fn keep_private(path: &Path) -> Result<()> {
         Ok(crate::owner::Privacy::Tightened { was }) => {
             tracing::warn!(
                 file = %path.display(),
-                "the token file was readable by others (mode {was:o}); it is now 0600. Rotate the token (vaider token --rotate) if others may have read it."
+                "a secret file was readable by others (mode {was:o}); it is now 0600. If it is the token, rotate it (vaider token --rotate) if others may have read it."
             );
             Ok(())
         }
         Err(why) => Err(VaiderError::InvalidRequest(format!(
-            "The token file {why} Remove it (a new one is made) or set VAIDER_TOKEN.",
+            "{why} Remove it (a new one is made), or set VAIDER_TOKEN for the token.",
         ))),
     }
 }
@@ -311,18 +320,9 @@ fn keep_private(path: &Path) -> Result<()> {
 /// from the token on purpose: an agent that holds only the token (a client on another machine,
 /// a sandboxed tool) cannot sign a page in, and so cannot pass for a person in Vaider's window.
 pub fn ui_login_key(data_dir: &Path) -> Result<String> {
-    let path = data_dir.join("login-key");
-    match std::fs::read_to_string(&path) {
-        Ok(key) if !key.trim().is_empty() => return Ok(key.trim().to_string()),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(VaiderError::internal(format!("read {}", path.display()), e)),
-    }
-    crate::atomic_file::create_private_dir(data_dir)
-        .map_err(|e| VaiderError::internal(format!("create {}", data_dir.display()), e))?;
-    let key = format!("vdrl_{}", hex::encode(rand::random::<[u8; 32]>()));
-    write_private(&path, &key)?;
-    Ok(key)
+    private_secret(data_dir, "login-key", || {
+        format!("vdrl_{}", hex::encode(rand::random::<[u8; 32]>()))
+    })
 }
 
 /// The file the server's token is kept in, when it comes from one (not from `VAIDER_TOKEN`).
