@@ -24,6 +24,8 @@ use crate::generate::{plan_id, write_plan, Brief};
 use crate::plan::{Project, RunStatus, StepStatus, TestPlan, TestRun};
 use crate::run::{run_plan, RunOptions};
 use crate::store::{write_atomic, QaStore};
+// The person's approval of a plan, which the doors ask for before a run.
+pub use crate::trust::{approve_plan, needs_approval, Unapproved};
 
 /// GitHub's API, where `repoUrl`s on github.com are read.
 pub const GITHUB_API: &str = "https://api.github.com";
@@ -369,85 +371,6 @@ pub async fn run_test_plan(engine: &Vaider, request: RunRequest) -> Result<RunSu
     run_prepared(engine, prepare_run(engine, request)?).await
 }
 
-/// A plan that needs a person's approval before it runs: what to show them.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Unapproved {
-    pub plan_id: String,
-    pub plan_name: String,
-    pub path: String,
-    /// What the plan reaches, a line each (its address, hosts and secrets).
-    pub reach: Vec<String>,
-    /// The command that approves it at a terminal.
-    pub approve_command: String,
-}
-
-impl Unapproved {
-    /// The question put to a person, whole.
-    pub fn question(&self) -> String {
-        format!(
-            "Vaider did not write the test plan {:?} ({}), and nobody approved what it reaches:\n- {}\nRun it with these?",
-            self.plan_name,
-            self.path,
-            self.reach.join("\n- ")
-        )
-    }
-
-    /// PLAN_NOT_APPROVED, with the command that approves it.
-    pub fn refusal(&self, how: &str) -> QaError {
-        QaError::new(
-            ErrorCode::PlanNotApproved,
-            format!(
-                "the plan {} was not written by Vaider and its address, hosts and secrets were never approved by you: {how}. Approve it at a terminal with `{}` (or in Vaider's window), then run it again",
-                self.path, self.approve_command
-            ),
-        )
-        .with_details(json!(self))
-    }
-}
-
-/// The plan `plan_id` of `workspace` when it needs a person's approval to run, else None.
-pub fn needs_approval(
-    engine: &Vaider,
-    workspace: &Path,
-    plan_id: &str,
-) -> Result<Option<Unapproved>, QaError> {
-    let (plan, path) = QaStore::in_project(workspace).plan(plan_id.trim())?;
-    Ok(unapproved(engine, &plan, &path, workspace))
-}
-
-fn unapproved(engine: &Vaider, plan: &TestPlan, path: &Path, project: &Path) -> Option<Unapproved> {
-    let approvals = crate::trust::PlanApprovals::in_data_dir(engine.data_dir());
-    (!approvals.allows(plan)).then(|| Unapproved {
-        plan_id: plan.id.clone(),
-        plan_name: plan.name.clone(),
-        path: path.display().to_string(),
-        reach: crate::trust::reach_lines(plan),
-        approve_command: crate::trust::approve_command(&plan.id, project),
-    })
-}
-
-/// Records a person's approval of the plan `plan_id` (`vaider plan approve`, the UI).
-pub fn approve_plan(
-    engine: &Vaider,
-    workspace: &Path,
-    plan_id: &str,
-    decision: vaider_core::person::Decision,
-) -> Result<Unapproved, QaError> {
-    let (plan, path) = QaStore::in_project(workspace).plan(plan_id.trim())?;
-    let approved = Unapproved {
-        plan_id: plan.id.clone(),
-        plan_name: plan.name.clone(),
-        path: path.display().to_string(),
-        reach: crate::trust::reach_lines(&plan),
-        approve_command: crate::trust::approve_command(&plan.id, workspace),
-    };
-    crate::trust::PlanApprovals::in_data_dir(engine.data_dir())
-        .approve(&plan, &path, decision)
-        .map_err(|e| QaError::new(ErrorCode::StorageError, e))?;
-    Ok(approved)
-}
-
 /// Everything that can be refused before a browser starts: the plan (found, approved and able
 /// to run) and the base URL. A door that answers at once (the UI) calls this first, then
 /// [`run_prepared`] in the background.
@@ -467,7 +390,9 @@ pub fn prepare_run(engine: &Vaider, request: RunRequest) -> Result<ReadyRun, QaE
     if let Some(url) = &base_url {
         check_url(url, "baseUrl")?;
     }
-    if let Some(unapproved) = unapproved(engine, &plan, &plan_path, &request.workspace) {
+    if let Some(unapproved) =
+        crate::trust::unapproved(engine, &plan, &plan_path, &request.workspace)
+    {
         match request.approval.clone() {
             Some(decision) => crate::trust::PlanApprovals::in_data_dir(engine.data_dir())
                 .approve(&plan, &plan_path, decision)

@@ -5,7 +5,8 @@
 //! approved ([`vaider_core::person`]). The record is a file in Vaider's data folder, keyed by a
 //! hash of the reach: editing a plan's steps keeps its approval, a change to its address,
 //! hosts or secrets asks again. Overriding the base URL for one run (a local dev server) needs
-//! no new approval: secrets stay bound to the origin the approval named.
+//! no new approval: secrets stay bound to the origin the approval named. The doors ask
+//! [`needs_approval`], show the person the [`Unapproved`] plan, and record [`approve_plan`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -14,8 +15,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use vaider_core::person::Decision;
+use vaider_core::Vaider;
 
+use crate::error::{ErrorCode, QaError};
 use crate::plan::TestPlan;
+use crate::store::QaStore;
 
 /// The file of approvals in the data folder.
 const FILE: &str = "plan-approvals.json";
@@ -152,6 +156,91 @@ fn shell_word(text: &str) -> String {
         true => text.to_string(),
         false => format!("'{}'", text.replace('\'', r"'\''")),
     }
+}
+
+/// A plan that needs a person's approval before it runs: what to show them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unapproved {
+    pub plan_id: String,
+    pub plan_name: String,
+    pub path: String,
+    /// What the plan reaches, a line each (its address, hosts and secrets).
+    pub reach: Vec<String>,
+    /// The command that approves it at a terminal.
+    pub approve_command: String,
+}
+
+impl Unapproved {
+    /// The question put to a person, whole.
+    pub fn question(&self) -> String {
+        format!(
+            "Vaider did not write the test plan {:?} ({}), and nobody approved what it reaches:\n- {}\nRun it with these?",
+            self.plan_name,
+            self.path,
+            self.reach.join("\n- ")
+        )
+    }
+
+    /// PLAN_NOT_APPROVED, with the command that approves it.
+    pub fn refusal(&self, how: &str) -> QaError {
+        QaError::new(
+            ErrorCode::PlanNotApproved,
+            format!(
+                "the plan {} was not written by Vaider and its address, hosts and secrets were never approved by you: {how}. Approve it at a terminal with `{}` (or in Vaider's window), then run it again",
+                self.path, self.approve_command
+            ),
+        )
+        .with_details(json!(self))
+    }
+}
+
+/// The plan `plan_id` of `workspace` when it needs a person's approval to run, else None.
+pub fn needs_approval(
+    engine: &Vaider,
+    workspace: &Path,
+    plan_id: &str,
+) -> Result<Option<Unapproved>, QaError> {
+    let (plan, path) = QaStore::in_project(workspace).plan(plan_id.trim())?;
+    Ok(unapproved(engine, &plan, &path, workspace))
+}
+
+pub(crate) fn unapproved(
+    engine: &Vaider,
+    plan: &TestPlan,
+    path: &Path,
+    project: &Path,
+) -> Option<Unapproved> {
+    let approvals = PlanApprovals::in_data_dir(engine.data_dir());
+    (!approvals.allows(plan)).then(|| Unapproved::of(plan, path, project))
+}
+
+impl Unapproved {
+    /// What a person is shown of `plan`, kept at `path` in `project`.
+    fn of(plan: &TestPlan, path: &Path, project: &Path) -> Unapproved {
+        Unapproved {
+            plan_id: plan.id.clone(),
+            plan_name: plan.name.clone(),
+            path: path.display().to_string(),
+            reach: reach_lines(plan),
+            approve_command: approve_command(&plan.id, project),
+        }
+    }
+}
+
+/// Records a person's approval of the plan `plan_id` (`vaider plan approve`, the UI).
+pub fn approve_plan(
+    engine: &Vaider,
+    workspace: &Path,
+    plan_id: &str,
+    decision: vaider_core::person::Decision,
+) -> Result<Unapproved, QaError> {
+    let (plan, path) = QaStore::in_project(workspace).plan(plan_id.trim())?;
+    let approved = Unapproved::of(&plan, &path, workspace);
+    PlanApprovals::in_data_dir(engine.data_dir())
+        .approve(&plan, &path, decision)
+        .map_err(|e| QaError::new(ErrorCode::StorageError, e))?;
+    Ok(approved)
 }
 
 #[cfg(test)]

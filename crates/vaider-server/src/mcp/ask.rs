@@ -14,11 +14,13 @@ use std::time::Duration;
 use rmcp::model::{
     ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest, InputRequests,
 };
-use rmcp::model::{InputRequiredResult, InputResponses, ProtocolVersion};
+use rmcp::model::{InputRequiredResult, InputResponses};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde_json::{json, Value};
 use vaider_core::person::Decision;
+
+use super::workspace::is_stateless;
 
 /// How long a 2025 client's user may take to answer.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -130,13 +132,6 @@ fn offers_elicitation(ctx: &RequestContext<RoleServer>) -> bool {
 
 fn client_name(ctx: &RequestContext<RoleServer>) -> String {
     ctx.client_info().map(|info| info.name).unwrap_or_default()
-}
-
-/// Whether this request is of the stateless revision (its version is in its own `_meta`).
-fn is_stateless(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.meta
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ where
 }
 
 /// Whether this request is of the stateless revision (its version is in its own `_meta`).
-fn is_stateless(ctx: &RequestContext<RoleServer>) -> bool {
+pub(super) fn is_stateless(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.meta
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
