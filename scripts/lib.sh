@@ -169,6 +169,10 @@ UI_APT_PACKAGES=(build-essential pkg-config libssl-dev curl ca-certificates
 # WebM video in WebKitGTK (gstreamer plugins), closing windows as a window manager would
 # (python3-xlib), reading and clicking the tray menu as a panel would (python3-gi), and the
 # clipboard (xclip).
+# The Linux packages' lane (scripts/build-packages.sh, linux-packages-test.sh): the tray's build
+# packages (below), rpm to read the .rpm, desktop-file-utils to check the menu entry.
+PACKAGES_APT_PACKAGES=(rpm desktop-file-utils xvfb xauth dbus dbus-x11 gnome-keyring python3
+    python3-gi gir1.2-glib-2.0 curl)
 DESKTOP_APT_PACKAGES=(
     build-essential pkg-config curl ca-certificates file
     libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev

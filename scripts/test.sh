@@ -77,7 +77,8 @@ install_deps() {
         # Every lane's packages in one apt run, before anything builds: the conformance build
         # must never meet a half-installed machine, and one apt run is faster than four.
         apt_ensure "${RUST_TEST_APT_PACKAGES[@]}" "${CONFORMANCE_APT_PACKAGES[@]}" \
-            "${UI_APT_PACKAGES[@]}" "${DESKTOP_APT_PACKAGES[@]}" "${AGENTS_APT_PACKAGES[@]}"
+            "${UI_APT_PACKAGES[@]}" "${DESKTOP_APT_PACKAGES[@]}" "${AGENTS_APT_PACKAGES[@]}" \
+            "${PACKAGES_APT_PACKAGES[@]}"
     fi
     ensure_fmt_clippy
     ensure_nextest
@@ -153,6 +154,12 @@ if [ "$QUICK" -eq 0 ]; then
     check "Gemini SDK against the fake Gemini (crates/fake-gemini/tests/sdk_check.sh)" sdk_check
     check "web UI in Chromium with Playwright (scripts/ui-test.sh)" bash scripts/ui-test.sh
     check "tray app end to end in WebKitGTK under Xvfb (scripts/desktop-test.sh)" bash scripts/desktop-test.sh
+    check "Linux packages built once: the dist binary, the tray's .deb and .rpm by Tauri's bundler, the tarball, npm packages and MCP Bundle (scripts/build-packages.sh)" \
+        bash scripts/build-packages.sh
+    check "the .deb installed, started, upgraded and removed; the .rpm read (scripts/linux-packages-test.sh)" \
+        bash scripts/linux-packages-test.sh
+    check "the tarball, the npm package through npx, the MCP Bundle, server.json and the release workflow (scripts/package-test.sh)" \
+        bash scripts/package-test.sh
     # .tools/venv's Node (the newest LTS) exists only in this lane.
     check "the real project under the newest LTS Node from .tools/venv (vaider-validate, ignored in nextest's default run)" \
         env PLAYWRIGHT_BROWSERS_PATH="$PLAYWRIGHT_BROWSERS_DIR" \

@@ -18,7 +18,7 @@ export function evalsView(root) {
   api('/api/evals').then(({ runs }) => {
     if (destroyed) return;
     if (!runs.length) {
-      body.replaceChildren(h('p', { class: 'empty', id: 'eval-none' }, 'No eval run yet. Run `vaider eval` in the repository.'));
+      body.replaceChildren(h('p', { class: 'empty', id: 'eval-none' }, 'No eval run yet. Run `vaider eval`: the labelled set ships with Vaider (in a checkout it is eval/set).'));
       return;
     }
     const head = ['finished', 'provider · model', 'sampling', 'items', 'balanced accuracy', 'recall', 'specificity',

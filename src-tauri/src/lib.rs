@@ -7,6 +7,7 @@ mod autostart;
 mod commands;
 mod server;
 mod tray;
+mod updates;
 mod window;
 
 use tauri::RunEvent;
@@ -35,6 +36,7 @@ pub fn run() {
         ])
         .setup(move |app| {
             autostart::enable_on_first_run(app.handle(), &Config::dir());
+            updates::start(app.handle());
             // Without a tray the window and a second launch still work: not a reason to stop.
             if let Err(e) = tray::create(app.handle()) {
                 tracing::error!("no tray icon: {e}");

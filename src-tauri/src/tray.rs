@@ -1,5 +1,5 @@
 //! The tray icon and its menu: the server's status, the window's pages, the MCP config for each
-//! agent, pause/resume, start at login and Quit. The status line and the check marks follow
+//! agent, pause/resume, start at login, a newer release when one is known, and Quit. The status line and the check marks follow
 //! changes made elsewhere (the web UI, the login entry) by a refresh every two seconds and
 //! right after each change made here.
 
@@ -14,6 +14,7 @@ use vaider_core::client_setup::Client;
 
 use crate::autostart;
 use crate::server::{Server, Status};
+use crate::updates::{self, Known};
 use crate::window::{self, Page};
 
 const REFRESH_EVERY: Duration = Duration::from_secs(2);
@@ -27,6 +28,7 @@ mod id {
     pub const COPY_VSCODE: &str = "copy-mcp-vscode";
     pub const PAUSE: &str = "pause";
     pub const AUTOSTART: &str = "autostart";
+    pub const UPDATE: &str = "update";
     pub const QUIT: &str = "quit";
 }
 
@@ -35,6 +37,7 @@ struct Items<R: Runtime> {
     status: MenuItem<R>,
     pause: MenuItem<R>,
     autostart: CheckMenuItem<R>,
+    update: MenuItem<R>,
     shown: Mutex<Option<Shown>>,
 }
 
@@ -43,6 +46,7 @@ struct Shown {
     status: String,
     pause: PauseItem,
     autostart: bool,
+    update: Known,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +77,7 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let status = app.state::<Server>().status();
     let autostart_on = autostart::is_enabled(app).unwrap_or(false);
     let pause = PauseItem::of(&status);
+    let known = updates::known(app);
 
     let status_item = MenuItem::with_id(app, id::STATUS, status.line(), false, None::<&str>)?;
     let pause_item = MenuItem::with_id(
@@ -90,10 +95,18 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         autostart_on,
         None::<&str>,
     )?;
+    let update_item = MenuItem::with_id(
+        app,
+        id::UPDATE,
+        known.text(),
+        known.is_newer(),
+        None::<&str>,
+    )?;
     let menu = Menu::with_items(
         app,
         &[
             &status_item,
+            &update_item,
             &PredefinedMenuItem::separator(app)?,
             &MenuItem::with_id(app, id::OPEN_HISTORY, "Open history", true, None::<&str>)?,
             &MenuItem::with_id(app, id::SETTINGS, "Settings", true, None::<&str>)?,
@@ -137,10 +150,12 @@ pub fn create<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         status: status_item,
         pause: pause_item,
         autostart: autostart_item,
+        update: update_item,
         shown: Mutex::new(Some(Shown {
             status: status.line(),
             pause,
             autostart: autostart_on,
+            update: known,
         })),
     });
 
@@ -179,6 +194,7 @@ fn update<R: Runtime>(app: &AppHandle<R>) {
                 false
             }
         },
+        update: updates::known(app),
     };
     let mut shown = items.shown.lock().unwrap_or_else(|e| e.into_inner());
     let before = shown.take();
@@ -191,6 +207,10 @@ fn update<R: Runtime>(app: &AppHandle<R>) {
             items
                 .pause
                 .set_enabled(now.pause != PauseItem::Unavailable)?;
+        }
+        if before.as_ref().is_none_or(|b| b.update != now.update) {
+            items.update.set_text(now.update.text())?;
+            items.update.set_enabled(now.update.is_newer())?;
         }
         // Always: a click toggles the mark before its handler runs, whatever the outcome.
         if items.autostart.is_checked()? != now.autostart {
@@ -227,6 +247,7 @@ fn on_menu_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
                 tracing::warn!("{e}");
             }
         }
+        id::UPDATE => updates::open_download(app),
         id::QUIT => app.exit(0),
         _ => {}
     }

@@ -96,6 +96,8 @@ pub const ALL: &[EnvVar] = &[
     var("VAIDER_CONFIG_DIR", Group::Folders, "The folder of config.toml (and a .env file)."),
     var("VAIDER_TOKEN", Group::Folders, "The bearer token HTTP clients must send, instead of the one generated into the data folder."),
     var("VAIDER_LOG", Group::Folders, "The log level or filter (tracing's syntax, e.g. debug or vaider_core=debug)."),
+    var("VAIDER_UPDATE_FEED", Group::Folders, "The release feed `vaider doctor` and the tray app check for a newer Vaider (Tauri's latest.json format); `off` checks none. Release builds have one built in, source builds none."),
+    var("VAIDER_RELEASE_FEED", Group::Folders, "At build time only: the release feed built into a release (scripts/build-packages.sh and the release workflow set it)."),
     var("CODEX_HOME", Group::Folders, "Codex CLI's own folder: `vaider init --client codex --user` writes, and `vaider doctor` reads, its config.toml there instead of ~/.codex."),
     var("GEMINI_CLI_HOME", Group::Folders, "Gemini CLI's own stand-in for the home folder: `vaider init --client gemini --user` writes, and `vaider doctor` reads, its .gemini/settings.json there instead of ~/.gemini."),
     var("XDG_CONFIG_HOME", Group::Folders, "On Linux, where Zed's user settings are (`$XDG_CONFIG_HOME/zed/settings.json`, as Zed reads it) for `vaider init --client zed --user` and `vaider doctor`; else ~/.config."),

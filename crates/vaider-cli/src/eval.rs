@@ -19,10 +19,12 @@ pub enum EvalAction {
 
 #[derive(Args)]
 pub struct EvalArgs {
-    /// The set's folder (default: eval/set in the current folder).
-    #[arg(long, default_value = "eval/set")]
-    set: PathBuf,
-    /// Where items.jsonl, report.json and report.md go (default: eval/runs/<time>).
+    /// The set's folder (default: eval/set in the current folder, else the set installed with
+    /// Vaider, e.g. /usr/share/vaider/eval/set).
+    #[arg(long)]
+    set: Option<PathBuf>,
+    /// Where items.jsonl, report.json and report.md go (default: eval/runs/<time>, or the
+    /// data folder's eval-runs/<time> with the installed set).
     #[arg(long)]
     out: Option<PathBuf>,
     /// The provider to ask (default: the config's).
@@ -64,8 +66,12 @@ pub async fn eval(action: Option<EvalAction>, args: EvalArgs) -> Result<ExitCode
         return compare_runs(&a, &b);
     }
     let engine = Vaider::open(Config::load()?)?;
+    let (set, installed) = match &args.set {
+        Some(set) => (set.clone(), false),
+        None => vaider_eval::labels::default_set()?,
+    };
     let items = vaider_eval::labels::select(
-        vaider_eval::labels::load(&args.set)?,
+        vaider_eval::labels::load(&set)?,
         args.only.as_deref(),
         args.limit,
     )?;
@@ -79,7 +85,12 @@ pub async fn eval(action: Option<EvalAction>, args: EvalArgs) -> Result<ExitCode
     if cost > args.max_cost && !args.yes && !confirm(cost, args.max_cost)? {
         bail!("stopped before the run: raise --max-cost or pass --yes");
     }
-    let options = args.options()?;
+    let runs = if installed {
+        engine.config().data_dir().join("eval-runs")
+    } else {
+        PathBuf::from("eval/runs")
+    };
+    let options = args.options(set, &runs)?;
     let report = vaider_eval::run(&engine, &options, |n, total, o| {
         eprintln!("{}", item_line(n, total, o));
     })
@@ -102,12 +113,12 @@ fn compare_runs(a: &Path, b: &Path) -> Result<ExitCode> {
 impl EvalArgs {
     /// The run's options: the reports in `--out` or a new folder named by the time, the
     /// prompt variant read from `--prompt-file` (named by its file).
-    fn options(&self) -> Result<vaider_eval::Options> {
+    fn options(&self, set: PathBuf, runs: &Path) -> Result<vaider_eval::Options> {
         let out = self.out.clone().unwrap_or_else(|| {
-            PathBuf::from("eval/runs").join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string())
+            runs.join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string())
         });
         Ok(vaider_eval::Options {
-            set: self.set.clone(),
+            set,
             out,
             provider: self.provider.clone(),
             model: self.model.clone(),

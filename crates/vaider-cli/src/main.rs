@@ -113,6 +113,10 @@ enum Command {
         /// project's .gitignore when the project is in a git repository.
         #[arg(long)]
         inline_token: bool,
+        /// Have the agent start Vaider from npm over stdio (`npx -y vaider stdio`) instead of
+        /// reaching a running server: no URL, no token, nothing else to install.
+        #[arg(long, conflicts_with = "inline_token")]
+        npx: bool,
         /// Write the user's own config (in the home folder) rather than the project's.
         /// Windsurf has only that one.
         #[arg(long)]

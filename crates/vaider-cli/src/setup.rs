@@ -12,6 +12,7 @@ use vaider_core::client_setup::{
     TokenPlacement, TokenSource,
 };
 use vaider_core::secrets::{self, KeychainStatus};
+use vaider_core::updates;
 use vaider_core::{Config, VERSION};
 
 /// `vaider init`'s arguments.
@@ -19,6 +20,7 @@ pub struct InitArgs {
     pub client: String,
     pub dir: PathBuf,
     pub inline_token: bool,
+    pub npx: bool,
     pub user: bool,
     pub tools: Option<String>,
 }
@@ -33,7 +35,11 @@ pub fn init(args: InitArgs) -> Result<ExitCode> {
         true => Some(secrets::server_token(&config.data_dir())?),
         false => None,
     };
-    let token_in = token.as_deref().map_or(TokenIn::Variable, TokenIn::Literal);
+    let token_in = match (args.npx, token.as_deref()) {
+        (true, _) => TokenIn::Npx,
+        (false, Some(token)) => TokenIn::Literal(token),
+        (false, None) => TokenIn::Variable,
+    };
     let home = home_dir()?;
     let place = Place {
         project: &args.dir,
@@ -52,6 +58,14 @@ pub fn init(args: InitArgs) -> Result<ExitCode> {
     let file = report.config_file.display();
     println!("{} {file}", if report.merged { "Updated" } else { "Wrote" });
     println!("Wrote {}", report.rules_file.display());
+    if args.npx {
+        println!(
+            "The agent starts Vaider itself (`npx -y vaider stdio`): no server to run, no token. \
+             The history and review pages need `vaider serve` or the tray app."
+        );
+        println!("`vaider doctor` checks the rest of the setup.");
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("Vaider's MCP endpoint is {url}; start it with `vaider serve` if it is not running.");
     match &report.token {
         TokenPlacement::Variable => println!(
@@ -107,8 +121,11 @@ fn home_dir() -> Result<PathBuf> {
 /// each: `ok` or `FIX` with what to do.
 pub async fn doctor() -> Result<ExitCode> {
     let mut report = Report::default();
-    println!("Vaider {VERSION}");
+    let origin = updates::origin();
+    let exe = std::env::current_exe().unwrap_or_default();
+    println!("Vaider {VERSION}, from {origin} ({})", exe.display());
     let config = machine(&mut report).await?;
+    update_check(&config, &origin).await;
     clients(&mut report, &config).await;
     println!(
         "{}",
@@ -123,6 +140,45 @@ pub async fn doctor() -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Whether a newer Vaider is known: the release feed read now, else the last answer kept.
+/// A newer version is news, not a problem: it never changes the exit code.
+async fn update_check(config: &Config, origin: &updates::Origin) {
+    let Some(feed) = updates::feed() else {
+        println!(
+            "     updates: this build checks no release feed (to update: {})",
+            origin.how_to_update()
+        );
+        return;
+    };
+    let data_dir = config.data_dir();
+    let check = match updates::check(&feed).await {
+        Ok(check) => {
+            updates::remember(&data_dir, &check);
+            check
+        }
+        Err(e) => match updates::last_check(&data_dir) {
+            Some(check) => {
+                println!("     updates: {e}; the last check ({}) said:", check.checked_at);
+                check
+            }
+            None => {
+                println!("     updates: {e}");
+                return;
+            }
+        },
+    };
+    if check.newer {
+        println!(
+            "     updates: Vaider {} is available ({}); to update: {}",
+            check.latest,
+            check.url,
+            origin.how_to_update().replace("VERSION", &check.latest)
+        );
+    } else {
+        println!("     updates: up to date (the newest release is {})", check.latest);
+    }
 }
 
 /// The lines printed so far, and how many said FIX.

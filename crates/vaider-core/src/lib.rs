@@ -31,6 +31,7 @@ pub mod redact;
 pub mod source;
 pub mod status;
 pub mod task;
+pub mod updates;
 pub mod workspace;
 
 pub use analysis::{AnalysisRequest, AnalysisResult, Door, Tool};

@@ -114,6 +114,35 @@ struct Manifest {
 }
 
 /// The set's items in the manifest's order.
+/// The labelled set used when none is named: `eval/set` in the current folder (a checkout of
+/// the repository), else the one installed with Vaider, `<prefix>/share/vaider/eval/set` beside
+/// `<prefix>/bin/vaider` (`/usr/share/vaider/eval/set` from the .deb and .rpm, `share/…` in the
+/// release tarball). The boolean says whether it is the installed one.
+pub fn default_set() -> Result<(PathBuf, bool)> {
+    let here = PathBuf::from("eval/set");
+    if here.join("manifest.json").is_file() {
+        return Ok((here, false));
+    }
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .unwrap_or_default();
+    let installed = installed_set(&exe);
+    match installed {
+        Some(set) if set.join("manifest.json").is_file() => Ok((set, true)),
+        _ => bail!(
+            "no labelled set here (eval/set) and none installed beside {}: run `vaider eval` in a \
+             checkout of the repository, install a package (it ships the set), or name one with --set",
+            exe.display()
+        ),
+    }
+}
+
+/// `<prefix>/bin/vaider` → `<prefix>/share/vaider/eval/set`.
+fn installed_set(exe: &Path) -> Option<PathBuf> {
+    let prefix = exe.parent()?.parent()?;
+    Some(prefix.join("share/vaider/eval/set"))
+}
+
 pub fn load(set: &Path) -> Result<Vec<Item>> {
     // Absolute, so the media resolve wherever the tools run (the compare's work folder).
     let set = &std::path::absolute(set).unwrap_or_else(|_| set.to_path_buf());
@@ -185,4 +214,21 @@ fn interleave(items: Vec<Item>) -> Vec<Item> {
         out.extend(pairs.pop());
     }
     out
+}
+
+#[cfg(test)]
+mod installed_tests {
+    use super::*;
+
+    #[test]
+    fn the_installed_set_lies_under_the_binarys_prefix() {
+        assert_eq!(
+            installed_set(Path::new("/usr/bin/vaider")),
+            Some(PathBuf::from("/usr/share/vaider/eval/set"))
+        );
+        assert_eq!(
+            installed_set(Path::new("/opt/vaider-0.1.0/bin/vaider")),
+            Some(PathBuf::from("/opt/vaider-0.1.0/share/vaider/eval/set"))
+        );
+    }
 }

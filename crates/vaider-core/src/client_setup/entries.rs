@@ -10,6 +10,8 @@
 //! | Gemini CLI | `mcpServers` | `httpUrl`, `headers` (`${VAIDER_TOKEN}`) |
 //! | Windsurf | `mcpServers` | `serverUrl`, `headers` (`${env:VAIDER_TOKEN}`) |
 //! | Zed | `context_servers` | `command: vaider`, `args: [stdio]` (no variables in its headers) |
+//!
+//! With `--npx` every client's entry starts `npx -y vaider stdio` instead (no URL, no token).
 
 use serde_json::{json, Value};
 
@@ -18,6 +20,9 @@ use super::{Client, TokenIn, TOKEN_VARIABLE, VSCODE_TOKEN_INPUT};
 /// Codex stops waiting for a tool after `tool_timeout_sec` (default 60 s); a long video takes
 /// longer than that.
 const CODEX_TOOL_TIMEOUT_SEC: u64 = 600;
+
+/// The npm package that runs Vaider's prebuilt binary (packaging/npm).
+pub const NPM_PACKAGE: &str = "vaider";
 
 /// The key of the object that holds the servers in this client's config.
 pub(super) fn servers_key(client: Client) -> &'static str {
@@ -45,10 +50,13 @@ pub(super) fn config(client: Client, url: &str, token: TokenIn) -> Value {
 }
 
 fn entry(client: Client, url: &str, token: TokenIn) -> Value {
+    if token == TokenIn::Npx {
+        return npx_entry(client, url);
+    }
     let headers = |reference: String| {
         let bearer = match token {
             TokenIn::Literal(token) => format!("Bearer {token}"),
-            TokenIn::Variable => format!("Bearer {reference}"),
+            TokenIn::Variable | TokenIn::Npx => format!("Bearer {reference}"),
         };
         json!({ "Authorization": bearer })
     };
@@ -65,15 +73,30 @@ fn entry(client: Client, url: &str, token: TokenIn) -> Value {
         Client::Windsurf => json!({"serverUrl": url,
                                    "headers": headers(format!("${{env:{TOKEN_VARIABLE}}}"))}),
         Client::Codex => match token {
-            TokenIn::Variable => json!({"url": url, "bearer_token_env_var": TOKEN_VARIABLE,
+            TokenIn::Variable | TokenIn::Npx => json!({"url": url, "bearer_token_env_var": TOKEN_VARIABLE,
                                         "tool_timeout_sec": CODEX_TOOL_TIMEOUT_SEC}),
             TokenIn::Literal(_) => json!({"url": url, "http_headers": headers(String::new()),
                                           "tool_timeout_sec": CODEX_TOOL_TIMEOUT_SEC}),
         },
         Client::Zed => match token {
-            TokenIn::Variable => json!({"command": "vaider", "args": stdio_args(url)}),
+            TokenIn::Variable | TokenIn::Npx => json!({"command": "vaider", "args": stdio_args(url)}),
             TokenIn::Literal(_) => json!({"url": url, "headers": headers(String::new())}),
         },
+    }
+}
+
+/// The entry that starts `npx -y vaider stdio` (the npm package, no token), in each client's
+/// words for a command: Claude Code and VS Code name the transport, the others infer it.
+fn npx_entry(client: Client, url: &str) -> Value {
+    let mut args = vec!["-y".to_string(), NPM_PACKAGE.to_string()];
+    args.extend(stdio_args(url));
+    match client {
+        Client::ClaudeCode | Client::VsCode => {
+            json!({"type": "stdio", "command": "npx", "args": args})
+        }
+        Client::Codex => json!({"command": "npx", "args": args,
+                                "tool_timeout_sec": CODEX_TOOL_TIMEOUT_SEC}),
+        _ => json!({"command": "npx", "args": args}),
     }
 }
 
@@ -93,6 +116,22 @@ fn stdio_args(url: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_npx_form_starts_the_npm_package_over_stdio_in_each_clients_words() {
+        let url = "http://127.0.0.1:3456/mcp?tools=core";
+        let args = json!(["-y", "vaider", "stdio", "--tools", "core"]);
+        for client in Client::ALL {
+            let entry = entry(client, url, TokenIn::Npx);
+            assert_eq!(entry["command"], "npx", "{client:?}");
+            assert_eq!(entry["args"], args, "{client:?}");
+            assert!(entry.get("url").is_none() && entry.get("headers").is_none());
+        }
+        assert_eq!(entry(Client::ClaudeCode, url, TokenIn::Npx)["type"], "stdio");
+        assert_eq!(entry(Client::VsCode, url, TokenIn::Npx)["type"], "stdio");
+        // VS Code asks for no token when none is sent.
+        assert!(config(Client::VsCode, url, TokenIn::Npx).get("inputs").is_none());
+    }
 
     #[test]
     fn zed_starts_vaider_stdio_with_the_urls_tool_set() {

@@ -58,6 +58,9 @@ pub enum TokenIn<'a> {
     Variable,
     /// The token itself: for the clipboard, or a file kept out of version control.
     Literal(&'a str),
+    /// No token and no URL: the client starts Vaider itself over stdio from npm
+    /// (`npx -y vaider stdio`), for a user who installed nothing else.
+    Npx,
 }
 
 impl Client {
@@ -230,7 +233,7 @@ pub fn init_at(place: Place, client: Client, url: &str, token: TokenIn) -> Resul
     std::fs::write(&rules_file, RULES)
         .map_err(|e| VaiderError::internal(format!("write {}", rules_file.display()), e))?;
     let token = match (token, place.scope) {
-        (TokenIn::Variable, _) => TokenPlacement::Variable,
+        (TokenIn::Variable | TokenIn::Npx, _) => TokenPlacement::Variable,
         (TokenIn::Literal(_), Scope::User) => TokenPlacement::Literal(GitIgnore::UserFile),
         (TokenIn::Literal(_), Scope::Project) => {
             let relative = client.config_path(Scope::Project).unwrap_or_default();
