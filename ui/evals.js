@@ -18,7 +18,7 @@ export function evalsView(root) {
   api('/api/evals').then(({ runs }) => {
     if (destroyed) return;
     if (!runs.length) {
-      body.replaceChildren(h('p', { class: 'empty', id: 'eval-none' }, 'No eval run yet. Run `vaider eval`: the labelled set ships with Vaider (in a checkout it is eval/set).'));
+      body.replaceChildren(h('p', { class: 'empty', id: 'eval-none' }, 'No eval run yet. Run `vaider eval`: it finds the labelled set installed with Vaider, or eval/set in a checkout.'));
       return;
     }
     const head = ['finished', 'provider · model', 'sampling', 'items', 'balanced accuracy', 'recall', 'specificity',

@@ -1,6 +1,6 @@
 //! Every environment variable Vaider reads, in one table. The config's overrides
 //! (`Config::apply_env`), `vaider doctor`, the settings page and docs/environment-variables.md
-//! all come from here, and a test checks the README and the code against it
+//! all come from here, and a test checks the README, docs/ and the code against it
 //! (`tests/env_vars.rs`): a variable added anywhere else fails that test.
 
 /// What a variable is for, the headings of docs/environment-variables.md.

@@ -1,6 +1,6 @@
 //! The one table of environment variables (vaider_base::env_vars, re-exported by vaider_core) against what users read and
-//! what the code reads: docs/environment-variables.md is the table's own page, the README's
-//! Configuration table and every variable the README or docs/ name are in it, and every
+//! what the code reads: docs/environment-variables.md is the table's own page, the settings
+//! table of docs/configuration.md and every variable the README or docs/ name are in it, and every
 //! variable the shipped crates read is in it (and nothing in it is read by nobody).
 //!
 //! `VAIDER_WRITE_DOCS=1` writes docs/environment-variables.md from the table instead of
@@ -58,13 +58,14 @@ fn the_docs_page_is_the_tables_own() {
     );
 }
 
-/// The README's Configuration table: each row's field and the variables it names.
-fn readme_configuration_rows() -> Vec<(String, BTreeSet<String>)> {
-    let readme = read("README.md");
-    let section = readme
-        .split("\n## Configuration\n")
+/// The settings table of docs/configuration.md (its `config.toml` section): each row's field
+/// and the variables it names.
+fn configuration_rows() -> Vec<(String, BTreeSet<String>)> {
+    let page = read("docs/configuration.md");
+    let section = page
+        .split("\n## config.toml\n")
         .nth(1)
-        .expect("the README has a Configuration section");
+        .expect("docs/configuration.md has a config.toml section");
     let section = section.split("\n## ").next().unwrap_or_default();
     section
         .lines()
@@ -78,11 +79,11 @@ fn readme_configuration_rows() -> Vec<(String, BTreeSet<String>)> {
 }
 
 #[test]
-fn the_readmes_configuration_table_has_every_setting_and_its_variables() {
-    let rows = readme_configuration_rows();
+fn the_configuration_table_has_every_setting_and_its_variables() {
+    let rows = configuration_rows();
     assert!(
         !rows.is_empty(),
-        "no rows found in the README's Configuration table"
+        "no rows found in the settings table of docs/configuration.md"
     );
     let mut settings: BTreeSet<&str> = BTreeSet::new();
     for v in env_vars::ALL.iter().filter(|v| v.group == Group::Setting) {
@@ -98,13 +99,13 @@ fn the_readmes_configuration_table_has_every_setting_and_its_variables() {
         assert_eq!(
             row.map(|(_, names)| names),
             Some(&expected),
-            "the README's row for `{setting}`"
+            "docs/configuration.md's row for `{setting}`"
         );
     }
     for (field, names) in &rows {
         assert!(
             names.is_empty() || settings.contains(field.as_str()),
-            "the README names {names:?} for `{field}`, which the table does not have"
+            "docs/configuration.md names {names:?} for `{field}`, which the table does not have"
         );
     }
 }

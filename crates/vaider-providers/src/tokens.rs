@@ -1,5 +1,5 @@
 //! What Gemini bills for media, per model family: tokens per video frame, per image and per
-//! second of audio at each `mediaResolution` (README, "Video sampling"), and which resolution
+//! second of audio at each `mediaResolution` (docs/sampling.md), and which resolution
 //! each of Vaider's jobs sends. One table, so the sampling plan, the estimate shown beside
 //! `usageMetadata.promptTokenCount` and the "saved versus default" figure all use the rules of
 //! the model actually called.
