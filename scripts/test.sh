@@ -100,6 +100,8 @@ install_deps() {
 # ---- b. format and lints -----------------------------------------------------------------
 fmt_and_clippy() {
     cargo fmt --all -- --check
+    # Every relative link of the README and docs/ leads to a file that exists.
+    bash scripts/check-doc-links.sh
     # The workspace's default members: everything but the Tauri shell, which only the desktop
     # lane builds and lints (no --workspace anywhere else).
     cargo clippy --quiet --all-targets -- -D warnings
@@ -153,6 +155,8 @@ if [ "$QUICK" -eq 0 ]; then
     check "agent CLIs offline: MCP SDK both revisions, Codex CLI, Gemini CLI (scripts/agents-test.sh)" bash scripts/agents-test.sh
     check "Gemini SDK against the fake Gemini (crates/fake-gemini/tests/sdk_check.sh)" sdk_check
     check "web UI in Chromium with Playwright (scripts/ui-test.sh)" bash scripts/ui-test.sh
+    check "the README's pictures of the UI made again (scripts/ui-screenshots.sh: docs/history.png, detail.png, settings.png)" \
+        bash scripts/ui-screenshots.sh
     check "tray app end to end in WebKitGTK under Xvfb (scripts/desktop-test.sh)" bash scripts/desktop-test.sh
     check "Linux packages built once: the dist binary, the tray's .deb and .rpm by Tauri's bundler, the tarball, npm packages and MCP Bundle (scripts/build-packages.sh)" \
         bash scripts/build-packages.sh

@@ -2,6 +2,8 @@
 # Make the README's pictures of the web UI: docs/history.png, docs/detail.png and
 # docs/settings.png (1280x800), from the real server with a few analyses in its history
 # (tests/ui/screenshots.mjs), in headless Chromium inside a D-Bus session with gnome-keyring.
+# scripts/test.sh runs it after the web UI's tests, so the pictures are made again by every
+# full test run and show the UI and the default model of the commit they belong to.
 #
 #   bash scripts/ui-screenshots.sh
 set -euo pipefail
@@ -10,7 +12,7 @@ cd "$REPO_ROOT"
 
 case "${1:-}" in
 -h | --help)
-    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
     exit 0
     ;;
 esac
@@ -22,8 +24,8 @@ apt_ensure build-essential pkg-config chromium gnome-keyring dbus dbus-x11 libse
 command -v cargo >/dev/null 2>&1 || die "cargo is missing: install Rust first (bash scripts/install.sh does)"
 ensure_ui_packages
 
-step "cargo build -p vaider-cli -p fake-gemini"
-cargo build --quiet -p vaider-cli -p fake-gemini
+step "target/debug/vaider and fake-gemini (as the Rust tests build them)"
+build_test_binaries
 export VAIDER_BIN="$TARGET_DIR/debug/vaider" FAKE_GEMINI_BIN="$TARGET_DIR/debug/fake-gemini" CHROMIUM=/usr/bin/chromium
 export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 

@@ -704,3 +704,49 @@ async fn vaider_ui_serves_the_history_and_prints_a_one_time_code_never_the_token
     let (_, code) = again.split_once("/#/?code=").unwrap();
     assert_eq!(login(base, code).await, 200);
 }
+
+/// Serves one release feed document (Tauri's latest.json) on loopback, from a thread; returns
+/// its URL.
+fn release_feed(version: &str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/latest.json", listener.local_addr().unwrap());
+    let body = format!(r#"{{"version": "{version}", "notes": "n", "platforms": {{}}}}"#);
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request);
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(answer.as_bytes());
+        }
+    });
+    url
+}
+
+/// Doctor says where this Vaider came from (a test build: a source build) and what the
+/// release feed knows: a newer version with how to get it, or that it is up to date.
+#[test]
+fn doctor_says_where_vaider_came_from_and_whether_a_newer_one_is_known() {
+    let sandbox = Sandbox::new();
+    let doctor = |feed: &str| {
+        let mut command = sandbox.vaider();
+        command.arg("doctor").env("VAIDER_UPDATE_FEED", feed);
+        stdout(&run(command))
+    };
+    let report = doctor("off");
+    assert!(report.contains("from a source build"), "{report}");
+    assert!(
+        report.contains("this build checks no release feed") && report.contains("git pull"),
+        "{report}"
+    );
+    let report = doctor(&release_feed("99.0.0"));
+    assert!(
+        report.contains("updates: Vaider 99.0.0 is available"),
+        "{report}"
+    );
+    let report = doctor(&release_feed(env!("CARGO_PKG_VERSION")));
+    assert!(report.contains("updates: up to date"), "{report}");
+}

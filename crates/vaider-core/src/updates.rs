@@ -78,6 +78,32 @@ pub fn origin() -> Origin {
     origin_of(&exe, &SystemPackages, release_feed().is_some())
 }
 
+/// How the user runs this Vaider's CLI, for commands Vaider tells them to run: `vaider` when
+/// it is on the PATH as such, `npx -y vaider` from npm, else the binary's full path (an MCP
+/// Bundle's binary lies in the host's own folder).
+pub fn cli_command() -> String {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .unwrap_or_default();
+    match origin_of(&exe, &NoPackages, false) {
+        Origin::Npm { .. } => "npx -y vaider".to_string(),
+        Origin::McpBundle => exe.display().to_string(),
+        _ => "vaider".to_string(),
+    }
+}
+
+/// For [`cli_command`]: who owns the binary does not change how it is named.
+struct NoPackages;
+
+impl PackageDb for NoPackages {
+    fn deb_owns(&self, _: &Path) -> bool {
+        false
+    }
+    fn rpm_owns(&self, _: &Path) -> bool {
+        false
+    }
+}
+
 /// Which system package, if any, owns a file. A trait so the rules can be tested without
 /// installing a package.
 pub trait PackageDb {

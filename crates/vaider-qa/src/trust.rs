@@ -143,7 +143,8 @@ pub fn reach_lines(plan: &TestPlan) -> Vec<String> {
 /// The command that approves the plan at a terminal.
 pub fn approve_command(plan_id: &str, project: &Path) -> String {
     format!(
-        "vaider plan approve {plan_id} --dir {}",
+        "{} plan approve {plan_id} --dir {}",
+        vaider_core::updates::cli_command(),
         shell_word(&project.display().to_string())
     )
 }
