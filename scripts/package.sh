@@ -170,7 +170,7 @@ done
 BUNDLE="vaider-$VERSION-$PLATFORM.mcpb"
 step "MCP Bundle $BUNDLE (mcpb pack; the tools are the binary's own tools/list)"
 node packaging/stage.mjs mcpb --version "$VERSION" --platform "$PLATFORM" --binary "$BINARY" \
-    --icon icons/128x128.png --out "$STAGE/mcpb" | sed 's/^/    /'
+    --icon icons/icon.png --out "$STAGE/mcpb" | sed 's/^/    /'
 "${MCPB[@]}" pack "$STAGE/mcpb" "$OUT/$BUNDLE" >"$STAGE/mcpb-pack.log" 2>&1 ||
     { sed 's/^/    | /' "$STAGE/mcpb-pack.log" >&2; die "mcpb pack failed"; }
 info "$BUNDLE"
@@ -180,7 +180,7 @@ step "server.json (the MCP registry's entry: npm package and bundle with its sha
 node packaging/stage.mjs server --version "$VERSION" --out "$OUT/server.json" "$OUT/$BUNDLE" >/dev/null
 info "$OUT/server.json"
 
-rm -rf "$STAGE/run"
+rm -rf "$STAGE" # copies of the binary; the packages hold all of it
 step "done: $OUT"
 for f in "$NAME.tar.gz" "$NAME.tar.gz.sha256" "vaider-$VERSION.tgz" "vaider-$PLATFORM-$VERSION.tgz" \
     "$BUNDLE" server.json; do
