@@ -56,8 +56,9 @@ for f in "$NAME.tar.gz" "$NAME.tar.gz.sha256" "$MAIN_TGZ" "$PLATFORM_TGZ" "$BUND
 done
 
 ensure_node20
-command -v npx >/dev/null 2>&1 && npx --version >/dev/null 2>&1 ||
+if ! npx --version >/dev/null 2>&1; then
     die "no working npx on PATH: the npx check runs \`npx -y vaider stdio\` as an MCP client would (install Node >= 20 with npm)"
+fi
 TESTS_DIR="$REPO_ROOT/tests/packaging"
 if [ ! -f "$TESTS_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
     [ "$TESTS_DIR/package-lock.json" -nt "$TESTS_DIR/node_modules/.package-lock.json" ]; then
