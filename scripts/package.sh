@@ -138,9 +138,10 @@ Put the binary on your PATH, for example:
     install -m 755 vaider$EXE ~/.local/bin/
 
 Then store a Gemini API key once (kept in the OS keychain) and set up your agent:
-    vaider key set
-    vaider init          # writes the MCP config of the agent CLIs it finds
-    vaider doctor        # checks the key, the model and the config
+    vaider key set                 # reads the key from standard input
+    vaider init --client claude    # or cursor, vscode, codex, gemini, windsurf, zed: that
+                                   # agent's MCP config and VaiderRules.txt in this project
+    vaider doctor                  # what is set, what is missing and how to fix it
 
 MCP clients that start their servers as processes run \`vaider stdio\`; others use
 \`vaider serve\` (http://127.0.0.1:3456/mcp). README.md says more.
