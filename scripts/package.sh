@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make the packages that ship one built `vaider` to users and agents, into target/packages/:
-#   vaider-VERSION-TARGET.tar.gz (+ .sha256)   the binary, README.md, LICENSE (if any), INSTALL
+#   vaider-VERSION-TARGET.tar.gz (+ .sha256)   bin/vaider, share/vaider/eval/set, README.md, LICENSE (if any), INSTALL
 #   vaider-VERSION.tgz, vaider-PLATFORM-VERSION.tgz   the npm packages (`npm pack`): the main
 #                                              package `vaider` (a launcher) and @vaider/PLATFORM
 #   vaider-VERSION-PLATFORM.mcpb               the MCP Bundle (`mcpb pack`), for Claude Desktop
@@ -126,16 +126,22 @@ mkdir -p "$VAIDER_DATA_DIR" "$VAIDER_CONFIG_DIR"
 # ---- the tarball -------------------------------------------------------------------------
 NAME="vaider-$VERSION-$TARGET"
 step "tarball $NAME.tar.gz"
-mkdir -p "$STAGE/$NAME"
-cp "$BINARY" "$STAGE/$NAME/vaider$EXE"
-chmod 755 "$STAGE/$NAME/vaider$EXE"
+# bin/vaider with the eval set in share/vaider/eval/set beside it, where `vaider eval` looks
+# (<prefix>/bin/vaider → <prefix>/share/vaider/eval/set).
+mkdir -p "$STAGE/$NAME/bin" "$STAGE/$NAME/share/vaider/eval"
+cp "$BINARY" "$STAGE/$NAME/bin/vaider$EXE"
+chmod 755 "$STAGE/$NAME/bin/vaider$EXE"
+cp -r eval/set "$STAGE/$NAME/share/vaider/eval/set"
 cp README.md "$STAGE/$NAME/"
 [ -f LICENSE ] && cp LICENSE "$STAGE/$NAME/"
 cat >"$STAGE/$NAME/INSTALL" <<EOF
 Vaider $VERSION for $TARGET
 
-Put the binary on your PATH, for example:
-    install -m 755 vaider$EXE ~/.local/bin/
+Unpack it where programs live and put bin/vaider on your PATH, for example:
+    mkdir -p ~/.local/opt && tar xzf $NAME.tar.gz -C ~/.local/opt
+    ln -s ~/.local/opt/$NAME/bin/vaider$EXE ~/.local/bin/vaider
+(share/vaider/eval/set, beside bin/, is the labelled set \`vaider eval\` scores; it finds it
+through the link.)
 
 Then store a Gemini API key once (kept in the OS keychain) and set up your agent:
     vaider key set                 # reads the key from standard input
