@@ -6,8 +6,13 @@
 #                                  with an unlocked gnome-keyring), the MCP conformance suite
 #                                  (both revisions), the agent CLIs offline (Codex, Gemini CLI),
 #                                  the official Gemini SDK against the fake Gemini, the web UI
-#                                  in Chromium (scripts/ui-test.sh) and the tray app end to end
-#                                  in WebKitGTK under Xvfb (scripts/desktop-test.sh)
+#                                  in Chromium (scripts/ui-test.sh) and its pictures for the
+#                                  README (scripts/ui-screenshots.sh), the tray app end to end
+#                                  in WebKitGTK under Xvfb (scripts/desktop-test.sh), and the
+#                                  packages users download, built once (build-packages.sh) and
+#                                  tested as installed: the .deb through apt-get, the .rpm read,
+#                                  the tarball, npm through npx, the MCP Bundle, server.json and
+#                                  the release workflow (linux-packages-test.sh, package-test.sh)
 #   bash scripts/test.sh --quick   fmt + clippy and cargo nextest only (no Tauri build)
 #
 # The first step installs everything any check needs, each only when missing: with
