@@ -5,10 +5,12 @@
 #   bash scripts/build-packages.sh [--skip-app]
 #
 #   1. the headless `vaider` with the dist profile (Cargo.toml: fat LTO, stripped, its debug
-#      info split off into target/dist/vaider.dwp), without the desktop-capture part;
+#      info split off into target/dist/vaider.dwp), without the desktop-capture part, for the
+#      tarball, npm and the MCP Bundle;
 #   2. the tray app's .deb and .rpm, made by Tauri's own bundler (@tauri-apps/cli from npm,
-#      into .tools/tauri-cli), holding the tray app, that same `vaider` as /usr/bin/vaider and
-#      the labelled eval set in /usr/share/vaider/eval/set (--skip-app leaves them out);
+#      into .tools/tauri-cli), holding the tray app, `vaider` with every part (desktop capture
+#      too, as the tray has it) as /usr/bin/vaider and the labelled eval set in
+#      /usr/share/vaider/eval/set (--skip-app leaves them out);
 #   3. through scripts/package.sh: the release tarball with its .sha256, the npm packages and
 #      the MCP Bundle.
 #
@@ -35,6 +37,7 @@ done
 TAURI_CLI_VERSION="2.12.5"
 TAURI_CLI_DIR="$TOOLS_DIR/tauri-cli"
 PACKAGES_DIR="$TARGET_DIR/packages"
+STAGE="$PACKAGES_DIR/built"
 export VAIDER_RELEASE_FEED="${VAIDER_RELEASE_FEED:-https://github.com/vaider-dev/vaider/releases/latest/download/latest.json}"
 VERSION="$(awk -F'"' '/^\[workspace.package\]/ { p = 1 } p && /^version/ { print $2; exit }' Cargo.toml)"
 START=$SECONDS
@@ -48,11 +51,16 @@ ensure_tauri_cli() {
     fi
 }
 
+# build_cli KIND [CARGO FLAGS]: the dist `vaider`, kept as target/packages/built/KIND/vaider (the next build
+# overwrites target/dist/vaider).
 build_cli() {
-    step "cargo build --profile dist -p vaider-cli --no-default-features (fat LTO: several minutes)"
-    local t0=$SECONDS
-    cargo build --quiet --profile dist -p vaider-cli --no-default-features
-    info "target/dist/vaider: $(du -m "$TARGET_DIR/dist/vaider" | cut -f1) MB, built in $((SECONDS - t0)) s"
+    local kind="$1" t0=$SECONDS
+    shift
+    step "cargo build --profile dist -p vaider-cli $* ($kind; fat LTO: several minutes)"
+    cargo build --quiet --profile dist -p vaider-cli "$@"
+    mkdir -p "$STAGE/$kind"
+    cp "$TARGET_DIR/dist/vaider" "$STAGE/$kind/vaider"
+    info "$kind vaider: $(du -m "$STAGE/$kind/vaider" | cut -f1) MB, built in $((SECONDS - t0)) s"
 }
 
 # The files the Linux packages carry beside the tray app, with absolute paths (the bundler
@@ -60,12 +68,11 @@ build_cli() {
 package_files_config() {
     local files
     files="$(printf '{"/usr/bin/vaider": "%s", "/usr/share/vaider/eval/set": "%s"}' \
-        "$TARGET_DIR/dist/vaider" "$REPO_ROOT/eval/set")"
+        "$STAGE/desktop/vaider" "$REPO_ROOT/eval/set")"
     printf '{"bundle": {"linux": {"deb": {"files": %s}, "rpm": {"files": %s}}}}' "$files" "$files"
 }
 
 build_app() {
-    apt_ensure "${DESKTOP_APT_PACKAGES[@]}"
     ensure_tauri_cli
     step "tauri build --bundles deb,rpm (the tray app with the dist profile: about 10 minutes the first time)"
     local t0=$SECONDS config
@@ -80,11 +87,15 @@ build_app() {
 }
 
 mkdir -p "$PACKAGES_DIR"
-build_cli
-[ "$SKIP_APP" -eq 1 ] || build_app
-if [ -f scripts/package.sh ]; then
-    step "the tarball, npm packages and MCP Bundle (scripts/package.sh)"
-    bash scripts/package.sh --binary "$TARGET_DIR/dist/vaider"
+# The tarball, npm and the MCP Bundle get the headless build (no desktop capture: fewer
+# libraries on the user's machine); the Linux packages the full one, as the tray app has it.
+build_cli headless --no-default-features
+if [ "$SKIP_APP" -eq 0 ]; then
+    apt_ensure "${DESKTOP_APT_PACKAGES[@]}"
+    build_cli desktop
+    build_app
 fi
+step "the tarball, npm packages and MCP Bundle (scripts/package.sh)"
+bash scripts/package.sh --binary "$STAGE/headless/vaider"
 printf '\n==> packages in %s (%ss)\n' "$PACKAGES_DIR" "$((SECONDS - START))"
 ls -la "$PACKAGES_DIR"

@@ -101,6 +101,18 @@ for f in /usr/bin/vaider /usr/bin/vaider-desktop /usr/share/applications/Vaider.
     /usr/share/vaider/eval/set/manifest.json; do
     [ -e "$f" ] || die "the installed package has no $f"
 done
+# Every library the installed programs load comes from a package the .deb depends on, directly
+# or through its dependencies: on a machine without the build packages they still start.
+closure="$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+    --no-replaces --no-enhances vaider 2>/dev/null | grep -v '^ ' | sed 's/:.*//' | sort -u)"
+for bin in /usr/bin/vaider /usr/bin/vaider-desktop; do
+    for lib in $(ldd "$bin" | awk '/=> \// { print $3 }'); do
+        owner="$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null | head -1 | cut -d: -f1 || true)"
+        [ -z "$owner" ] && owner="$(dpkg -S "$lib" 2>/dev/null | head -1 | cut -d: -f1 || true)"
+        [ -n "$owner" ] || die "$bin loads $lib, which no package owns"
+        grep -qx "$owner" <<<"$closure" || die "$bin loads $lib from $owner, which the .deb does not depend on"
+    done
+done
 desktop-file-validate /usr/share/applications/Vaider.desktop
 expect_in "the menu entry" "$(cat /usr/share/applications/Vaider.desktop)" "Exec=vaider-desktop"
 [ "$(command -v vaider)" = /usr/bin/vaider ] || die "vaider on the PATH is $(command -v vaider), not /usr/bin/vaider"

@@ -146,8 +146,9 @@ pub enum CaptureError {
         reason: String,
     },
     #[error(
-        "{part} is not part of this build of Vaider: add it with \
-         `bash scripts/install.sh --with {feature}` (or build with `--features {feature}`)"
+        "{part} is not part of this build of Vaider (a headless one): the tray app's .deb and \
+         .rpm have it; from source, add it with `bash scripts/install.sh --with {feature}` (or \
+         build with `--features {feature}`)"
     )]
     NotBuilt {
         part: &'static str,
