@@ -68,5 +68,5 @@ if (problems.length) {
   for (const p of problems) console.error(`  - ${p}`);
   process.exit(1);
 }
-console.log(`${serverFile}: valid against the 2025-12-11 schema; ${server.name} ${server.version}, ` +
+console.log(`${serverFile}: ${schemaFile === '-' ? 'schema not checked' : 'valid against the 2025-12-11 schema'}; ${server.name} ${server.version}, ` +
   `${npm.length} npm + ${bundles.length} mcpb package(s), sha256 of each bundle checked`);
