@@ -11,6 +11,7 @@
 //! list of pages to check (`check_file`) and what a CI run writes (`report`).
 
 pub mod baselines;
+pub mod capture;
 pub mod changes;
 pub mod check;
 pub mod check_file;
@@ -23,6 +24,7 @@ pub mod verdict;
 use std::path::Path;
 
 pub use baselines::{BaselineKey, BaselineMeta, Baselines, IgnoredArea};
+pub use capture::{baseline_sentence, capture_and_check, CaptureCheck};
 pub use changes::{
     BaselineStatus, ChangeSource, ChangeState, Changes, PendingChange, RegionVerdict,
 };

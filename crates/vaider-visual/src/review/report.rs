@@ -19,12 +19,15 @@ pub struct CheckEntry {
     pub baseline: String,
     pub change: Option<PendingChange>,
     pub error: Option<String>,
+    /// Approved in this run (`vaider check --update`).
+    #[serde(default)]
+    pub approved: bool,
 }
 
 impl CheckEntry {
     /// Unapproved: new, changed, or not captured at all.
     pub fn fails(&self) -> bool {
-        self.status != Some(BaselineStatus::Unchanged)
+        self.status != Some(BaselineStatus::Unchanged) && !self.approved
     }
 
     fn label(&self) -> String {
@@ -164,6 +167,7 @@ mod tests {
             baseline: format!(".vaider/baselines/{name}@400x300.png"),
             change: None,
             error: None,
+            approved: false,
         }
     }
 
