@@ -9,7 +9,7 @@ use super::baselines::IgnoredArea;
 use crate::{diff_images, find_regions, DiffOptions, RegionOptions};
 
 /// A learned box grows by this many pixels on each side: a clock's digits move a little.
-const MARGIN: u32 = 2;
+const MARGIN: u32 = 4;
 
 /// The regions that differ between captures of the same screen, merged, with the reason.
 pub fn learn_noise(captures: &[RgbaImage]) -> Vec<IgnoredArea> {
