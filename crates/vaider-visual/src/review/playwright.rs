@@ -201,16 +201,20 @@ fn from_folder(project: &Path, folder: &Path) -> Result<Vec<FailedSnapshot>> {
     Ok(found)
 }
 
-/// The snapshot file: the expected attachment itself when it is a file of the project outside
-/// any results folder, else the project's file named like the snapshot with the same bytes.
+/// The snapshot file: the expected attachment itself when it is one (a file of the project
+/// named after the snapshot, outside any results folder: Playwright's own JSON report), else
+/// the project's file named like the snapshot with the same bytes (a test-results folder's
+/// `-expected.png` copy, a merged report's resource named by its hash).
 fn snapshot_path(project: &Path, expected: &Path, stem: &str) -> Option<PathBuf> {
     let in_results = expected.components().any(|c| {
         matches!(
             c.as_os_str().to_str(),
-            Some("test-results" | "blob-report" | "playwright-report")
+            Some("test-results" | "blob-report" | "playwright-report" | "resources")
         )
     });
-    if !in_results && expected.starts_with(project) && expected.is_file() {
+    let file = expected.file_name()?.to_str()?;
+    let named_as_snapshot = file.starts_with(stem) && !file.ends_with("-expected.png");
+    if !in_results && named_as_snapshot && expected.starts_with(project) && expected.is_file() {
         return Some(expected.to_path_buf());
     }
     let bytes = std::fs::read(expected).ok()?;
