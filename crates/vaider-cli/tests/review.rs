@@ -257,6 +257,10 @@ fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
         "{log}"
     );
 
+    // git sees the decisions log and the gitignore, never the local pending changes.
+    let untracked = git(root, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(untracked.contains(".vaider/baselines/decisions.jsonl"), "{untracked}");
+    assert!(!untracked.contains(".vaider/local"), "{untracked}");
     // A run without failures checks clean.
     let clean = json_report(root, "clean.json", "red", &[]);
     let output = vaider_in(
@@ -354,4 +358,107 @@ fn two_shards_merged_give_the_same_pending_changes_as_one_run() {
         sharded, whole,
         "the same snapshots with the same actual pictures"
     );
+}
+
+/// The app `vaider check` captures: `/cards` as served, its title `TITLE`.
+fn cards_page(title: &'static str) -> impl Fn(&str) -> String + Send + Sync + 'static {
+    move |_| {
+        vaider_test_support::loopback::html(&format!(
+            "<!doctype html><body style='margin:0;background:#fff'><h1>{title}</h1></body>"
+        ))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_fails_on_new_and_changed_pages_and_passes_once_approved() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.work();
+    let (port, _) = vaider_test_support::loopback::listen(cards_page("Cards")).await;
+    let (changed_port, _) = vaider_test_support::loopback::listen(cards_page("Cards!")).await;
+
+    let missing = vaider_in(&sandbox, &root, &["check", "--no-model"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("vaider check --init"),
+        "{}",
+        stderr(&missing)
+    );
+    let init = vaider_in(&sandbox, &root, &["check", "--init"]);
+    assert!(init.status.success(), "{}", stderr(&init));
+    let written = std::fs::read_to_string(root.join(".vaider/check.toml")).unwrap();
+    assert!(
+        written.contains("[[page]]") && written.contains("# "),
+        "{written}"
+    );
+
+    let check_file = |port: u16| {
+        format!("[[page]]\nname = \"cards\"\nurl = \"http://127.0.0.1:{port}/cards\"\nviewport = \"400x300\"\n")
+    };
+    std::fs::write(root.join(".vaider/check.toml"), check_file(port)).unwrap();
+    let new = vaider_in(
+        &sandbox,
+        &root,
+        &["check", "--no-model", "--junit", "junit.xml"],
+    );
+    assert_eq!(new.status.code(), Some(1), "{}", stderr(&new));
+    assert!(
+        stdout(&new).contains("cards@400x300  new"),
+        "{}",
+        stdout(&new)
+    );
+    let (tests, failures, _) = junit_counts(&root.join("junit.xml"));
+    assert_eq!((tests.as_str(), failures.as_str()), ("1", "1"));
+
+    let updated = vaider_in(&sandbox, &root, &["check", "--no-model", "--update"]);
+    assert_eq!(updated.status.code(), Some(0), "{}", stderr(&updated));
+    assert!(root.join(".vaider/baselines/cards@400x300.png").is_file());
+    let unchanged = vaider_in(
+        &sandbox,
+        &root,
+        &["check", "--no-model", "--junit", "junit.xml"],
+    );
+    assert_eq!(unchanged.status.code(), Some(0), "{}", stderr(&unchanged));
+    assert_eq!(junit_counts(&root.join("junit.xml")).1, "0");
+
+    std::fs::write(root.join(".vaider/check.toml"), check_file(changed_port)).unwrap();
+    let changed = vaider_in(
+        &sandbox,
+        &root,
+        &["check", "--no-model", "--summary", "summary.md"],
+    );
+    assert_eq!(changed.status.code(), Some(1), "{}", stderr(&changed));
+    let summary = std::fs::read_to_string(root.join("summary.md")).unwrap();
+    assert!(summary.contains("changed: 1 regions"), "{summary}");
+    let pending = pending(&sandbox, &root);
+    assert_eq!(pending.len(), 1);
+    let id = pending[0]["id"].as_str().unwrap();
+    let rejected = vaider_in(
+        &sandbox,
+        &root,
+        &[
+            "review",
+            "reject",
+            id,
+            "--yes",
+            "--reason",
+            "no exclamation marks",
+        ],
+    );
+    assert!(rejected.status.success(), "{}", stderr(&rejected));
+    let log = vaider_in(&sandbox, &root, &["review", "log"]);
+    assert!(
+        stdout(&log).contains("rejected cards@400x300"),
+        "{}",
+        stdout(&log)
+    );
+    // The history has the decisions too.
+    let history = vaider_in(&sandbox, &root, &["history", "--json"]);
+    assert!(
+        stdout(&history).contains("review_decision"),
+        "{}",
+        stdout(&history)
+    );
+    // The baselines folder is committed; the rest of .vaider/ stays out of git.
+    let ignore = std::fs::read_to_string(root.join(".vaider/.gitignore")).unwrap();
+    assert!(ignore.contains("!baselines/**"), "{ignore}");
 }
