@@ -259,7 +259,10 @@ fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
 
     // git sees the decisions log and the gitignore, never the local pending changes.
     let untracked = git(root, &["status", "--porcelain", "--untracked-files=all"]);
-    assert!(untracked.contains(".vaider/baselines/decisions.jsonl"), "{untracked}");
+    assert!(
+        untracked.contains(".vaider/baselines/decisions.jsonl"),
+        "{untracked}"
+    );
     assert!(!untracked.contains(".vaider/local"), "{untracked}");
     // A run without failures checks clean.
     let clean = json_report(root, "clean.json", "red", &[]);
