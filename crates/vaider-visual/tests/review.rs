@@ -123,11 +123,6 @@ async fn new_approve_unchanged_change_judged_then_rejected_keeps_the_baseline() 
     assert!(fake.generate_requests().is_empty());
 
     // A change: pending, with its regions, the diff pictures and one model call's verdicts.
-    fake.set_reply_text(Some(
-        serde_json::json!({"summary": "The title turned blue and the button moved.",
-            "regions": [{"region": 1, "verdict": "intentional", "reason": "the title is blue, as declared"}]})
-        .to_string(),
-    ));
     let expected = ["the title is blue"];
     let changed = capture(
         Some(&engine),
@@ -144,7 +139,20 @@ async fn new_approve_unchanged_change_judged_then_rejected_keeps_the_baseline() 
     assert!(change.diff_image.as_ref().unwrap().is_file());
     assert!(change.annotated.as_ref().unwrap().is_file());
     assert_eq!(change.verdicts.len(), change.regions.len());
+    // The fake judges as its rule says: one region per declared change is intentional.
     assert_eq!(change.verdicts[0].verdict, "intentional");
+    assert!(
+        change.verdicts[0].reason.contains("the title is blue"),
+        "{:?}",
+        change.verdicts
+    );
+    assert!(
+        change.verdicts[1..]
+            .iter()
+            .all(|v| v.verdict == "regression"),
+        "{:?}",
+        change.verdicts
+    );
     assert_eq!(change.expected_changes, expected);
     assert_eq!(fake.generate_requests().len(), 1);
     let request = fake.generate_requests()[0].to_string();
