@@ -12,9 +12,8 @@ use crate::received::Received;
 /// The verdicts, when the request asks for a review's verdicts.
 pub(crate) fn verdicts(schema: &Value, read: &Received, proof: &str) -> Option<Value> {
     let item = &schema["properties"]["regions"]["items"]["properties"];
-    if item["verdict"]["enum"].as_array().is_none() {
-        return None;
-    }
+    // Only a schema whose regions carry an enumerated verdict is a review.
+    item["verdict"]["enum"].as_array()?;
     let mut regions = Vec::new();
     let mut declared = Vec::new();
     let mut in_declared = false;
