@@ -38,12 +38,20 @@ test('{title}', async ({{ page }}) => {{
 }
 
 /// A Playwright project in a git repository, its snapshots written and committed; the home
-/// page follows $COLOUR, the cart page too when `cart_follows`.
-fn project(cart_follows: bool) -> tempfile::TempDir {
+/// page follows $COLOUR, the cart page too when `cart_follows`; `template` is the config's
+/// `snapshotPathTemplate`, if any.
+fn project(cart_follows: bool, template: Option<&str>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir_all(root.join("tests")).unwrap();
-    std::fs::write(root.join("playwright.config.mjs"), CONFIG).unwrap();
+    let config = match template {
+        Some(template) => CONFIG.replace(
+            "testDir: './tests',",
+            &format!("testDir: './tests', snapshotPathTemplate: '{template}',"),
+        ),
+        None => CONFIG.to_string(),
+    };
+    std::fs::write(root.join("playwright.config.mjs"), config).unwrap();
     std::fs::write(root.join("package.json"), "{\"type\":\"module\"}\n").unwrap();
     std::fs::write(
         root.join("tests/home.spec.mjs"),
@@ -170,7 +178,7 @@ print(suite.get('tests')); print(suite.get('failures')); print(','.join(failing)
 #[test]
 fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
     let sandbox = Sandbox::new();
-    let dir = project(false);
+    let dir = project(false, None);
     let root = dir.path();
     let home = root.join("tests/home.spec.mjs-snapshots/home-chromium-linux.png");
     assert!(home.is_file());
@@ -283,7 +291,10 @@ fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
 #[test]
 fn two_shards_merged_give_the_same_pending_changes_as_one_run() {
     let sandbox = Sandbox::new();
-    let dir = project(true);
+    let dir = project(
+        true,
+        Some("{testDir}/__screenshots__/{testFilePath}/{arg}{ext}"),
+    );
     let root = dir.path();
     json_report(root, "whole.json", "red", &[]);
     let output = vaider_in(

@@ -97,7 +97,8 @@ fn from_report(project: &Path, report: &Path) -> Result<Vec<FailedSnapshot>> {
         for spec in suite["specs"].as_array().into_iter().flatten() {
             let test_title = join_title(&title, spec["title"].as_str().unwrap_or_default());
             for test in spec["tests"].as_array().into_iter().flatten() {
-                found.extend(from_test(project, &test_title, test));
+                let file = spec["file"].as_str().unwrap_or_default();
+                found.extend(from_test(project, &test_title, file, test));
             }
         }
     }
@@ -113,7 +114,7 @@ fn join_title(path: &str, title: &str) -> String {
 }
 
 /// A test's snapshot failures, unless its last attempt passed (a flaky one).
-fn from_test(project: &Path, title: &str, test: &Value) -> Vec<FailedSnapshot> {
+fn from_test(project: &Path, title: &str, file: &str, test: &Value) -> Vec<FailedSnapshot> {
     let results = test["results"].as_array().cloned().unwrap_or_default();
     if results.last().is_some_and(|r| r["status"] == "passed") {
         return Vec::new();
@@ -145,7 +146,7 @@ fn from_test(project: &Path, title: &str, test: &Value) -> Vec<FailedSnapshot> {
             ) else {
                 continue;
             };
-            let Some(snapshot) = snapshot_path(project, &expected, stem) else {
+            let Some(snapshot) = snapshot_path(project, &expected, stem, file) else {
                 continue;
             };
             found.push(FailedSnapshot {
@@ -182,7 +183,7 @@ fn from_folder(project: &Path, folder: &Path) -> Result<Vec<FailedSnapshot>> {
                 continue;
             };
             let expected = dir.join(format!("{stem}-expected.png"));
-            let Some(snapshot) = snapshot_path(project, &expected, stem) else {
+            let Some(snapshot) = snapshot_path(project, &expected, stem, "") else {
                 continue;
             };
             found.push(FailedSnapshot {
@@ -205,7 +206,7 @@ fn from_folder(project: &Path, folder: &Path) -> Result<Vec<FailedSnapshot>> {
 /// named after the snapshot, outside any results folder: Playwright's own JSON report), else
 /// the project's file named like the snapshot with the same bytes (a test-results folder's
 /// `-expected.png` copy, a merged report's resource named by its hash).
-fn snapshot_path(project: &Path, expected: &Path, stem: &str) -> Option<PathBuf> {
+fn snapshot_path(project: &Path, expected: &Path, stem: &str, test_file: &str) -> Option<PathBuf> {
     let in_results = expected.components().any(|c| {
         matches!(
             c.as_os_str().to_str(),
@@ -218,12 +219,22 @@ fn snapshot_path(project: &Path, expected: &Path, stem: &str) -> Option<PathBuf>
         return Some(expected.to_path_buf());
     }
     let bytes = std::fs::read(expected).ok()?;
-    find_same_file(project, stem, &bytes)
+    let same = same_files(project, stem, &bytes);
+    // Two snapshots may hold the same picture: the one beside the test's file comes first.
+    let file_name = Path::new(test_file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("\0");
+    let beside_test = same
+        .iter()
+        .find(|p| p.to_string_lossy().contains(file_name));
+    beside_test.or(same.first()).cloned()
 }
 
-/// The first file under `project` (not in node_modules, .git or a results folder) whose name
-/// starts with `stem` and ends with `.png` and whose bytes are `bytes`.
-fn find_same_file(project: &Path, stem: &str, bytes: &[u8]) -> Option<PathBuf> {
+/// The files under `project` (not in node_modules, .git or a results folder) whose name
+/// starts with `stem` and ends with `.png` and whose bytes are `bytes`, in path order.
+fn same_files(project: &Path, stem: &str, bytes: &[u8]) -> Vec<PathBuf> {
+    let mut same = Vec::new();
     let skip = [
         "node_modules",
         ".git",
@@ -234,7 +245,10 @@ fn find_same_file(project: &Path, stem: &str, bytes: &[u8]) -> Option<PathBuf> {
     ];
     let mut folders = vec![project.to_path_buf()];
     while let Some(dir) = folders.pop() {
-        for path in std::fs::read_dir(&dir).ok()?.flatten().map(|e| e.path()) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
             let name = path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -248,11 +262,12 @@ fn find_same_file(project: &Path, stem: &str, bytes: &[u8]) -> Option<PathBuf> {
                 && name.ends_with(".png")
                 && std::fs::read(&path).ok().as_deref() == Some(bytes)
             {
-                return Some(path);
+                same.push(path);
             }
         }
     }
-    None
+    same.sort();
+    same
 }
 
 /// Playwright's `snapshotPathTemplate` filled in, for a project whose config sets one: the
