@@ -27,6 +27,8 @@ pub struct FailedSnapshot {
     pub actual: PathBuf,
     /// The snapshot file in the project that an update would write.
     pub snapshot: PathBuf,
+    /// Every attempt's actual picture (a test's retries), the last one last.
+    pub attempts: Vec<PathBuf>,
 }
 
 /// The failed snapshots of a run: `results` is Playwright's JSON report (also a merged one) or
@@ -43,7 +45,10 @@ pub fn read_results(project: &Path, results: &Path) -> Result<Vec<FailedSnapshot
         )));
     };
     let mut last: BTreeMap<PathBuf, FailedSnapshot> = BTreeMap::new();
-    for snapshot in found {
+    for mut snapshot in found {
+        if let Some(earlier) = last.remove(&snapshot.snapshot) {
+            snapshot.attempts = [earlier.attempts, snapshot.attempts].concat();
+        }
         last.insert(snapshot.snapshot.clone(), snapshot);
     }
     Ok(last.into_values().collect())
@@ -54,6 +59,7 @@ pub async fn import(project: &Path, results: &Path) -> Result<Vec<BaselineCheck>
     let mut checks = Vec::new();
     for failed in read_results(project, results)? {
         let png = std::fs::read(&failed.actual).map_err(|e| io_error("read", &failed.actual, e))?;
+        let proposed_ignore = noise_over_retries(&failed.attempts);
         let spec = ChangeSpec {
             project: project.to_path_buf(),
             source: ChangeSource::Playwright {
@@ -68,12 +74,32 @@ pub async fn import(project: &Path, results: &Path) -> Result<Vec<BaselineCheck>
             baseline: failed.snapshot.clone(),
             png,
             ignored: Vec::new(),
-            proposed_ignore: Vec::new(),
+            proposed_ignore,
             expected_changes: Vec::new(),
         };
         checks.push(compare_with_baseline(spec).await?);
     }
     Ok(checks)
+}
+
+/// What differed between a test's retries of the same screen, proposed as ignore regions (a
+/// reviewer sees them with the change; Playwright itself would need a `mask` for them).
+fn noise_over_retries(attempts: &[PathBuf]) -> Vec<super::IgnoredArea> {
+    if attempts.len() < 2 {
+        return Vec::new();
+    }
+    let images: Vec<image::RgbaImage> = attempts
+        .iter()
+        .filter_map(|path| crate::read_screenshot("retry", path).ok())
+        .collect();
+    let reason = format!("differed between {} retries of the test", images.len());
+    super::noise::learn_noise(&images)
+        .into_iter()
+        .map(|area| super::IgnoredArea {
+            reason: reason.clone(),
+            ..area
+        })
+        .collect()
 }
 
 fn from_report(project: &Path, report: &Path) -> Result<Vec<FailedSnapshot>> {
@@ -154,6 +180,7 @@ fn from_test(project: &Path, title: &str, file: &str, test: &Value) -> Vec<Faile
                 project: project_name.map(str::to_string),
                 name: stem.to_string(),
                 expected,
+                attempts: vec![actual.clone()],
                 actual,
                 snapshot,
             });
@@ -195,6 +222,7 @@ fn from_folder(project: &Path, folder: &Path) -> Result<Vec<FailedSnapshot>> {
                 name: stem.to_string(),
                 expected,
                 actual: path.clone(),
+                attempts: vec![path.clone()],
                 snapshot,
             });
         }
@@ -330,6 +358,45 @@ mod tests {
             fill_template("{testDir}/__s__/{arg}{ext}{-none", &tokens),
             "/__s__/home.png{-none"
         );
+    }
+
+    fn png(clock: u32) -> Vec<u8> {
+        let mut image = image::RgbaImage::from_pixel(60, 40, image::Rgba([255, 255, 255, 255]));
+        for x in 10..10 + clock {
+            for y in 5..10 {
+                image.put_pixel(x, y, image::Rgba([0, 0, 0, 255]));
+            }
+        }
+        let mut bytes = Vec::new();
+        image
+            .write_to(
+                &mut std::io::Cursor::new(&mut bytes),
+                image::ImageFormat::Png,
+            )
+            .unwrap();
+        bytes
+    }
+
+    #[test]
+    fn retries_of_one_snapshot_in_a_results_folder_are_one_change_with_their_noise() {
+        let project = tempfile::tempdir().unwrap();
+        let root = project.path();
+        let snapshots = root.join("tests/a.spec.mjs-snapshots");
+        std::fs::create_dir_all(&snapshots).unwrap();
+        std::fs::write(snapshots.join("home-chromium-linux.png"), png(1)).unwrap();
+        for (folder, clock) in [("a-home-chromium", 5), ("a-home-chromium-retry1", 9)] {
+            let dir = root.join("test-results").join(folder);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("home-expected.png"), png(1)).unwrap();
+            std::fs::write(dir.join("home-actual.png"), png(clock)).unwrap();
+        }
+        let found = read_results(root, &root.join("test-results")).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].snapshot, snapshots.join("home-chromium-linux.png"));
+        assert_eq!(found[0].attempts.len(), 2);
+        let noise = noise_over_retries(&found[0].attempts);
+        assert_eq!(noise.len(), 1, "{noise:?}");
+        assert!(noise[0].reason.contains("2 retries"));
     }
 
     #[test]
