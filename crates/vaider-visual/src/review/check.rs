@@ -71,7 +71,13 @@ pub async fn check_capture(
     let mut checked = compare_with_baseline(spec).await?;
     if let (Some(change), Some(engine), true) = (&mut checked.change, engine, request.ask_model) {
         if change.status == BaselineStatus::Changed {
-            super::verdict::ask_verdicts(engine, change, request.door, request.model).await?;
+            // Without the model's word the pixels still tell a change: it stays pending, and
+            // the summary says why there is no verdict.
+            if let Err(e) =
+                super::verdict::ask_verdicts(engine, change, request.door, request.model).await
+            {
+                change.summary = Some(e.to_string());
+            }
             Changes::in_project(request.project).save(change)?;
         }
     }
