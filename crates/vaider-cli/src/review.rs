@@ -393,7 +393,11 @@ async fn playwright_entries(
     for mut checked in loop_::playwright::import(project, results).await? {
         if let (Some(engine), Some(change)) = (engine, &mut checked.change) {
             if change.status == loop_::BaselineStatus::Changed {
-                loop_::verdict::ask_verdicts(engine, change, Door::Cli, None).await?;
+                // The pixels tell the change even when the model cannot judge it.
+                if let Err(e) = loop_::verdict::ask_verdicts(engine, change, Door::Cli, None).await
+                {
+                    change.summary = Some(e.to_string());
+                }
                 Changes::in_project(project).save(change)?;
             }
         }
