@@ -124,6 +124,9 @@ fn scripted(schema: &Value, read: &Received, proof: &str) -> Option<Value> {
     if crate::planner::asks_for_plan(schema) {
         return Some(crate::planner::plan(read, schema, proof));
     }
+    if let Some(verdicts) = crate::review::verdicts(schema, read, proof) {
+        return Some(verdicts);
+    }
     if let Some(judged) = crate::judge::judgement(schema, read) {
         return Some(crate::judge::with_proof(judged, schema, proof));
     }

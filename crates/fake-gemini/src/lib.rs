@@ -33,6 +33,7 @@ mod models;
 mod planner;
 mod quota;
 mod received;
+mod review;
 mod router;
 pub mod schema;
 mod seen;

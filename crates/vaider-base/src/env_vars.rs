@@ -121,6 +121,8 @@ pub const ALL: &[EnvVar] = &[
     var("DISPLAY", Group::Programs, "The X11 display desktop capture shoots."),
     var("WAYLAND_DISPLAY", Group::Programs, "The Wayland display desktop capture shoots."),
     var("XDG_SESSION_TYPE", Group::Programs, "Tells a Wayland session (where other programs' windows cannot be listed)."),
+    var("GITHUB_ACTIONS", Group::Programs, "true in GitHub Actions: `vaider check` prints an ::error annotation per unapproved visual change."),
+    var("GITHUB_STEP_SUMMARY", Group::Programs, "GitHub Actions' job summary file: `vaider check` appends its Markdown summary."),
     var("VAIDER_DESKTOP", Group::Install, "1 builds and starts the tray app, 0 the headless server, whatever the session."),
 ];
 

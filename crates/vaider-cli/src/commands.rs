@@ -94,6 +94,8 @@ pub async fn run(command: Command) -> Result<ExitCode> {
         Command::History { json, limit } => history(json, limit),
         Command::Capture(args) => crate::visual::capture(args).await,
         Command::Compare(args) => crate::visual::compare_command(args).await,
+        Command::Review(args) => crate::review::review(args).await,
+        Command::Check(args) => crate::review::check(args).await,
         Command::Validate(args) => crate::validate::validate(args).await,
         Command::TestResults { path, json } => crate::validate::test_results(path, json).await,
         Command::Plan { action, dir } => crate::plan::plan(action, dir).await,

@@ -6,6 +6,7 @@ mod eval;
 mod models;
 mod plan;
 mod plan_trust;
+mod review;
 mod setup;
 mod validate;
 mod visual;
@@ -67,6 +68,14 @@ enum Command {
     /// explanation, matched against the changes you expected. Exits 2 on a regression or a
     /// missed expected change.
     Compare(visual::CompareArgs),
+    /// The pending visual changes (captures new or different from their baselines in
+    /// .vaider/baselines/, failed Playwright snapshots): list, approve, reject, undo, the log.
+    /// Without a subcommand, asks about each at this terminal.
+    Review(review::ReviewArgs),
+    /// Capture the pages .vaider/check.toml lists (or read a Playwright run with
+    /// --playwright) and compare them with their baselines; exits 1 while anything is new or
+    /// changed and unapproved. --junit, --summary and GitHub annotations for CI.
+    Check(review::CheckArgs),
     /// Run a Playwright test with the project's own Playwright (video, screenshots and trace
     /// on for this run) and judge it by the rubric. Exits 0 when it passed, 2 when the rubric
     /// failed, 1 when the test could not be run.

@@ -39,6 +39,16 @@ pub struct CaptureArgs {
     /// for more. Resolved in the page at capture time to rectangles kept with the screenshot.
     #[arg(long = "ignore-selector", value_name = "SELECTOR")]
     pub ignore_selectors: Vec<String>,
+    /// A change you meant to make, for the model's verdict on a change from the baseline;
+    /// repeat for several.
+    #[arg(long = "expect")]
+    pub expected: Vec<String>,
+    /// Compare with the baseline by pixels alone, without the model.
+    #[arg(long)]
+    pub no_model: bool,
+    /// Capture the screen N times (2-20) and propose what differs run to run as ignore regions.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub learn_noise: u32,
     #[arg(long)]
     pub json: bool,
 }
@@ -49,7 +59,27 @@ pub async fn capture(args: CaptureArgs) -> Result<ExitCode> {
         Ok(target) => target,
         Err(message) => return Ok(fail(&message, args.json)),
     };
-    match service::capture_screenshot(&project, &args.name, &args.description, &target).await {
+    let engine = match args.no_model {
+        true => None,
+        false => Some(Vaider::open(Config::load()?)?),
+    };
+    let check = vaider_visual::review::CaptureCheck {
+        expected_changes: args.expected.clone(),
+        ask_model: !args.no_model,
+        model: None,
+        learn_noise: args.learn_noise,
+    };
+    let outcome = vaider_visual::review::capture_and_check(
+        engine.as_deref(),
+        &project,
+        &args.name,
+        &args.description,
+        &target,
+        check,
+        Door::Cli,
+    )
+    .await;
+    match outcome {
         Ok(data) if args.json => print_json(&serde_json::json!({"success": true, "data": data})),
         Ok(data) => {
             println!("{}", data.path);

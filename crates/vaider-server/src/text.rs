@@ -100,6 +100,10 @@ pub fn capture(data: &CaptureData) -> String {
             data.unmatched_selectors.join(", ")
         ));
     }
+    if let Some(check) = &data.baseline {
+        text.push(' ');
+        text.push_str(&vaider_visual::review::baseline_sentence(check));
+    }
     text
 }
 

@@ -479,9 +479,10 @@ async fn status_lists_providers_and_what_they_serve() {
         true,
         "local servers need no key"
     );
-    // The eight vision tools, the explanation of a visual comparison, the judge of a page and
-    // the writer of test plans and the turn of a browsing step.
-    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 12);
+    // The eight vision tools, the explanation of a visual comparison, the review's verdict on a
+    // changed capture, the judge of a page and the writer of test plans and the turn of a
+    // browsing step.
+    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 13);
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(

@@ -22,6 +22,7 @@ pub mod error;
 pub mod mask;
 mod output;
 pub mod regions;
+pub mod review;
 pub mod service;
 pub mod settings;
 pub mod store;
@@ -152,6 +153,11 @@ pub fn compare_images(before: RgbaImage, after: RgbaImage, options: &CompareOpti
         close_ups,
         after: Arc::new(after),
     }
+}
+
+/// Decodes one screenshot as RGBA; `which` names it in the error ("baseline", "before").
+pub fn read_screenshot(which: &'static str, path: &Path) -> Result<RgbaImage> {
+    read_image(which, path)
 }
 
 fn read_image(which: &'static str, path: &Path) -> Result<RgbaImage> {
@@ -396,5 +402,5 @@ pub fn thumbnail(path: &Path, max_side: u32) -> Result<Vec<u8>> {
 /// Makes this capability's model tasks known to the core by name (the history's "run again",
 /// the status's list). The server and the CLI call it when they start.
 pub fn register_tasks() {
-    vaider_core::task::register(&[task::VISUAL_COMPARE]);
+    vaider_core::task::register(&[task::VISUAL_COMPARE, review::verdict::REVIEW_VERDICT]);
 }

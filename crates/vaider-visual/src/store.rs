@@ -224,6 +224,11 @@ pub fn check_name(name: &str) -> Result<()> {
     }
 }
 
+/// A PNG's width and height, read from its header.
+pub fn png_dimensions(png: &[u8]) -> Result<(u32, u32)> {
+    png_size(png)
+}
+
 fn png_size(png: &[u8]) -> Result<(u32, u32)> {
     let reader =
         image::ImageReader::with_format(std::io::Cursor::new(png), image::ImageFormat::Png);

@@ -14,7 +14,7 @@ impl Config {
         }
         directories::ProjectDirs::from("dev", "Vaider", "vaider")
             .map(|d| d.config_dir().to_path_buf())
-            .unwrap_or_else(|| PathBuf::from(".vaider"))
+            .unwrap_or_else(|| project_fallback(Path::new(".")))
     }
 
     pub fn file_path() -> PathBuf {
@@ -135,8 +135,40 @@ impl Config {
         }
         directories::ProjectDirs::from("dev", "Vaider", "vaider")
             .map(|d| d.data_dir().to_path_buf())
-            .unwrap_or_else(|| PathBuf::from(".vaider"))
+            .unwrap_or_else(|| project_fallback(Path::new(".")))
     }
+}
+
+/// The config and data folder when the machine gives no home folder: `.vaider/local/` in the
+/// current folder, apart from `.vaider/baselines/`, which is meant to be committed (so it never
+/// holds a secret). `.vaider/.gitignore` keeps `local/` out of git. An older Vaider kept its
+/// files in `.vaider/` itself: when `.vaider/` holds them (its config or history) they stay
+/// there and are still used.
+pub fn project_fallback(folder: &Path) -> PathBuf {
+    let vaider = folder.join(".vaider");
+    let older = ["config.toml", "history.sqlite3", "token"]
+        .iter()
+        .any(|name| vaider.join(name).exists());
+    if older {
+        return vaider;
+    }
+    // Written before anything else lands there, so a secret never shows up in `git status`.
+    let _ = write_project_gitignore(&vaider);
+    vaider.join("local")
+}
+
+/// What `.vaider/.gitignore` says: everything but the baselines, their decision log and the
+/// check file stays out of git (the local folder, an older Vaider's config and history).
+pub const PROJECT_GITIGNORE: &str = "# Written by Vaider: only the baselines and the check file are meant to be committed.\n*\n!.gitignore\n!baselines/\n!baselines/**\n!check.toml\n";
+
+/// Writes `.vaider/.gitignore` when it is missing (a user's own edits are kept).
+pub fn write_project_gitignore(vaider: &Path) -> std::io::Result<()> {
+    let path = vaider.join(".gitignore");
+    if path.exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(vaider)?;
+    std::fs::write(path, PROJECT_GITIGNORE)
 }
 
 fn parse_bool(name: &str, value: &str) -> Result<bool> {
@@ -157,6 +189,21 @@ fn env_path(name: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_fallback_is_kept_apart_from_the_baselines_and_out_of_git() {
+        let project = tempfile::tempdir().unwrap();
+        let dir = project_fallback(project.path());
+        assert_eq!(dir, project.path().join(".vaider/local"));
+        let ignore = std::fs::read_to_string(project.path().join(".vaider/.gitignore")).unwrap();
+        assert!(ignore.contains("!baselines/**"), "{ignore}");
+        // An older Vaider's files in `.vaider/` itself stay where they are.
+        let older = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(older.path().join(".vaider")).unwrap();
+        std::fs::write(older.path().join(".vaider/config.toml"), "").unwrap();
+        assert_eq!(project_fallback(older.path()), older.path().join(".vaider"));
+    }
+
     use super::*;
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod edit;
 mod file;
+pub use file::{project_fallback, write_project_gitignore, PROJECT_GITIGNORE};
 mod limits;
 mod prices;
 mod providers;

@@ -53,6 +53,18 @@ pub struct VisualCaptureArgs {
     /// drawn element is listed in `unmatched_selectors`, an invalid one is refused.
     #[serde(default)]
     pub ignore_selectors: Vec<String>,
+    /// The changes you meant to make, e.g. ["the title is blue"]: when the capture differs from
+    /// its approved baseline (.vaider/baselines/NAME@VIEWPORT.png), the model judges each
+    /// changed region intentional (one of these), noise or a regression.
+    #[serde(default)]
+    pub expected_changes: Vec<String>,
+    /// Compare with the baseline by pixels alone, without asking the model.
+    #[serde(default)]
+    pub no_model: bool,
+    /// Capture the screen this many times (2-20) and propose what differs run to run (a
+    /// clock, a spinner) as ignore regions, kept with the baseline once a person approves.
+    #[serde(default)]
+    pub learn_noise: u32,
     #[serde(default)]
     pub cwd: String,
 }
@@ -186,7 +198,7 @@ impl VaiderMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let project = self.project(&ctx, answers, &args.cwd).await;
-        answer_in(project, |project| capture(args, project)).await
+        answer_in(project, |project| capture(&self.engine, args, project)).await
     }
 
     /// Compare two screenshots: a pixel diff, then what changed and whether it was expected.
@@ -301,12 +313,31 @@ impl VaiderMcp {
 }
 
 /// `visual_capture` in the project: the screenshot kept as the next phase.
-async fn capture(args: VisualCaptureArgs, project: PathBuf) -> CallToolResult {
+async fn capture(
+    engine: &vaider_core::Vaider,
+    args: VisualCaptureArgs,
+    project: PathBuf,
+) -> CallToolResult {
     let target = match capture_target(&args) {
         Ok(target) => target,
         Err(e) => return envelope(Err(e), String::new()),
     };
-    let kept = service::capture_screenshot(&project, &args.name, &args.description, &target).await;
+    let check = vaider_visual::review::CaptureCheck {
+        expected_changes: args.expected_changes.clone(),
+        ask_model: !args.no_model,
+        model: None,
+        learn_noise: args.learn_noise,
+    };
+    let kept = vaider_visual::review::capture_and_check(
+        Some(engine),
+        &project,
+        &args.name,
+        &args.description,
+        &target,
+        check,
+        Door::Mcp,
+    )
+    .await;
     reply(kept, |data| {
         let value = serde_json::to_value(data).unwrap_or_default();
         (value, crate::text::capture(data))

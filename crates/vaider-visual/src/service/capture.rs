@@ -23,6 +23,10 @@ pub struct CaptureData {
     /// The ignore selectors that matched no drawn element.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmatched_selectors: Vec<String>,
+    /// The capture compared with its baseline in `.vaider/baselines/` (`vaider capture`,
+    /// `visual_capture`): new, unchanged or changed, with the pending change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::review::BaselineCheck>,
 }
 
 /// Takes a screenshot with the first adapter that works (or the one `target` names) and
@@ -38,6 +42,16 @@ pub async fn capture_screenshot(
     let shot = vaider_capture::capture(target)
         .await
         .map_err(|e| CompareError(e.to_string()))?;
+    keep_shot(project, name, description, shot).await
+}
+
+/// Keeps a shot in the project's store as the next phase.
+pub async fn keep_shot(
+    project: &Path,
+    name: &str,
+    description: &str,
+    shot: vaider_capture::Shot,
+) -> Result<CaptureData, CompareError> {
     let store = Store::in_project(project);
     let (name, description) = (name.to_string(), description.to_string());
     let timestamp = vaider_core::pipeline::now_rfc3339();
@@ -65,5 +79,6 @@ pub async fn capture_screenshot(
         platform: shot.platform,
         ignore_regions: shot.ignore_regions,
         unmatched_selectors,
+        baseline: None,
     })
 }

@@ -19,7 +19,7 @@ mod explain;
 mod ignored;
 mod pictures;
 
-pub use capture::{capture_screenshot, CaptureData};
+pub use capture::{capture_screenshot, keep_shot, CaptureData};
 pub use cleanup::{remove_screenshots, Removal};
 pub use compare::{compare_screenshots, CompareRequest};
 pub use data::{

@@ -1,0 +1,478 @@
+//! `vaider check` and `vaider review` on a real Playwright project: a `toHaveScreenshot`
+//! failure becomes a pending change, `vaider check` fails on it (exit 1, JUnit XML read back
+//! by a parser, a Markdown summary, GitHub annotations), approving it writes exactly the
+//! snapshot file `--update-snapshots` would, and plain `npx playwright test` passes after.
+//! The same suite run as two shards and merged gives the same pending changes.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+const CONFIG: &str = "import { defineConfig } from '@playwright/test';
+export default defineConfig({
+  testDir: './tests', workers: 1, retries: 0, reporter: 'list',
+  use: { browserName: 'chromium', headless: true, viewport: { width: 320, height: 200 },
+    launchOptions: { executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu'] } },
+  projects: [{ name: 'chromium', use: {} }],
+});
+";
+
+/// A spec whose screenshot follows $COLOUR (black unless set), or stays black.
+fn spec(title: &str, snapshot: &str, follows_colour: bool) -> String {
+    let text = format!(
+        "import {{ test, expect }} from '@playwright/test';
+test('{title}', async ({{ page }}) => {{
+  await page.setContent(`<body style=\"margin:0;background:#fff\"><h1 style=\"color:${{process.env.COLOUR || 'black'}}\">{title}</h1></body>`);
+  await expect(page).toHaveScreenshot('{snapshot}');
+}});
+"
+    );
+    match follows_colour {
+        true => text,
+        false => text.replace("process.env.COLOUR || 'black'", "'black'"),
+    }
+}
+
+/// A Playwright project in a git repository, its snapshots written and committed; the home
+/// page follows $COLOUR, the cart page too when `cart_follows`; `template` is the config's
+/// `snapshotPathTemplate`, if any.
+fn project(cart_follows: bool, template: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    let config = match template {
+        Some(template) => CONFIG.replace(
+            "testDir: './tests',",
+            &format!("testDir: './tests', snapshotPathTemplate: '{template}',"),
+        ),
+        None => CONFIG.to_string(),
+    };
+    std::fs::write(root.join("playwright.config.mjs"), config).unwrap();
+    std::fs::write(root.join("package.json"), "{\"type\":\"module\"}\n").unwrap();
+    std::fs::write(
+        root.join("tests/home.spec.mjs"),
+        spec("Home", "home.png", true),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("tests/cart.spec.mjs"),
+        spec("Cart", "cart.png", cart_follows),
+    )
+    .unwrap();
+    let modules = vaider_test_support::playwright::project_dir().join("node_modules");
+    assert!(
+        modules.join("@playwright/test").is_dir(),
+        "run `npm ci` in tests/playwright-project (scripts/test.sh does it)"
+    );
+    std::os::unix::fs::symlink(modules, root.join("node_modules")).unwrap();
+    std::fs::write(root.join(".gitignore"), "node_modules\ntest-results\nblob-report*\nplaywright-report\n*.json\n*.xml\n*.md\n!package.json\n").unwrap();
+    assert!(playwright(root, &["test", "--update-snapshots"], None)
+        .status
+        .success());
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(
+        root,
+        &[
+            "-c",
+            "user.name=Ada",
+            "-c",
+            "user.email=ada@example.com",
+            "commit",
+            "-qm",
+            "snapshots",
+        ],
+    );
+    dir
+}
+
+fn playwright(root: &Path, args: &[&str], colour: Option<&str>) -> std::process::Output {
+    let mut command = Command::new("node");
+    command
+        .arg(root.join("node_modules/@playwright/test/cli.js"))
+        .args(args)
+        .current_dir(root)
+        .env("FORCE_COLOR", "0")
+        .env_remove("CI");
+    match colour {
+        Some(colour) => command.env("COLOUR", colour),
+        None => command.env_remove("COLOUR"),
+    };
+    command.output().unwrap()
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn vaider_in(sandbox: &Sandbox, root: &Path, args: &[&str]) -> std::process::Output {
+    let mut command = sandbox.vaider();
+    command
+        .current_dir(root)
+        .args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    run(command)
+}
+
+/// The JSON report of a run, written to `name` in the project.
+fn json_report(root: &Path, name: &str, colour: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["test", "--reporter=json"];
+    args.extend_from_slice(extra);
+    let output = playwright(root, &args, Some(colour));
+    let path = root.join(name);
+    std::fs::write(&path, &output.stdout).unwrap();
+    path
+}
+
+fn pending(sandbox: &Sandbox, root: &Path) -> Vec<serde_json::Value> {
+    let output = vaider_in(sandbox, root, &["review", "list", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// A JUnit file read by Python's XML parser: (tests, failures, the failing cases' names).
+fn junit_counts(path: &Path) -> (String, String, Vec<String>) {
+    let script = "import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == 'testsuites', root.tag
+suite = root.find('testsuite')
+failing = [c.get('name') for c in suite.iter('testcase') if c.find('failure') is not None]
+print(suite.get('tests')); print(suite.get('failures')); print(','.join(failing))";
+    let output = Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    (
+        lines[0].into(),
+        lines[1].into(),
+        lines
+            .get(2)
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .unwrap_or_default(),
+    )
+}
+
+#[test]
+fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
+    let sandbox = Sandbox::new();
+    let dir = project(false, None);
+    let root = dir.path();
+    let home = root.join("tests/home.spec.mjs-snapshots/home-chromium-linux.png");
+    assert!(home.is_file());
+    // The home page turns red; the cart page stays as it was.
+    let report = json_report(root, "report.json", "red", &[]);
+
+    let summary_file = sandbox.root.path().join("step-summary.md");
+    let mut command = sandbox.vaider();
+    command
+        .current_dir(root)
+        .args([
+            "check",
+            "--playwright",
+            "report.json",
+            "--no-model",
+            "--junit",
+            "junit.xml",
+            "--summary",
+            "summary.md",
+        ])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary_file);
+    let output = run(command);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output)
+            .contains("::error file=tests/home.spec.mjs-snapshots/home-chromium-linux.png"),
+        "{}",
+        stdout(&output)
+    );
+    let (tests, failures, failing) = junit_counts(&root.join("junit.xml"));
+    assert_eq!((tests.as_str(), failures.as_str()), ("1", "1"));
+    assert_eq!(failing, ["home@chromium"]);
+    let summary = std::fs::read_to_string(root.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("1 to review") && summary.contains("<img src="),
+        "{summary}"
+    );
+    assert_eq!(std::fs::read_to_string(&summary_file).unwrap(), summary);
+
+    let changes = pending(&sandbox, root);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["baseline"], home.display().to_string());
+    assert_eq!(changes[0]["status"], "changed");
+    let id = changes[0]["id"].as_str().unwrap().to_string();
+
+    // No terminal and no --yes: an agent's shell cannot approve by accident.
+    let refused = vaider_in(&sandbox, root, &["review", "approve", &id]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("a person's"),
+        "{}",
+        stderr(&refused)
+    );
+    let approved = vaider_in(
+        &sandbox,
+        root,
+        &[
+            "review",
+            "approve",
+            &id,
+            "--yes",
+            "--reason",
+            "red is the new look",
+        ],
+    );
+    assert!(approved.status.success(), "{}", stderr(&approved));
+
+    // Exactly that snapshot changed, and Playwright itself now passes.
+    assert_eq!(
+        git(root, &["diff", "--name-only"]).trim(),
+        "tests/home.spec.mjs-snapshots/home-chromium-linux.png"
+    );
+    assert!(playwright(root, &["test"], Some("red")).status.success());
+    let log = std::fs::read_to_string(root.join(".vaider/baselines/decisions.jsonl")).unwrap();
+    assert!(
+        log.contains("red is the new look") && log.contains("\"kind\":\"commandLine\""),
+        "{log}"
+    );
+
+    // git sees the decisions log and the gitignore, never the local pending changes.
+    let untracked = git(root, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(
+        untracked.contains(".vaider/baselines/decisions.jsonl"),
+        "{untracked}"
+    );
+    assert!(!untracked.contains(".vaider/local"), "{untracked}");
+    // A run without failures checks clean.
+    let clean = json_report(root, "clean.json", "red", &[]);
+    let output = vaider_in(
+        &sandbox,
+        root,
+        &[
+            "check",
+            "--playwright",
+            clean.to_str().unwrap(),
+            "--no-model",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    drop(report);
+}
+
+#[test]
+fn two_shards_merged_give_the_same_pending_changes_as_one_run() {
+    let sandbox = Sandbox::new();
+    let dir = project(
+        true,
+        Some("{testDir}/__screenshots__/{testFilePath}/{arg}{ext}"),
+    );
+    let root = dir.path();
+    json_report(root, "whole.json", "red", &[]);
+    let output = vaider_in(
+        &sandbox,
+        root,
+        &["check", "--playwright", "whole.json", "--no-model"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let seen = |changes: Vec<serde_json::Value>| -> Vec<String> {
+        let mut seen: Vec<String> = changes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} {}",
+                    c["name"],
+                    c["baseline"],
+                    sha256_hex(Path::new(c["actual"].as_str().unwrap()))
+                )
+            })
+            .collect();
+        seen.sort();
+        seen
+    };
+    let mut whole: Vec<String> = seen(pending(&sandbox, root));
+    whole.sort();
+    assert_eq!(whole.len(), 2);
+    std::fs::remove_dir_all(root.join(".vaider/local")).unwrap();
+
+    for shard in ["1/2", "2/2"] {
+        let dir = format!("blob-report-{}", &shard[..1]);
+        let mut command = Command::new("node");
+        command
+            .arg(root.join("node_modules/@playwright/test/cli.js"))
+            .args(["test", "--reporter=blob", &format!("--shard={shard}")])
+            .current_dir(root)
+            .env("COLOUR", "red")
+            .env("PLAYWRIGHT_BLOB_OUTPUT_DIR", root.join(&dir))
+            .env_remove("CI");
+        assert!(
+            !command.output().unwrap().status.success(),
+            "shard {shard} fails on its snapshot"
+        );
+    }
+    std::fs::create_dir_all(root.join("blob-reports")).unwrap();
+    for n in ["1", "2"] {
+        for entry in std::fs::read_dir(root.join(format!("blob-report-{n}")))
+            .unwrap()
+            .flatten()
+        {
+            let name = format!("{n}-{}", entry.file_name().to_string_lossy());
+            std::fs::copy(entry.path(), root.join("blob-reports").join(name)).unwrap();
+        }
+    }
+    let merged = playwright(
+        root,
+        &["merge-reports", "--reporter", "json", "blob-reports"],
+        None,
+    );
+    std::fs::write(root.join("merged.json"), &merged.stdout).unwrap();
+    let output = vaider_in(
+        &sandbox,
+        root,
+        &["check", "--playwright", "merged.json", "--no-model"],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let mut sharded: Vec<String> = seen(pending(&sandbox, root));
+    sharded.sort();
+    assert_eq!(
+        sharded, whole,
+        "the same snapshots with the same actual pictures"
+    );
+}
+
+/// The app `vaider check` captures: `/cards` as served, its title `TITLE`.
+fn cards_page(title: &'static str) -> impl Fn(&str) -> String + Send + Sync + 'static {
+    move |_| {
+        vaider_test_support::loopback::html(&format!(
+            "<!doctype html><body style='margin:0;background:#fff'><h1>{title}</h1></body>"
+        ))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_fails_on_new_and_changed_pages_and_passes_once_approved() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.work();
+    let (port, _) = vaider_test_support::loopback::listen(cards_page("Cards")).await;
+    let (changed_port, _) = vaider_test_support::loopback::listen(cards_page("Cards!")).await;
+
+    let missing = vaider_in(&sandbox, &root, &["check", "--no-model"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("vaider check --init"),
+        "{}",
+        stderr(&missing)
+    );
+    let init = vaider_in(&sandbox, &root, &["check", "--init"]);
+    assert!(init.status.success(), "{}", stderr(&init));
+    let written = std::fs::read_to_string(root.join(".vaider/check.toml")).unwrap();
+    assert!(
+        written.contains("[[page]]") && written.contains("# "),
+        "{written}"
+    );
+
+    let check_file = |port: u16| {
+        format!("[[page]]\nname = \"cards\"\nurl = \"http://127.0.0.1:{port}/cards\"\nviewport = \"400x300\"\n")
+    };
+    std::fs::write(root.join(".vaider/check.toml"), check_file(port)).unwrap();
+    let new = vaider_in(
+        &sandbox,
+        &root,
+        &["check", "--no-model", "--junit", "junit.xml"],
+    );
+    assert_eq!(new.status.code(), Some(1), "{}", stderr(&new));
+    assert!(
+        stdout(&new).contains("cards@400x300  new"),
+        "{}",
+        stdout(&new)
+    );
+    let (tests, failures, _) = junit_counts(&root.join("junit.xml"));
+    assert_eq!((tests.as_str(), failures.as_str()), ("1", "1"));
+
+    let updated = vaider_in(&sandbox, &root, &["check", "--no-model", "--update"]);
+    assert_eq!(updated.status.code(), Some(0), "{}", stderr(&updated));
+    assert!(root.join(".vaider/baselines/cards@400x300.png").is_file());
+    let unchanged = vaider_in(
+        &sandbox,
+        &root,
+        &["check", "--no-model", "--junit", "junit.xml"],
+    );
+    assert_eq!(unchanged.status.code(), Some(0), "{}", stderr(&unchanged));
+    assert_eq!(junit_counts(&root.join("junit.xml")).1, "0");
+
+    std::fs::write(root.join(".vaider/check.toml"), check_file(changed_port)).unwrap();
+    let changed = vaider_in(
+        &sandbox,
+        &root,
+        &["check", "--no-model", "--summary", "summary.md"],
+    );
+    assert_eq!(changed.status.code(), Some(1), "{}", stderr(&changed));
+    let summary = std::fs::read_to_string(root.join("summary.md")).unwrap();
+    assert!(summary.contains("changed: 1 regions"), "{summary}");
+    let pending = pending(&sandbox, &root);
+    assert_eq!(pending.len(), 1);
+    let id = pending[0]["id"].as_str().unwrap();
+    let rejected = vaider_in(
+        &sandbox,
+        &root,
+        &[
+            "review",
+            "reject",
+            id,
+            "--yes",
+            "--reason",
+            "no exclamation marks",
+        ],
+    );
+    assert!(rejected.status.success(), "{}", stderr(&rejected));
+    let log = vaider_in(&sandbox, &root, &["review", "log"]);
+    assert!(
+        stdout(&log).contains("rejected cards@400x300"),
+        "{}",
+        stdout(&log)
+    );
+    // The history has the decisions too.
+    let history = vaider_in(&sandbox, &root, &["history", "--json"]);
+    assert!(
+        stdout(&history).contains("review_decision"),
+        "{}",
+        stdout(&history)
+    );
+    // The baselines folder is committed; the rest of .vaider/ stays out of git.
+    let ignore = std::fs::read_to_string(root.join(".vaider/.gitignore")).unwrap();
+    assert!(ignore.contains("!baselines/**"), "{ignore}");
+}
