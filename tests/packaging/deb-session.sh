@@ -45,7 +45,7 @@ start_app() {
     die "the installed tray app did not answer /v1/health"
 }
 
-tray_menu() { python3 "$TRAY" "$APP_PID" menu; }
+tray_menu() { /usr/bin/python3 "$TRAY" "$APP_PID" menu; }
 
 # Waits until the tray's menu holds an item with this label (the update check runs in the
 # background after the start).
@@ -61,7 +61,7 @@ wait_for_tray_item() {
 }
 
 quit_app() {
-    python3 "$TRAY" "$APP_PID" click "Quit Vaider" >/dev/null
+    /usr/bin/python3 "$TRAY" "$APP_PID" click "Quit Vaider" >/dev/null
     for _ in $(seq 1 100); do
         kill -0 "$APP_PID" 2>/dev/null || return 0
         sleep 0.1
