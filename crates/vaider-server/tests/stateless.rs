@@ -118,7 +118,7 @@ async fn discovery_declares_what_vaider_handles_and_lists_carry_cache_hints() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted, "deterministic order");
-    assert_eq!(names.len(), 20);
+    assert_eq!(names.len(), 23);
     // Short descriptions: the detail is in the arguments' docs.
     for tool in result["tools"].as_array().unwrap() {
         let description = tool["description"].as_str().unwrap();
