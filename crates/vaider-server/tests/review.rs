@@ -209,3 +209,49 @@ async fn the_token_alone_decides_nothing_and_the_signed_in_page_does() {
     );
     assert_eq!(Changes::in_project(&root).pending().len(), 1);
 }
+
+#[tokio::test]
+async fn a_picture_path_pointing_outside_the_change_is_not_served() {
+    let (_dir, root) = project();
+    let server = TestServer::start().await;
+    let change = pending_change(&root, "home").await;
+    // Someone who can write in the project points the change at another file.
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(outside.path(), png([1, 2, 3])).unwrap();
+    let mut tampered = change.clone();
+    tampered.actual = outside.path().to_path_buf();
+    Changes::in_project(&root).save(&tampered).unwrap();
+
+    let session = common::sign_in(&server).await;
+    let listed: Value = server
+        .http()
+        .get(format!("{}/api/review", server.url))
+        .query(&[("project", root.display().to_string())])
+        .header("x-vaider-session", &session)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["changes"][0]["id"], change.id.as_str(), "{listed}");
+    assert_eq!(
+        listed["changes"][0]["pictures"]["actual"],
+        Value::Null,
+        "{listed}"
+    );
+    // Even a link signed for it is refused.
+    let path = format!(
+        "/api/review/picture?project={}&id={}&which=actual",
+        root.display().to_string().replace('/', "%2F"),
+        change.id
+    );
+    let signed = vaider_server::signed_url::sign(&path, std::time::Duration::from_secs(60));
+    let refused = server
+        .http()
+        .get(format!("{}{signed}", server.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 404);
+}
