@@ -1,5 +1,5 @@
 // The address after # picks the view: #/ the history (with ?q=&status=&tool=&project=),
-// #/i/ID an analysis, #/plans the QA test plans, #/evals the runs of `vaider eval`, #/settings the settings. route() tears the old view down and builds the new.
+// #/i/ID an analysis, #/plans the QA test plans, #/review the pending visual changes, #/evals the runs of `vaider eval`, #/settings the settings. route() tears the old view down and builds the new.
 
 import { h, $ } from './dom.js';
 import { app } from './state.js';
@@ -8,6 +8,7 @@ import { detailView } from './detail.js';
 import { settingsView } from './settings.js';
 import { plansView } from './plans.js';
 import { evalsView } from './evals.js';
+import { reviewView } from './review.js';
 
 export function parseRoute() {
   const hash = location.hash || '#/';
@@ -25,6 +26,7 @@ export function parseRoute() {
   if (path === '/settings') return { name: 'settings', params };
   if (path === '/plans') return { name: 'plans', params };
   if (path === '/evals') return { name: 'evals', params };
+  if (path === '/review') return { name: 'review', params };
   return { name: 'notfound', params };
 }
 
@@ -34,6 +36,7 @@ const views = {
   settings: settingsView,
   plans: plansView,
   evals: evalsView,
+  review: reviewView,
   notfound: (root) => {
     root.append(h('section', { class: 'state-card' },
       h('h1', null, 'Nothing here'),

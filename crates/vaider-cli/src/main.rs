@@ -46,7 +46,7 @@ enum Command {
     },
     /// Serve MCP over stdin/stdout, for clients that start their servers as processes.
     Stdio {
-        /// The tools to offer: all (default), a group (core, vision, visual, tests, qa,
+        /// The tools to offer: all (default), a group (core, vision, visual, review, tests, qa,
         /// status) or tool names, comma-separated. Fewer tools cost the agent less context.
         #[arg(long, default_value = "all")]
         tools: String,
@@ -131,7 +131,7 @@ enum Command {
         #[arg(long)]
         user: bool,
         /// Offer the agent only these tools, for a smaller tool list in its context: a group
-        /// (core, vision, visual, tests, qa, status) or tool names, comma-separated.
+        /// (core, vision, visual, review, tests, qa, status) or tool names, comma-separated.
         #[arg(long)]
         tools: Option<String>,
     },

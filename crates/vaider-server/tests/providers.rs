@@ -487,14 +487,17 @@ async fn status_lists_providers_and_what_they_serve() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         tools.len(),
-        20,
-        "eight vision tools, vaider_status, four visual tools, two test-run tools and five QA tools: {names:?}"
+        23,
+        "eight vision tools, vaider_status, four visual tools, three review tools, two test-run tools and five QA tools: {names:?}"
     );
     for visual in [
         "visual_capture",
         "visual_compare",
         "visual_prepare",
         "visual_cleanup",
+        "review_pending",
+        "review_approve",
+        "review_reject",
         "validate_test",
         "analyse_test_results",
         "generate_test_plan",

@@ -118,7 +118,7 @@ async fn discovery_declares_what_vaider_handles_and_lists_carry_cache_hints() {
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted, "deterministic order");
-    assert_eq!(names.len(), 20);
+    assert_eq!(names.len(), 23);
     // Short descriptions: the detail is in the arguments' docs.
     for tool in result["tools"].as_array().unwrap() {
         let description = tool["description"].as_str().unwrap();
@@ -488,4 +488,60 @@ async fn an_unapproved_plan_asks_the_user_through_an_input_required_elicitation(
     let approvals =
         std::fs::read_to_string(server.data.path().join("plan-approvals.json")).unwrap();
     assert!(approvals.contains("\"client\": \"raw\""), "{approvals}");
+}
+
+#[tokio::test]
+async fn a_proposed_review_decision_asks_the_user_through_an_input_required_elicitation() {
+    use vaider_visual::review::{self, BaselineKey, Baselines, CheckRequest};
+    let server = TestServer::start().await;
+    let project = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(project.path()).unwrap();
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::RgbImage::from_pixel(20, 10, image::Rgb([10, 200, 10]))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    let key = BaselineKey::new("home", "20x10").unwrap();
+    let request = CheckRequest {
+        project: &root,
+        key: key.clone(),
+        png: png.get_ref(),
+        ignored: Vec::new(),
+        proposed_ignore: Vec::new(),
+        expected_changes: Vec::new(),
+        ask_model: false,
+        door: vaider_core::Door::Cli,
+        model: None,
+    };
+    let change = review::check_capture(None, request)
+        .await
+        .unwrap()
+        .change
+        .unwrap();
+    let arguments = json!({"id": change.id, "cwd": root.display().to_string()});
+    let asking = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "review_approve", "arguments": arguments,
+            "_meta": meta(json!({"elicitation": {}}))}});
+
+    let (_, body) = post(&server, "/mcp", asking.clone(), &[]).await;
+    let asked = &answer(&body)["result"];
+    assert_eq!(asked["resultType"], "input_required", "{body}");
+    let question = &asked["inputRequests"]["review_decision"];
+    let message = question["params"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(&change.id), "{message}");
+    let baseline = Baselines::in_project(&root).png_path(&key);
+    assert!(!baseline.exists());
+
+    let mut approved = asking;
+    approved["params"]["inputResponses"] =
+        json!({"review_decision": {"action": "accept", "content": {"approve": true}}});
+    let (_, body) = post(&server, "/mcp", approved, &[]).await;
+    let result = &answer(&body)["result"];
+    assert_eq!(result["resultType"], "complete", "{body}");
+    assert_ne!(result["isError"], true, "{body}");
+    assert!(baseline.exists());
+    let proof = serde_json::to_value(&review::decisions(&root)[0].proof).unwrap();
+    assert_eq!(
+        proof,
+        json!({"kind": "askedThroughClient", "client": "raw"})
+    );
 }

@@ -1,10 +1,11 @@
 // What every agent test expects: the tools Vaider offers, and no warning in a CLI's output.
 
-/** Every tool of Vaider, as `tools/list` gives them (20). */
+/** Every tool of Vaider, as `tools/list` gives them (23). */
 export const VAIDER_TOOLS = [
   'analyse_test_results', 'analyze_data_visualization', 'analyze_image', 'analyze_video',
   'diagnose_error_screenshot', 'extract_text_from_screenshot', 'generate_test_plan',
-  'get_test_run', 'list_test_plans', 'list_test_runs', 'run_test_plan', 'ui_diff_check',
+  'get_test_run', 'list_test_plans', 'list_test_runs', 'review_approve', 'review_pending',
+  'review_reject', 'run_test_plan', 'ui_diff_check',
   'ui_to_artifact', 'understand_technical_diagram', 'vaider_status', 'validate_test',
   'visual_capture', 'visual_cleanup', 'visual_compare', 'visual_prepare',
 ];

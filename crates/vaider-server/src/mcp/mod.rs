@@ -2,7 +2,7 @@
 //! revisions clients speak: 2025-06-18/2025-11-25 (sessions, `initialize`) and the stateless
 //! 2026-07-28 (`server/discover`, per-request `_meta`), chosen per request from the version
 //! the client sends (the MCP library does the wire; see `docs/mcp.md`). One registry of tools
-//! serves both: one module of tools per capability (`analysis`, `status`, `visual`,
+//! serves both: one module of tools per capability (`analysis`, `status`, `visual`, `review`,
 //! `validate`, `qa`), each an `impl VaiderMcp` with its own router, joined once here. Each
 //! tool call is a request for the one pipeline.
 //!
@@ -17,6 +17,7 @@ mod ask;
 mod call;
 mod progress;
 mod qa;
+mod review;
 mod schema;
 pub mod sessions;
 pub mod sse;
@@ -72,7 +73,8 @@ fn registry() -> &'static ToolRouter<VaiderMcp> {
             + VaiderMcp::status_tools()
             + VaiderMcp::visual_tools()
             + VaiderMcp::validate_tools()
-            + VaiderMcp::qa_tools();
+            + VaiderMcp::qa_tools()
+            + VaiderMcp::review_tools();
         schema::standard_schemas(tools)
     })
 }

@@ -50,6 +50,10 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "visual_cleanup",
         ],
     ),
+    (
+        "review",
+        &["review_pending", "review_approve", "review_reject"],
+    ),
     ("tests", &["validate_test", "analyse_test_results"]),
     (
         "qa",

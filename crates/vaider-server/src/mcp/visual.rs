@@ -259,7 +259,7 @@ impl VaiderMcp {
 impl VaiderMcp {
     /// The project whose `.screenshots/` store the call works in (the one workspace rule), or
     /// the answer to send instead: roots asked of a 2026-07-28 client, or no workspace at all.
-    async fn project(
+    pub(super) async fn project(
         &self,
         ctx: &RequestContext<RoleServer>,
         answers: Option<InputResponses>,
@@ -386,7 +386,7 @@ fn capture_target(args: &VisualCaptureArgs) -> Result<Target, String> {
 
 /// `{success: true, data}` with a sentence for people (also its `summary`), or
 /// `{success: false, error}` as an error result the agent reads and acts on.
-fn envelope(outcome: Result<Value, String>, sentence: String) -> CallToolResult {
+pub(super) fn envelope(outcome: Result<Value, String>, sentence: String) -> CallToolResult {
     match outcome {
         Ok(data) => said(sentence, json!({"success": true, "data": data}), false),
         Err(error) => said(

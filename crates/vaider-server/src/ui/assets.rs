@@ -38,6 +38,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../../../../ui/plans.js"),
     ),
     (
+        "review.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../../ui/review.js"),
+    ),
+    (
         "qarun.js",
         "text/javascript; charset=utf-8",
         include_str!("../../../../ui/qarun.js"),

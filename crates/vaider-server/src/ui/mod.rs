@@ -15,6 +15,7 @@ mod media;
 mod models;
 mod open_folder;
 mod qa;
+mod review;
 mod run_again;
 mod session;
 mod settings;
@@ -52,6 +53,11 @@ pub fn routes() -> Router<AppState> {
         .route("/api/qa/plans", get(qa::plans))
         .route("/api/qa/plans/approve", post(qa::approve))
         .route("/api/qa/runs", post(qa::run))
+        .route("/api/review", get(review::review))
+        .route("/api/review/picture", get(review::picture_file))
+        .route("/api/review/approve", post(review::approve))
+        .route("/api/review/reject", post(review::reject))
+        .route("/api/review/undo", post(review::undo))
         .route("/api/models", get(models::models))
         .route("/api/evals", get(evals::evals))
         .route(
