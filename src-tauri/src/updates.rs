@@ -20,7 +20,10 @@ pub enum Known {
     #[default]
     Nothing,
     UpToDate,
-    Newer { version: String, url: String },
+    Newer {
+        version: String,
+        url: String,
+    },
 }
 
 impl Known {

@@ -114,9 +114,10 @@ impl EvalArgs {
     /// The run's options: the reports in `--out` or a new folder named by the time, the
     /// prompt variant read from `--prompt-file` (named by its file).
     fn options(&self, set: PathBuf, runs: &Path) -> Result<vaider_eval::Options> {
-        let out = self.out.clone().unwrap_or_else(|| {
-            runs.join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string())
-        });
+        let out = self
+            .out
+            .clone()
+            .unwrap_or_else(|| runs.join(chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string()));
         Ok(vaider_eval::Options {
             set,
             out,

@@ -160,7 +160,10 @@ async fn update_check(config: &Config, origin: &updates::Origin) {
         }
         Err(e) => match updates::last_check(&data_dir) {
             Some(check) => {
-                println!("     updates: {e}; the last check ({}) said:", check.checked_at);
+                println!(
+                    "     updates: {e}; the last check ({}) said:",
+                    check.checked_at
+                );
                 check
             }
             None => {
@@ -177,7 +180,10 @@ async fn update_check(config: &Config, origin: &updates::Origin) {
             origin.how_to_update().replace("VERSION", &check.latest)
         );
     } else {
-        println!("     updates: up to date (the newest release is {})", check.latest);
+        println!(
+            "     updates: up to date (the newest release is {})",
+            check.latest
+        );
     }
 }
 

@@ -60,9 +60,15 @@ impl Origin {
     /// What the user runs to get a newer version installed this way.
     pub fn how_to_update(&self) -> &'static str {
         match self {
-            Origin::DebPackage => "download the new .deb and `sudo apt-get install ./Vaider_VERSION_amd64.deb`",
-            Origin::RpmPackage => "download the new .rpm and `sudo dnf install ./Vaider-VERSION-1.x86_64.rpm`",
-            Origin::Npm { .. } => "`npx -y vaider@latest` (npx keeps the version it cached until asked)",
+            Origin::DebPackage => {
+                "download the new .deb and `sudo apt-get install ./Vaider_VERSION_amd64.deb`"
+            }
+            Origin::RpmPackage => {
+                "download the new .rpm and `sudo dnf install ./Vaider-VERSION-1.x86_64.rpm`"
+            }
+            Origin::Npm { .. } => {
+                "`npx -y vaider@latest` (npx keeps the version it cached until asked)"
+            }
             Origin::McpBundle => "download the new .mcpb and open it with your MCP host",
             Origin::ReleaseBuild => "download the new tarball and replace the binary",
             Origin::SourceBuild => "`git pull && bash scripts/install.sh` in the repository",
@@ -147,7 +153,10 @@ pub fn origin_of(exe: &Path, packages: &dyn PackageDb, release_build: bool) -> O
         return Origin::RpmPackage;
     }
     // An MCP Bundle is unpacked as <folder>/manifest.json and <folder>/server/vaider.
-    let bundle_manifest = exe.parent().and_then(Path::parent).map(|d| d.join("manifest.json"));
+    let bundle_manifest = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("manifest.json"));
     if bundle_manifest.is_some_and(|m| is_bundle_manifest(&m)) {
         return Origin::McpBundle;
     }
@@ -164,7 +173,9 @@ fn npm_package(exe: &Path) -> Option<String> {
     let at = parts
         .windows(2)
         .position(|w| w[0] == "node_modules" && w[1] == "@vaider")?;
-    parts.get(at + 2).map(|platform| format!("@vaider/{platform}"))
+    parts
+        .get(at + 2)
+        .map(|platform| format!("@vaider/{platform}"))
 }
 
 fn is_bundle_manifest(path: &Path) -> bool {
@@ -172,7 +183,8 @@ fn is_bundle_manifest(path: &Path) -> bool {
         return false;
     };
     serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|m| {
-        m.get("manifest_version").is_some() && m.get("name").and_then(|n| n.as_str()) == Some("vaider")
+        m.get("manifest_version").is_some()
+            && m.get("name").and_then(|n| n.as_str()) == Some("vaider")
     })
 }
 
@@ -233,11 +245,12 @@ pub async fn check(feed: &str) -> Result<Check, String> {
         .user_agent(concat!("vaider/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| format!("could not check for updates: {e}"))?;
-    let response = client
-        .get(feed)
-        .send()
-        .await
-        .map_err(|e| format!("could not read the release feed {feed}: {}", e.without_url()))?;
+    let response = client.get(feed).send().await.map_err(|e| {
+        format!(
+            "could not read the release feed {feed}: {}",
+            e.without_url()
+        )
+    })?;
     if !response.status().is_success() {
         return Err(format!(
             "the release feed {feed} answered {}",

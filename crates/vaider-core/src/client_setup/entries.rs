@@ -73,13 +73,17 @@ fn entry(client: Client, url: &str, token: TokenIn) -> Value {
         Client::Windsurf => json!({"serverUrl": url,
                                    "headers": headers(format!("${{env:{TOKEN_VARIABLE}}}"))}),
         Client::Codex => match token {
-            TokenIn::Variable | TokenIn::Npx => json!({"url": url, "bearer_token_env_var": TOKEN_VARIABLE,
-                                        "tool_timeout_sec": CODEX_TOOL_TIMEOUT_SEC}),
+            TokenIn::Variable | TokenIn::Npx => {
+                json!({"url": url, "bearer_token_env_var": TOKEN_VARIABLE,
+                                        "tool_timeout_sec": CODEX_TOOL_TIMEOUT_SEC})
+            }
             TokenIn::Literal(_) => json!({"url": url, "http_headers": headers(String::new()),
                                           "tool_timeout_sec": CODEX_TOOL_TIMEOUT_SEC}),
         },
         Client::Zed => match token {
-            TokenIn::Variable | TokenIn::Npx => json!({"command": "vaider", "args": stdio_args(url)}),
+            TokenIn::Variable | TokenIn::Npx => {
+                json!({"command": "vaider", "args": stdio_args(url)})
+            }
             TokenIn::Literal(_) => json!({"url": url, "headers": headers(String::new())}),
         },
     }
@@ -127,10 +131,15 @@ mod tests {
             assert_eq!(entry["args"], args, "{client:?}");
             assert!(entry.get("url").is_none() && entry.get("headers").is_none());
         }
-        assert_eq!(entry(Client::ClaudeCode, url, TokenIn::Npx)["type"], "stdio");
+        assert_eq!(
+            entry(Client::ClaudeCode, url, TokenIn::Npx)["type"],
+            "stdio"
+        );
         assert_eq!(entry(Client::VsCode, url, TokenIn::Npx)["type"], "stdio");
         // VS Code asks for no token when none is sent.
-        assert!(config(Client::VsCode, url, TokenIn::Npx).get("inputs").is_none());
+        assert!(config(Client::VsCode, url, TokenIn::Npx)
+            .get("inputs")
+            .is_none());
     }
 
     #[test]
