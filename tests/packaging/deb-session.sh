@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The user's session of scripts/linux-packages-test.sh: run by it inside xvfb-run and
-# dbus-run-session, as root with a throwaway HOME, with DEB, UPGRADE, VERSION, FAKE_GEMINI_BIN,
+# dbus-run-session, with a throwaway HOME (apt-get as root, through sudo when not root), with DEB, UPGRADE, VERSION, FAKE_GEMINI_BIN,
 # MEDIA_DIR and TRAY set. Not meant to be run by hand.
 set -euo pipefail
 [ "${1:-}" = "--inside" ] || {
@@ -88,7 +88,7 @@ $text"
 # ---- install, start -----------------------------------------------------------------------
 step "apt-get install ./$(basename "$DEB"), then the tray app until /v1/health answers"
 t0=$(date +%s.%N)
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$DEB" >/dev/null
+as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$DEB" >/dev/null
 t_installed=$(date +%s.%N)
 # The key first (not timed): the user's own step, with the CLI the package brought.
 echo -n test-gemini-key | vaider key set >/dev/null
@@ -141,7 +141,7 @@ quit_app
 
 # ---- upgrade ------------------------------------------------------------------------------
 step "upgrade in place to $(basename "$UPGRADE") (version ${VERSION}+repack1)"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$UPGRADE" >/dev/null
+as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$UPGRADE" >/dev/null
 [ "$(dpkg-query -W -f='${Version}' vaider)" = "${VERSION}+repack1" ] || die "the upgrade did not install"
 start_app
 again="$(analyse)" || die "the analysis after the upgrade failed"
@@ -152,7 +152,7 @@ quit_app
 
 # ---- remove -------------------------------------------------------------------------------
 step "apt-get remove vaider: its files go, the user's data stays"
-DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq vaider >/dev/null
+as_root env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq vaider >/dev/null
 for f in /usr/bin/vaider /usr/bin/vaider-desktop /usr/share/applications/Vaider.desktop /usr/share/vaider; do
     [ ! -e "$f" ] || die "$f is still there after apt-get remove"
 done
