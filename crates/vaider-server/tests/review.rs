@@ -66,6 +66,13 @@ async fn an_agent_lists_changes_and_only_the_user_approves_through_the_client() 
         "{}",
         text_of(&listed)
     );
+    // The paths an agent gets are the pictures' own, by the rule the review page serves by.
+    let data = listed.structured_content.clone().unwrap_or_default();
+    assert_eq!(
+        data["data"]["changes"][0]["actual"],
+        json!(change.actual.canonicalize().unwrap()),
+        "{data}"
+    );
     let refused = call(
         &cannot_ask,
         "review_approve",

@@ -157,12 +157,14 @@ fn pending(project: &Path) -> CallToolResult {
         sentence.push('\n');
         sentence.push_str(&line(change));
     }
-    let listed: Vec<_> = changes.iter().map(summary).collect();
+    let listed: Vec<_> = changes.iter().map(|c| summary(project, c)).collect();
     envelope(Ok(json!({ "changes": listed })), sentence)
 }
 
-/// One change as data: what the agent reads, without the bulky fields.
-fn summary(change: &PendingChange) -> serde_json::Value {
+/// One change as data: what the agent reads, without the bulky fields; its pictures only
+/// where the review loop keeps them (`review::picture`, the page's rule too).
+fn summary(project: &Path, change: &PendingChange) -> serde_json::Value {
+    let path = |which| review::picture(project, change, which);
     json!({
         "id": change.id,
         "name": change.name,
@@ -173,10 +175,10 @@ fn summary(change: &PendingChange) -> serde_json::Value {
         "regions": change.regions,
         "verdicts": change.verdicts,
         "summary": change.summary,
-        "baseline": change.baseline,
-        "actual": change.actual,
-        "diffImage": change.diff_image,
-        "annotated": change.annotated,
+        "baseline": path("baseline"),
+        "actual": path("actual"),
+        "diffImage": path("diff"),
+        "annotated": path("annotated"),
     })
 }
 

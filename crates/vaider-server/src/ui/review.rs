@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use vaider_core::analysis::Door;
 use vaider_core::person::Decision;
-use vaider_visual::review::{self, BaselineKey, Baselines, ChangeSource, Changes, PendingChange};
+use vaider_visual::review::{self, picture, Changes, PendingChange, PICTURES};
 
 use crate::api_error::ApiError;
 use crate::auth::Caller;
@@ -189,16 +189,6 @@ fn project_dir(project: &str) -> Result<PathBuf, ApiError> {
     Ok(path)
 }
 
-/// The pictures a change has, by the names the picture route takes.
-const PICTURES: &[&str] = &[
-    "baseline",
-    "actual",
-    "diff",
-    "annotated",
-    "heatmap",
-    "closeups",
-];
-
 /// A change as the page shows it: its fields and a signed link to each picture it has.
 fn with_pictures(project: &Path, change: &PendingChange) -> Value {
     let mut value = serde_json::to_value(change).unwrap_or_default();
@@ -232,37 +222,6 @@ fn encode(text: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-/// The file `which` names, only where the review loop keeps its pictures: the change's own
-/// folder, or the baseline Vaider keeps for it (a Playwright snapshot inside the project). A
-/// path written in change.json that points anywhere else is not served.
-fn picture(project: &Path, change: &PendingChange, which: &str) -> Option<PathBuf> {
-    let changes = Changes::in_project(project);
-    let own = changes.change_dir(&change.id).canonicalize().ok()?;
-    let inside = |path: &Path, dir: &Path| {
-        path.canonicalize()
-            .ok()
-            .filter(|p| p.starts_with(dir) && p.extension().is_some_and(|e| e == "png"))
-    };
-    match which {
-        "baseline" => match &change.source {
-            ChangeSource::Vaider => {
-                let key = BaselineKey::new(&change.name, &change.variant).ok()?;
-                let path = Baselines::in_project(project).png_path(&key);
-                path.is_file().then_some(path)
-            }
-            ChangeSource::Playwright { .. } => {
-                inside(&change.baseline, &project.canonicalize().ok()?)
-            }
-        },
-        "actual" => inside(&change.actual, &own),
-        "diff" => inside(change.diff_image.as_deref()?, &own),
-        "annotated" => inside(change.annotated.as_deref()?, &own),
-        "heatmap" => inside(change.heat_map.as_deref()?, &own),
-        "closeups" => inside(change.close_ups.as_deref()?, &own),
-        _ => None,
-    }
 }
 
 #[derive(Debug, Deserialize)]

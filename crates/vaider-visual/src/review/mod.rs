@@ -17,6 +17,7 @@ pub mod check;
 pub mod check_file;
 pub mod decide;
 pub mod noise;
+pub mod pictures;
 pub mod playwright;
 pub mod report;
 pub mod verdict;
@@ -30,6 +31,7 @@ pub use changes::{
 };
 pub use check::{check_capture, BaselineCheck, CheckRequest};
 pub use decide::{approve, decisions, reject, undo, Action, DecisionRecord};
+pub use pictures::{picture, PICTURES};
 
 /// What went wrong in the review loop; each message says what to do.
 #[derive(Debug, thiserror::Error)]
