@@ -25,13 +25,16 @@ mod input;
 mod jpeg;
 mod measure;
 mod raw;
+mod watch;
 mod y4m;
 
-pub use blinks::Ongoing;
+pub use blinks::{Change, Ongoing};
 pub use ffmpeg::duration_seconds;
 use ffmpeg::{decode_with_ffmpeg, InputFacts};
 use jpeg::Encoder;
 use measure::{detector_geometry, measure_frames, Found};
+pub use watch::{Seen, Watcher};
+use watch::Watching;
 use y4m::{FrameReader, Geometry};
 
 /// How keyframes are chosen.
@@ -103,11 +106,13 @@ pub async fn extract(
 }
 
 /// One ffmpeg pass: every change, the number of samples and the last frame; changes that can
-/// still be chosen go to `encoder` as they are found.
+/// still be chosen go to `encoder` as they are found; `watcher` is told what the scan has seen
+/// after each sample, and may stop it.
 async fn decode(
     video: &Path,
     options: &KeyframeOptions,
     encoder: Option<&mut Encoder>,
+    watcher: Option<&mut Watcher<'_>>,
 ) -> Result<Found> {
     // A scan of a raw video reads the sampled frames itself (`raw`); frames to write, and
     // every other video, go through ffmpeg.
@@ -118,12 +123,17 @@ async fn decode(
             let input = raw.facts();
             let geometry = detector_geometry(raw.geometry());
             let incoming = raw.start(options.sample_fps, geometry);
-            let mut found = measure_frames(geometry, incoming, options, None).await?;
+            // The header said all there is to know of the input.
+            let watching = watcher.map(|watcher| Watching {
+                watcher,
+                input: tokio::sync::watch::channel(input).1,
+            });
+            let mut found = measure_frames(geometry, incoming, options, None, watching).await?;
             found.input = input;
             return Ok(found);
         }
     }
-    decode_with_ffmpeg(video, options, encoder).await
+    decode_with_ffmpeg(video, options, encoder, watcher).await
 }
 
 /// Every change the detector finds in a video (none dropped, unlike the keyframes), for
@@ -159,8 +169,23 @@ pub struct Timeline {
 
 /// Finds every change in one decoding pass, writing no frame.
 pub async fn timeline(video: &Path, options: &KeyframeOptions) -> Result<Timeline> {
-    let found = decode(video, options, None).await?;
-    Ok(Timeline {
+    let found = decode(video, options, None, None).await?;
+    Ok(timeline_of(found, options))
+}
+
+/// [`timeline`], telling `watcher` what the scan has seen after each sample. None when the
+/// watcher stopped the scan before the end.
+pub async fn watched_timeline(
+    video: &Path,
+    options: &KeyframeOptions,
+    watcher: &mut Watcher<'_>,
+) -> Result<Option<Timeline>> {
+    let found = decode(video, options, None, Some(watcher)).await?;
+    Ok((!found.stopped).then(|| timeline_of(found, options)))
+}
+
+fn timeline_of(found: Found, options: &KeyframeOptions) -> Timeline {
+    Timeline {
         changes: found.changes.iter().map(|c| c.at).collect(),
         detail: found.changes.iter().map(|c| c.detail).collect(),
         ongoing: found.ongoing,
@@ -180,7 +205,7 @@ pub async fn timeline(video: &Path, options: &KeyframeOptions) -> Result<Timelin
             .input
             .size
             .map_or(found.geometry.height as u32, |s| s.1),
-    })
+    }
 }
 
 /// Decodes the video once at `sample_fps`, finds the changes and, when `out_dir` is given,
@@ -191,7 +216,7 @@ async fn scan(
     out_dir: Option<&Path>,
 ) -> Result<Vec<(f64, Option<PathBuf>)>> {
     let mut encoder = out_dir.map(|dir| Encoder::new(dir, options.max_frames));
-    let found = match decode(video, options, encoder.as_mut()).await {
+    let found = match decode(video, options, encoder.as_mut(), None).await {
         Ok(found) => found,
         Err(e) => {
             if let Some(encoder) = encoder {
@@ -494,8 +519,10 @@ drawbox=enable='between(t,2.9,3.1)':x=120:y=80:w=60:h=60:color=red:t=fill";
         for video in &videos {
             let name = video.display();
             assert!(raw::RawVideo::open(video).is_some(), "{name}");
-            let direct = decode(video, &options, None).await.unwrap();
-            let by_ffmpeg = decode_with_ffmpeg(video, &options, None).await.unwrap();
+            let direct = decode(video, &options, None, None).await.unwrap();
+            let by_ffmpeg = decode_with_ffmpeg(video, &options, None, None)
+                .await
+                .unwrap();
             let times = |found: &Found| found.changes.iter().map(|c| c.at).collect::<Vec<_>>();
             assert_eq!(times(&direct), vec![0.0, 1.75, 3.0, 3.25], "{name}");
             assert_eq!(times(&direct), times(&by_ffmpeg), "{name}");
@@ -507,7 +534,7 @@ drawbox=enable='between(t,2.9,3.1)':x=120:y=80:w=60:h=60:color=red:t=fill";
             assert!((a - b).abs() < 0.05, "{name}: {a} s against {b} s");
         }
         assert!(
-            decode(&videos[3], &options, None)
+            decode(&videos[3], &options, None, None)
                 .await
                 .unwrap()
                 .input

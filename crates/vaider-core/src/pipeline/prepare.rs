@@ -79,13 +79,15 @@ impl Prepared {
             return;
         };
         let Some(sent) = planned.sent() else {
-            let reason =
-                "the scan for screen changes was not done in time, so the whole video was sent";
-            self.adaptations.push(reason.into());
+            let reason = planned.given_up().unwrap_or_else(|| {
+                "the scan for screen changes was not done in time, so the whole video was sent"
+                    .into()
+            });
+            self.adaptations.push(reason.clone());
             self.sampling = Some(Sampled {
                 requested,
                 plan: None,
-                reason: reason.into(),
+                reason,
             });
             return;
         };

@@ -9,7 +9,7 @@ use super::prepare::{Prepared, Sampled};
 use crate::error::{Result, VaiderError};
 use crate::media::MediaInfo;
 use crate::provider::{Capabilities, MediaPart, VideoClips};
-use crate::sampling::{self, PlannedVideo, Sending, Used, VideoSampling};
+use crate::sampling::{self, PlannedVideo, Scanning, Sending, Studied, Used, VideoSampling};
 use crate::tokens::TokenRules;
 use crate::{image_fit, keyframes};
 
@@ -48,7 +48,9 @@ pub(super) async fn add_video(
                 caps.clone(),
                 work_dir.to_path_buf(),
             );
-            let planned = PlannedVideo::start(plan_video(path, caps, work_dir, rules));
+            let planned = PlannedVideo::start(|scanning| {
+                plan_video(path, caps, work_dir, rules, scanning)
+            });
             prepared.parts.push(video.part(Some(planned.clone())));
             prepared.planned = Some((requested, planned));
             Ok(())
@@ -92,16 +94,19 @@ async fn add_asked_keyframes(
     Ok(())
 }
 
-/// The `auto` plan, on its own task while the video uploads. When the changes cannot be
-/// read, the whole video goes as before rather than fail.
+/// The `auto` plan, on its own task while the video uploads, telling `scanning` what it is
+/// expected to save as the scan goes. When the changes cannot be read, the whole video goes as
+/// before rather than fail.
 async fn plan_video(
     path: PathBuf,
     caps: Capabilities,
     work_dir: PathBuf,
     rules: TokenRules,
+    scanning: Scanning,
 ) -> Sending {
-    let facts = match sampling::study(&path).await {
-        Ok(facts) => facts,
+    let facts = match sampling::study_watched(&path, rules, &scanning).await {
+        Ok(Studied::Facts(facts)) => facts,
+        Ok(Studied::Whole { reason, .. }) => return Sending::whole(reason),
         Err(e) => {
             return Sending::whole(format!(
                 "the screen's changes could not be read, so the whole video was sent: {e}"

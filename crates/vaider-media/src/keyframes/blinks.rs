@@ -33,12 +33,16 @@ pub struct Ongoing {
 
 /// One change, as the scan found it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Change {
+pub struct Change {
+    /// Seconds into the video.
     pub at: f64,
     /// The share of the screen that changed (the first frame counts as the largest).
     pub share: f64,
     /// The changed part of the new screen has fine detail (text).
     pub detail: bool,
+    /// It is not all small spots (or it is a pale change over an area, or the first frame),
+    /// so no run of a blinking or spinning spot can leave it out when the scan ends.
+    pub lasting: bool,
 }
 
 /// Changes at one small spot, in quick succession.
@@ -174,6 +178,7 @@ mod tests {
             at,
             share: 0.001,
             detail: false,
+            lasting: false,
         }
     }
 

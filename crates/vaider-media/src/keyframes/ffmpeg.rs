@@ -6,13 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use tokio::io::{AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 use vaider_base::error::{Result, VaiderError};
 
 use super::input::input_for;
 use super::jpeg::Encoder;
 use super::measure::{detector_scale, read_frames, Found};
+use super::watch::{Watcher, Watching};
 use super::KeyframeOptions;
 
 /// [`decode`](super::decode) by ffmpeg, whatever the video.
@@ -20,6 +21,7 @@ pub(super) async fn decode_with_ffmpeg(
     video: &Path,
     options: &KeyframeOptions,
     encoder: Option<&mut Encoder>,
+    watcher: Option<&mut Watcher<'_>>,
 ) -> Result<Found> {
     let Some(input) = input_for(video).options().map(<[_]>::to_vec) else {
         return Err(VaiderError::InvalidPath {
@@ -35,21 +37,53 @@ pub(super) async fn decode_with_ffmpeg(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(ffmpeg_error)?;
-    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(VaiderError::internal("read ffmpeg's frames", "no pipe"));
     };
-    // Read alongside the frames, so that a chatty ffmpeg never blocks on a full pipe.
-    let errors = tokio::spawn(async move {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text).await;
-        text
-    });
+    // Read alongside the frames, so that a chatty ffmpeg never blocks on a full pipe; what
+    // it says of its input (length, size) is passed on as soon as it says it.
+    let (facts, input) = tokio::sync::watch::channel(InputFacts::default());
+    let errors = tokio::spawn(read_log(stderr, facts));
     // The reader owns the pipe: if reading stops early, ffmpeg sees the pipe close and exits.
     let stream = BufReader::with_capacity(1 << 20, stdout);
-    let read = read_frames(stream, options, encoder).await;
+    let watching = watcher.map(|watcher| Watching { watcher, input });
+    let read = read_frames(stream, options, encoder, watching).await;
+    if matches!(&read, Ok(found) if found.stopped) {
+        // Stopped on purpose: what ffmpeg would decode next is not wanted.
+        let _ = child.kill().await;
+        let log = errors.await.unwrap_or_default();
+        return read.map(|mut found| {
+            found.input = InputFacts::from_log(&log);
+            found
+        });
+    }
     let decoded = child.wait().await.is_ok_and(|status| status.success());
     let log = errors.await.unwrap_or_default();
     outcome(video, read, decoded, &log)
+}
+
+/// ffmpeg's log, whole, once it ends; what it says of its input is sent to `facts` line by
+/// line until its output's description starts ("Stream mapping").
+async fn read_log(
+    stderr: tokio::process::ChildStderr,
+    facts: tokio::sync::watch::Sender<InputFacts>,
+) -> String {
+    let mut lines = BufReader::new(stderr);
+    let mut log = Vec::new();
+    let mut describing = true;
+    loop {
+        match lines.read_until(b'\n', &mut log).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) if describing => {
+                let text = String::from_utf8_lossy(&log);
+                describing = !text.contains("Stream mapping");
+                let now = InputFacts::from_log(&text);
+                facts.send_if_modified(|known| std::mem::replace(known, now) != now);
+            }
+            Ok(_) => {}
+        }
+    }
+    String::from_utf8_lossy(&log).into_owned()
 }
 
 /// ffmpeg's command line for one pass: the video decoded at `sample_fps`, shrunk to the

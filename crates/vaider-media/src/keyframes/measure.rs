@@ -10,6 +10,7 @@ use vaider_base::error::{Result, VaiderError};
 use super::blinks::{Change, Ongoing, Runs};
 use super::change::{self, Probe, Prober};
 use super::jpeg::Encoder;
+use super::watch::Watching;
 use super::y4m::{stream_error, FrameReader, Geometry};
 use super::{InputFacts, KeyframeOptions};
 
@@ -28,6 +29,8 @@ pub(super) struct Found {
     pub(super) flickering: u64,
     pub(super) last_frame: Vec<u8>,
     pub(super) geometry: Geometry,
+    /// The watcher stopped the scan before the end of the video.
+    pub(super) stopped: bool,
 }
 
 /// Reads ffmpeg's Y4M stream frame by frame, measures each against the last kept frame and
@@ -36,6 +39,7 @@ pub(super) async fn read_frames(
     mut stream: impl AsyncBufRead + Unpin + Send + 'static,
     options: &KeyframeOptions,
     encoder: Option<&mut Encoder>,
+    watching: Option<Watching<'_, '_>>,
 ) -> Result<Found> {
     let mut line = Vec::new();
     stream
@@ -51,19 +55,22 @@ pub(super) async fn read_frames(
     }
     let geometry = Geometry::from_header(&line)?;
     let incoming = FrameReader::start(stream, geometry.frame_len());
-    measure_frames(geometry, incoming, options, encoder).await
+    measure_frames(geometry, incoming, options, encoder, watching).await
 }
 
 /// Measures each frame against the last kept frame and hands the changes that can still be
-/// chosen to the encoder.
+/// chosen to the encoder; tells the watcher, if any, what it has seen after each sample, and
+/// stops when it asks.
 pub(super) async fn measure_frames(
     geometry: Geometry,
     mut incoming: FrameReader,
     options: &KeyframeOptions,
     mut encoder: Option<&mut Encoder>,
+    mut watching: Option<Watching<'_, '_>>,
 ) -> Result<Found> {
     let mut measure = Measure::new(geometry, options);
     let mut last_frame: Option<Vec<u8>> = None;
+    let mut stopped = false;
     while let Some(frame) = incoming.next().await? {
         let index = measure.frames;
         // A sample that repeats the one before (a still screen, or a recorder that writes a
@@ -82,11 +89,21 @@ pub(super) async fn measure_frames(
         if let Some(previous) = last_frame.replace(frame) {
             incoming.recycle(previous);
         }
+        if let Some(watching) = watching.as_mut() {
+            let interval = 1.0 / options.sample_fps;
+            let (samples, flickering) = (measure.frames, measure.flickering);
+            if !watching.tell(samples, interval, &measure.changes, flickering) {
+                stopped = true;
+                break;
+            }
+        }
     }
     let last_frame = last_frame.ok_or_else(|| VaiderError::InvalidPath {
         message: "no frames".into(),
     })?;
-    Ok(measure.finish(last_frame, geometry))
+    let mut found = measure.finish(last_frame, geometry);
+    found.stopped = stopped;
+    Ok(found)
 }
 
 /// The scan so far: the probes of the sample before and of the last change, and what was
@@ -138,6 +155,7 @@ impl<'a> Measure<'a> {
                 at,
                 share: f64::INFINITY,
                 detail,
+                lasting: true,
             });
             self.kept = Some(self.probe.clone());
             return Some(f64::INFINITY);
@@ -152,10 +170,13 @@ impl<'a> Measure<'a> {
             .is_some_and(|s| self.prober.has_detail(frame, Some(s)));
         self.runs
             .note(self.changes.len(), at, &d.spots, &self.probe, kept);
+        // The runs leave out only changes made of small spots alone (see `Runs::note`).
+        let lasting = d.spots.is_empty() || !d.spots.iter().all(|s| s.is_small());
         self.changes.push(Change {
             at,
             share: d.changed,
             detail,
+            lasting,
         });
         kept.clone_from(&self.probe);
         Some(d.changed)
@@ -180,6 +201,7 @@ impl<'a> Measure<'a> {
             flickering: self.flickering,
             last_frame,
             geometry,
+            stopped: false,
         }
     }
 }

@@ -139,7 +139,6 @@ impl GeminiProvider {
                 }
                 MediaPart::File { path, media, plan } => {
                     job.ensure_wanted()?;
-                    let upload_started = Instant::now();
                     let file = self
                         .upload(job, path, media, gemini_mime(media), sent, total, calls)
                         .await?;
@@ -151,9 +150,7 @@ impl GeminiProvider {
                     job.ensure_wanted()?;
                     self.wait_until_active(file, job, calls).await?;
                     let sending = match plan {
-                        Some(plan) => {
-                            settle_plan(job, plan, upload_started, media.size_bytes).await?
-                        }
+                        Some(plan) => settle_plan(job, plan).await?,
                         None => None,
                     };
                     contents.add_file(file, media, rules, sending.as_deref());
@@ -192,18 +189,17 @@ fn part_bytes(part: &MediaPart) -> u64 {
 }
 
 /// What a video's plan sends, once its upload is done. The scan ran during the upload and is
-/// usually done by now. The answer waits for it a tenth of a large video's upload time (at
-/// least a second), and at most half the time left: past that (`None`), the whole video goes.
+/// often done by now (or found early that the whole video goes). Else the answer waits for it
+/// as long as what it is expected to save is worth (`sampling::wait_after_upload`), and at
+/// most half the time left: past that (`None`), the whole video goes.
 async fn settle_plan(
     job: &ProviderJob<'_>,
     plan: &crate::sampling::PlannedVideo,
-    upload_started: Instant,
-    size: u64,
 ) -> Result<Option<std::sync::Arc<Sending>>, VaiderError> {
     let left = job.deadline.saturating_duration_since(Instant::now());
     let latest = Instant::now() + left / 2;
     tokio::select! {
-        sending = plan.resolve_after_upload(upload_started.elapsed(), size, latest) => Ok(sending),
+        sending = plan.resolve_after_upload(latest) => Ok(sending),
         _ = job.stop.cancelled() => Err(super::stopped()),
     }
 }

@@ -8,19 +8,26 @@
 //! or `sampling` per call). `full` is Gemini's own sampling, for motion that matters
 //! (animations, video players).
 
+mod outlook;
 pub mod plan;
 mod planned;
 
+use std::ops::ControlFlow;
 use std::path::Path;
+use std::time::Instant;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use outlook::Outlook;
 pub use plan::{Clip, ClipKind, Plan, Used, VideoFacts};
-pub use planned::{PlannedVideo, Sending};
+pub use planned::{
+    wait_after_upload, PlannedVideo, ScanProgress, Scanning, Sending, Wait, TOKENS_A_SECOND,
+};
 
+use crate::tokens::TokenRules;
 use vaider_base::error::Result;
-use vaider_media::keyframes::{self, KeyframeOptions};
+use vaider_media::keyframes::{self, KeyframeOptions, Seen};
 
 /// How a video is sampled for a model that takes video.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -65,6 +72,61 @@ pub async fn study(video: &Path) -> Result<VideoFacts> {
         duration: timeline.duration.unwrap_or(timeline.sampled_seconds),
         has_audio: timeline.has_audio,
         timeline,
+    })
+}
+
+/// What a watched scan came to.
+#[derive(Debug, Clone)]
+pub enum Studied {
+    /// The scan read the whole video.
+    Facts(VideoFacts),
+    /// It found, before the end, that the whole video goes whatever the rest holds, and
+    /// stopped after `samples` samples.
+    Whole { reason: String, samples: u64 },
+}
+
+/// [`study`], telling `scanning` what the plan is expected to save after each sample, and
+/// stopping as soon as the whole video goes whatever the rest of it holds (a screen that never
+/// stands still shows it long before the end).
+pub async fn study_watched(
+    video: &Path,
+    rules: TokenRules,
+    scanning: &Scanning,
+) -> Result<Studied> {
+    let mut first: Option<(Instant, f64)> = None;
+    let mut whole: Option<(String, u64)> = None;
+    let mut watcher = |seen: &Seen<'_>| {
+        let outlook = Outlook::of(seen, rules);
+        if outlook.whole_for_sure() {
+            whole = Some((outlook::whole_reason(seen, &outlook), seen.samples));
+            return ControlFlow::Break(());
+        }
+        let now = Instant::now();
+        let (since, from) = *first.get_or_insert((now, seen.seconds()));
+        let elapsed = now.saturating_duration_since(since).as_secs_f64();
+        scanning.tell(ScanProgress {
+            seen: seen.seconds(),
+            expected_saving: outlook.expected_saving(),
+            video_left: outlook.left(),
+            pace: (elapsed > 0.0 && seen.seconds() > from)
+                .then(|| (seen.seconds() - from) / elapsed),
+            at: now,
+        });
+        ControlFlow::Continue(())
+    };
+    let options = KeyframeOptions::default();
+    let timeline = keyframes::watched_timeline(video, &options, &mut watcher).await?;
+    Ok(match (timeline, whole) {
+        (Some(timeline), _) => Studied::Facts(VideoFacts {
+            duration: timeline.duration.unwrap_or(timeline.sampled_seconds),
+            has_audio: timeline.has_audio,
+            timeline,
+        }),
+        (None, Some((reason, samples))) => Studied::Whole { reason, samples },
+        (None, None) => Studied::Whole {
+            reason: "the scan for screen changes stopped, so the whole video was sent".into(),
+            samples: 0,
+        },
     })
 }
 

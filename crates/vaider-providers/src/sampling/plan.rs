@@ -20,11 +20,11 @@ use vaider_media::keyframes::Timeline;
 /// Gemini takes at most 10 videos in one request; each clip is one `fileData` part.
 pub const MAX_VIDEO_PARTS: usize = 10;
 /// Changes at most this many detector intervals apart are one motion, sent as one clip.
-const BURST_GAP_INTERVALS: f64 = 2.0;
+pub(super) const BURST_GAP_INTERVALS: f64 = 2.0;
 /// Motion up to this long is a burst, sent at twice the detector's rate; longer motion (an
 /// animation, a video in the page) at `LONG_MOTION_FPS`.
 const SHORT_MOTION_SECONDS: f64 = 2.0;
-const LONG_MOTION_FPS: f64 = 2.0;
+pub(super) const LONG_MOTION_FPS: f64 = 2.0;
 /// The most keyframe images sent in place of clips (the keyframes' own limit).
 pub const MAX_KEYFRAMES: usize = 30;
 /// Gemini's `fps` range is (0, 24].
@@ -32,7 +32,7 @@ const MAX_FPS: f64 = 24.0;
 /// The detector is unsure of a recording when more than this share of its samples flicker
 /// (noise everywhere) or are changes (never still): it cannot single out moments, so the
 /// whole video goes at Gemini's uniform sampling.
-const UNSURE_SHARE: f64 = 0.5;
+pub(super) const UNSURE_SHARE: f64 = 0.5;
 
 /// How the video was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -257,9 +257,19 @@ fn unsure(timeline: &Timeline) -> Option<String> {
 
 /// The whole video at one frame a second and the model's default resolution, with its audio.
 pub fn full_tokens(video: &VideoFacts, rules: TokenRules) -> u64 {
-    let frames = ((video.duration * tokens::DEFAULT_FPS).ceil() as u64).max(1);
-    frames * rules.video_frame(tokens::Resolution::Default)
-        + audio_tokens(video.duration, video.has_audio)
+    whole_tokens(video.duration, video.has_audio, rules)
+}
+
+/// [`full_tokens`] of a video `seconds` long.
+pub fn whole_tokens(seconds: f64, has_audio: bool, rules: TokenRules) -> u64 {
+    let frames = ((seconds * tokens::DEFAULT_FPS).ceil() as u64).max(1);
+    frames * rules.video_frame(tokens::Resolution::Default) + audio_tokens(seconds, has_audio)
+}
+
+/// Tokens of the clips that would cover the video, however many they are.
+pub(super) fn clips_tokens(video: &VideoFacts, rules: TokenRules) -> u64 {
+    let clips = clips(video, rules);
+    clips.iter().map(|c| clip_tokens(c, video, rules)).sum()
 }
 
 /// `count` keyframe images at the resolution keyframes go at.

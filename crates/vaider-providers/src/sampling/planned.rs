@@ -1,14 +1,18 @@
 //! A video's plan worked out on its own task while the video uploads: the scan for screen
 //! changes then adds nothing before the upload starts, and the provider takes the plan once
-//! the file is ready (or sends the whole video when the scan is not done soon after the
-//! upload, or is too slow for the time left).
+//! the file is ready. The scan tells what it foresees after each sample ([`ScanProgress`]);
+//! once the upload is done, the answer waits for it only as long as what it is expected to
+//! save is worth ([`wait_after_upload`]), and not at all when it has found that the whole
+//! video goes: then it has stopped, and its answer is ready at once.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::{BoxFuture, Shared};
 use futures_util::FutureExt;
+use tokio::sync::watch;
 
 use super::Plan;
 use crate::provider::{MediaPart, VideoClips};
@@ -17,7 +21,7 @@ use crate::provider::{MediaPart, VideoClips};
 /// so that the scan adds nothing before the upload starts.
 #[derive(Debug, Default)]
 pub struct Sending {
-    /// None when no plan was made (the scan failed): the whole video goes.
+    /// None when no plan was made (the scan failed, or found early that the whole video goes).
     pub plan: Option<Plan>,
     pub reason: String,
     /// Told to the model just before the clips or frames.
@@ -41,14 +45,53 @@ impl Sending {
     }
 }
 
+/// What the scan has told so far: what the wait after the upload is decided on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScanProgress {
+    /// Seconds of the video scanned.
+    pub seen: f64,
+    /// Tokens the plan is expected to save (see `outlook::Outlook`).
+    pub expected_saving: u64,
+    /// Seconds of the video still to scan; None while its length is unknown.
+    pub video_left: Option<f64>,
+    /// Seconds of video scanned a second since the first sample (the start of ffmpeg not
+    /// counted); None until a second sample.
+    pub pace: Option<f64>,
+    /// When it was told.
+    pub at: Instant,
+}
+
+impl ScanProgress {
+    /// How long the scan still needs at its pace, from `now`; None when that is unknown.
+    pub fn time_left(&self, now: Instant) -> Option<Duration> {
+        let pace = self.pace.filter(|p| *p > 0.0)?;
+        let from_then = Duration::try_from_secs_f64(self.video_left? / pace).ok()?;
+        Some(from_then.saturating_sub(now.saturating_duration_since(self.at)))
+    }
+}
+
+/// The scan's side of a [`PlannedVideo`]: where it tells its progress.
+#[derive(Clone)]
+pub struct Scanning(Arc<watch::Sender<Option<ScanProgress>>>);
+
+impl Scanning {
+    pub fn tell(&self, progress: ScanProgress) {
+        self.0.send_replace(Some(progress));
+    }
+}
+
 /// A video's [`Sending`], being worked out on its own task. Clones share the one answer; when
-/// the last clone is dropped (the call ended), the work stops and ffmpeg with it.
+/// the last clone is dropped (the call ended), or the answer is given up, the work stops and
+/// ffmpeg with it.
 #[derive(Clone)]
 pub struct PlannedVideo {
     answer: Shared<BoxFuture<'static, Arc<Sending>>>,
-    /// Whether the provider sent what the plan chose (it gives up on a scan slower than the
-    /// time left allows).
+    progress: watch::Receiver<Option<ScanProgress>>,
+    /// Whether the provider sent what the plan chose.
     used: Arc<AtomicBool>,
+    /// Why the provider sent the whole video without waiting for the plan, if it did.
+    given_up: Arc<Mutex<Option<String>>>,
+    abort: tokio::task::AbortHandle,
 }
 
 impl std::fmt::Debug for PlannedVideo {
@@ -58,11 +101,17 @@ impl std::fmt::Debug for PlannedVideo {
 }
 
 impl PlannedVideo {
-    /// Starts the work now, whether or not anyone awaits it yet.
-    pub fn start(
-        work: impl std::future::Future<Output = Sending> + Send + 'static,
-    ) -> PlannedVideo {
-        let task = AbortOnDrop(tokio::spawn(work));
+    /// Starts the work now, whether or not anyone awaits it yet; it tells its progress
+    /// through the [`Scanning`] it is given.
+    pub fn start<W, F>(work: W) -> PlannedVideo
+    where
+        W: FnOnce(Scanning) -> F,
+        F: Future<Output = Sending> + Send + 'static,
+    {
+        let (tell, progress) = watch::channel(None);
+        let task = tokio::spawn(work(Scanning(Arc::new(tell))));
+        let abort = task.abort_handle();
+        let task = AbortOnDrop(task);
         let answer = async move {
             let mut task = task;
             match (&mut task.0).await {
@@ -74,33 +123,54 @@ impl PlannedVideo {
         };
         PlannedVideo {
             answer: answer.boxed().shared(),
+            progress,
             used: Default::default(),
+            given_up: Default::default(),
+            abort,
         }
     }
 
-    /// The answer, if the work is done by `by`; None means the whole video goes instead.
-    pub async fn resolve_by(&self, by: Instant) -> Option<Arc<Sending>> {
-        let sending = tokio::time::timeout_at(by.into(), self.answer.clone())
-            .await
-            .ok()?;
-        self.used.store(true, Ordering::SeqCst);
-        Some(sending)
+    /// The answer, once the upload is done: at once if it is ready, else after waiting as
+    /// [`wait_after_upload`] says, and never past `latest`. None means the whole video goes
+    /// instead (the work is stopped; [`PlannedVideo::given_up`] says why).
+    pub async fn resolve_after_upload(&self, latest: Instant) -> Option<Arc<Sending>> {
+        let done = Instant::now();
+        let mut progress = self.progress.clone();
+        let mut telling = true;
+        loop {
+            let now = Instant::now();
+            let last = *progress.borrow_and_update();
+            let by = match wait_after_upload(last.as_ref(), now - done, now) {
+                Wait::GiveUp(why) => return self.give_up(why),
+                Wait::Until(worth) => latest.min(done + worth),
+                Wait::ForFirstSamples => latest,
+            };
+            tokio::select! {
+                biased;
+                sending = self.answer.clone() => {
+                    self.used.store(true, Ordering::SeqCst);
+                    return Some(sending);
+                }
+                told = progress.changed(), if telling => telling = told.is_ok(),
+                _ = tokio::time::sleep_until(by.into()) => {
+                    if by >= latest {
+                        return self.give_up(
+                            "the scan for screen changes was not done within half the call's \
+                             time left, so the whole video was sent"
+                                .into(),
+                        );
+                    }
+                }
+            }
+        }
     }
 
-    /// The answer, if the work is done soon after the upload of `size` bytes that took
-    /// `upload` (see [`wait_after_upload`]), and never past `latest`. None means the whole
-    /// video goes instead.
-    pub async fn resolve_after_upload(
-        &self,
-        upload: Duration,
-        size: u64,
-        latest: Instant,
-    ) -> Option<Arc<Sending>> {
-        let by = match wait_after_upload(upload, size) {
-            Some(wait) => latest.min(Instant::now() + wait),
-            None => latest,
-        };
-        self.resolve_by(by).await
+    fn give_up(&self, why: String) -> Option<Arc<Sending>> {
+        if let Ok(mut given_up) = self.given_up.lock() {
+            *given_up = Some(why);
+        }
+        self.abort.abort();
+        None
     }
 
     /// What the provider sent, if it used the plan (it has answered by then).
@@ -110,21 +180,63 @@ impl PlannedVideo {
         }
         self.answer.clone().now_or_never()
     }
+
+    /// Why the whole video went without the plan, when the provider gave it up.
+    pub fn given_up(&self) -> Option<String> {
+        self.given_up.lock().ok()?.clone()
+    }
 }
 
-/// The least a call waits for a large video's scan still running when its upload is done.
-pub const MIN_WAIT: Duration = Duration::from_secs(1);
-/// From this size on, the answer waits for the scan only briefly after the upload. A smaller
-/// video uploads in moments while its scan has a fixed cost (ffmpeg's start, the first
-/// frames): there the scan is waited for (up to half the time left), as its savings in tokens
-/// are worth more than a second.
-pub const BOUNDED_WAIT_FROM_BYTES: u64 = 64 << 20;
+/// The exchange rate of the wait after the upload: tokens the scan is expected to save that
+/// are worth a second of waiting. A stated rate, not a measurement: a second of waiting for
+/// 1,000 tokens ($0.0001 to $0.0013 of input at the list prices of Gemini's Flash-Lite to
+/// Pro models). It keeps a mostly still recording's scan worth waiting for on the fastest
+/// link (ten minutes at Gemini 3's 70 tokens a frame save about 40,000 tokens, worth 40 s,
+/// where the scan of a 1080p H.264 recording takes about 15), and a scan that can save
+/// little not worth a wait longer than a blink.
+pub const TOKENS_A_SECOND: f64 = 1_000.0;
 
-/// How long a call waits for the scan once an upload of `size` bytes that took `upload` is
-/// done: a tenth of the upload's time (so the whole call stays near the upload's own pace),
-/// at least [`MIN_WAIT`]; None (no bound but the deadline) for a small video.
-pub fn wait_after_upload(upload: Duration, size: u64) -> Option<Duration> {
-    (size >= BOUNDED_WAIT_FROM_BYTES).then(|| (upload / 10).max(MIN_WAIT))
+/// What the answer does, once the upload is done, while the scan runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Wait {
+    /// The scan has not read a sample yet (ffmpeg is starting): wait for it.
+    ForFirstSamples,
+    /// Wait for the scan until this long after the upload.
+    Until(Duration),
+    /// Send the whole video now, for this reason.
+    GiveUp(String),
+}
+
+/// The wait after the upload, `waited` into it: what the scan is expected to save, at
+/// [`TOKENS_A_SECOND`], from the end of the upload; and none at all when the scan, at its
+/// pace, cannot end within that.
+pub fn wait_after_upload(progress: Option<&ScanProgress>, waited: Duration, now: Instant) -> Wait {
+    let Some(progress) = progress else {
+        return Wait::ForFirstSamples;
+    };
+    let saving = progress.expected_saving;
+    if saving == 0 {
+        return Wait::GiveUp(format!(
+            "from its first {:.1} s, the scan for screen changes could not be expected to save \
+             tokens, so the whole video was sent without waiting for the rest of it",
+            progress.seen
+        ));
+    }
+    let worth = Duration::from_secs_f64(saving as f64 / TOKENS_A_SECOND);
+    let over = |needed: Duration| {
+        Wait::GiveUp(format!(
+            "the scan for screen changes was expected to save {saving} tokens, worth {:.1} s of \
+             waiting (a second per {TOKENS_A_SECOND:.0} tokens), and needed {:.1} s, so the \
+             whole video was sent",
+            worth.as_secs_f64(),
+            needed.as_secs_f64()
+        ))
+    };
+    let needed = waited + progress.time_left(now).unwrap_or_default();
+    if waited >= worth || needed > worth {
+        return over(needed.max(waited));
+    }
+    Wait::Until(worth)
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<Sending>);
@@ -139,33 +251,96 @@ impl Drop for AbortOnDrop {
 mod tests {
     use super::*;
 
+    fn told(saving: u64, video_left: f64, pace: f64, at: Instant) -> ScanProgress {
+        ScanProgress {
+            seen: 10.0,
+            expected_saving: saving,
+            video_left: Some(video_left),
+            pace: Some(pace),
+            at,
+        }
+    }
+
     #[test]
-    fn a_large_video_waits_a_tenth_of_its_upload_and_at_least_a_second() {
-        let large = BOUNDED_WAIT_FROM_BYTES;
-        let wait = |upload| wait_after_upload(upload, large);
-        assert_eq!(wait(Duration::from_secs(20)), Some(Duration::from_secs(2)));
-        assert_eq!(wait(Duration::from_millis(1500)), Some(MIN_WAIT));
-        assert_eq!(wait(Duration::ZERO), Some(MIN_WAIT));
-        assert_eq!(wait_after_upload(Duration::ZERO, large - 1), None);
+    fn the_wait_is_what_the_expected_saving_is_worth() {
+        let now = Instant::now();
+        let zero = Duration::ZERO;
+        assert_eq!(wait_after_upload(None, zero, now), Wait::ForFirstSamples);
+        // 5,000 tokens are worth 5 s; 100 s of video left at 200 s a second take 0.5 s.
+        let fast = told(5_000, 100.0, 200.0, now);
+        assert_eq!(
+            wait_after_upload(Some(&fast), zero, now),
+            Wait::Until(Duration::from_secs(5))
+        );
+        // Worth 5 s but needs 10: not worth starting.
+        let slow = told(5_000, 100.0, 10.0, now);
+        assert!(matches!(
+            wait_after_upload(Some(&slow), zero, now),
+            Wait::GiveUp(why) if why.contains("5000 tokens") && why.contains("needed 10.0 s")
+        ));
+        // Nothing to save: no wait at all, however fast the scan.
+        let never_still = told(0, 1.0, 1000.0, now);
+        assert!(matches!(
+            wait_after_upload(Some(&never_still), zero, now),
+            Wait::GiveUp(why) if why.contains("could not be expected to save")
+        ));
+        // The wait is over once its worth has passed.
+        let five = Duration::from_secs(5);
+        assert!(matches!(
+            wait_after_upload(Some(&fast), five, now),
+            Wait::GiveUp(_)
+        ));
+    }
+
+    #[test]
+    fn the_time_the_scan_needs_counts_from_when_it_told_its_pace() {
+        let then = Instant::now();
+        let now = then + Duration::from_secs(3);
+        // 40 s of video left at 10 s a second: 4 s from then, 1 s from now.
+        let progress = told(5_000, 40.0, 10.0, then);
+        assert_eq!(progress.time_left(now), Some(Duration::from_secs(1)));
+        // 1 s waited and 1 s more needed: within the 5 s the saving is worth.
+        let waited = Duration::from_secs(1);
+        assert_eq!(
+            wait_after_upload(Some(&progress), waited, now),
+            Wait::Until(Duration::from_secs(5))
+        );
+        // Without a pace (one sample read) or a length, only the worth bounds the wait.
+        let unknown = ScanProgress {
+            pace: None,
+            ..progress
+        };
+        assert_eq!(unknown.time_left(now), None);
+        assert_eq!(
+            wait_after_upload(Some(&unknown), waited, now),
+            Wait::Until(Duration::from_secs(5))
+        );
     }
 
     #[tokio::test]
-    async fn a_scan_not_done_soon_after_the_upload_is_given_up_and_a_done_one_is_used() {
-        let never = PlannedVideo::start(std::future::pending());
-        // The deadline is an hour away: only the wait after the upload can end this.
+    async fn a_scan_that_can_save_nothing_is_given_up_and_stopped_and_a_done_one_is_used() {
+        let (stopped, gone) = tokio::sync::oneshot::channel::<()>();
+        let never = PlannedVideo::start(|scanning| async move {
+            scanning.tell(told(0, 100.0, 1.0, Instant::now()));
+            // Dropped when the task is stopped.
+            let _stopped = stopped;
+            std::future::pending().await
+        });
+        // Wait until it has told its progress.
+        let mut progress = never.progress.clone();
+        progress.wait_for(Option::is_some).await.unwrap();
+        // The deadline is an hour away: only the rule can end this.
         let latest = Instant::now() + Duration::from_secs(3600);
-        let size = BOUNDED_WAIT_FROM_BYTES;
-        let given_up = never
-            .resolve_after_upload(Duration::ZERO, size, latest)
-            .await;
-        assert!(given_up.is_none());
+        assert!(never.resolve_after_upload(latest).await.is_none());
         assert!(never.sent().is_none(), "nothing of the plan was sent");
+        let why = never.given_up().unwrap();
+        assert!(why.contains("could not be expected to save"), "{why}");
+        assert!(gone.await.is_err(), "the scan was stopped");
 
-        let done = PlannedVideo::start(async { Sending::whole("test".into()) });
-        let used = done
-            .resolve_after_upload(Duration::ZERO, size, latest)
-            .await;
+        let done = PlannedVideo::start(|_| async { Sending::whole("test".into()) });
+        let used = done.resolve_after_upload(latest).await;
         assert_eq!(used.map(|s| s.reason.clone()).as_deref(), Some("test"));
         assert!(done.sent().is_some());
+        assert!(done.given_up().is_none());
     }
 }
