@@ -309,6 +309,62 @@ mod tests {
         }
     }
 
+    /// A video made by ffmpeg from a lavfi source, in H.264.
+    fn make_video(dir: &Path, name: &str, source: &str, filter: &str) -> std::path::PathBuf {
+        let path = dir.join(name);
+        let status = std::process::Command::new("ffmpeg")
+            .args(["-v", "error", "-y", "-f", "lavfi", "-i", source, "-vf", filter])
+            .args(["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"])
+            .arg(&path)
+            .status()
+            .expect("ffmpeg (scripts/test.sh installs it)");
+        assert!(status.success());
+        path
+    }
+
+    /// A screen that never stands still (ffmpeg's moving test pattern, 30 s, 120 samples) is
+    /// known to go whole from what the scan read before the end, and the scan stops there; a
+    /// still screen with two changes is scanned to the end.
+    #[tokio::test]
+    async fn a_never_still_recording_goes_whole_before_the_scan_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = TokenRules::for_model("gemini-2.5-flash");
+        let moving = make_video(
+            dir.path(),
+            "moving.mp4",
+            "testsrc2=s=320x180:r=25:d=30",
+            "hue=H=2*PI*t/3",
+        );
+        let (scanning, told) = Scanning::unwatched();
+        let studied = study_watched(&moving, rules, &scanning).await.unwrap();
+        let Studied::Whole { reason, samples } = studied else {
+            panic!("scanned to the end: {studied:?}");
+        };
+        eprintln!("{samples} samples: {reason}");
+        // Motion at two frames a second costs more than the whole at one from half way on.
+        assert!((40..=70).contains(&samples), "{samples} samples: {reason}");
+        assert!(reason.contains("of 30 s"), "{reason}");
+        let last = told.borrow().expect("progress told before the end");
+        assert!(last.seen < 20.0 && last.video_left.unwrap() > 10.0, "{last:?}");
+        assert_eq!(last.expected_saving, 0, "{last:?}");
+
+        let still = make_video(
+            dir.path(),
+            "still.mp4",
+            "color=c=white:s=320x180:r=25:d=30",
+            "drawbox=enable='gte(t,5)':x=10:y=10:w=90:h=40:color=black:t=fill,\
+             drawbox=enable='gte(t,20)':x=120:y=80:w=60:h=60:color=red:t=fill",
+        );
+        let studied = study_watched(&still, rules, &scanning).await.unwrap();
+        let Studied::Facts(facts) = studied else {
+            panic!("{studied:?}");
+        };
+        assert_eq!(facts.timeline.changes, vec![0.0, 5.0, 20.0]);
+        assert_eq!(facts.timeline.samples, 120);
+        let last = told.borrow().expect("progress told");
+        assert!(last.expected_saving > 25 * 258, "{last:?}");
+    }
+
     #[test]
     fn the_note_names_every_moment_sent_and_each_spot_in_few_tokens() {
         let clips = [

@@ -199,3 +199,122 @@ pub(super) fn whole_reason(seen: &Seen<'_>, outlook: &Outlook) -> String {
         outlook.seen
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Family;
+
+    const G2: TokenRules = TokenRules {
+        family: Family::Gemini2,
+    };
+    const G3: TokenRules = TokenRules {
+        family: Family::Gemini3,
+    };
+
+    fn change(at: f64, lasting: bool) -> Change {
+        Change {
+            at,
+            share: 0.5,
+            detail: false,
+            lasting,
+        }
+    }
+
+    /// A 1280x720 recording of `duration` seconds scanned for `samples` quarter seconds.
+    fn seen(changes: &[Change], samples: u64, duration: Option<f64>) -> Seen<'_> {
+        Seen {
+            samples,
+            interval: 0.25,
+            changes,
+            flickering: 0,
+            duration,
+            has_audio: false,
+            size: Some((1280, 720)),
+        }
+    }
+
+    /// A change at each of the first `samples` samples.
+    fn never_still(samples: u64) -> Vec<Change> {
+        (0..samples).map(|i| change(i as f64 * 0.25, true)).collect()
+    }
+
+    #[test]
+    fn a_never_still_screen_is_expected_to_save_nothing_early_and_known_to_go_whole_at_half_way() {
+        // 60 s at 4 samples a second; 10 s scanned: clips could still win if the rest is
+        // still, and a sixth of the video says only so much of the rest.
+        let changes = never_still(40);
+        let early = Outlook::of(&seen(&changes, 40, Some(60.0)), G2);
+        assert_eq!(early.whole, 60 * 258);
+        assert!(!early.whole_for_sure(), "{early:?}");
+        assert!(early.expected_saving() < early.whole * 4 / 10, "{early:?}");
+        assert_eq!(early.left(), Some(50.0));
+        // A third of it in motion: the rest is expected to cost more than it could save.
+        let changes = never_still(80);
+        let third = Outlook::of(&seen(&changes, 80, Some(60.0)), G2);
+        assert!(!third.whole_for_sure(), "{third:?}");
+        assert_eq!(third.expected_saving(), 0, "{third:?}");
+        // Past half of it, motion at two frames a second costs more than the whole at one.
+        let changes = never_still(122);
+        let half = Outlook::of(&seen(&changes, 122, Some(60.0)), G2);
+        assert!(half.whole_for_sure(), "{half:?}");
+        // More than half of all the samples changed: unsure, whatever the cost.
+        let three = Outlook::of(&seen(&changes, 122, Some(60.0)), G3);
+        assert!(three.whole_for_sure(), "{three:?}");
+    }
+
+    #[test]
+    fn a_page_loading_in_the_first_second_of_ten_minutes_is_expected_to_save_most() {
+        let mut changes = never_still(4);
+        changes.push(change(1.0, true));
+        let outlook = Outlook::of(&seen(&changes, 20, Some(600.0)), G3);
+        assert_eq!(outlook.whole, 600 * 70);
+        assert!(!outlook.whole_for_sure());
+        let saving = outlook.expected_saving();
+        assert!(saving > outlook.whole * 9 / 10, "{saving} of {}", outlook.whole);
+        // A still screen so far: all but a frame or two.
+        let still = [change(0.0, true)];
+        let outlook = Outlook::of(&seen(&still, 40, Some(600.0)), G2);
+        assert_eq!(outlook.expected, 258);
+        assert_eq!(outlook.fewest, 258);
+    }
+
+    #[test]
+    fn a_blinking_caret_counts_for_nothing() {
+        // The first frame, then a small spot changing every half second for 30 s.
+        let mut changes = vec![change(0.0, true)];
+        changes.extend((1..60).map(|i| change(i as f64 * 0.5, false)));
+        let outlook = Outlook::of(&seen(&changes, 120, Some(60.0)), G2);
+        assert!(!outlook.whole_for_sure());
+        assert_eq!(outlook.expected, 258, "{outlook:?}");
+    }
+
+    #[test]
+    fn noise_in_most_samples_goes_whole_for_sure() {
+        let changes = [change(0.0, true)];
+        let mut noisy = seen(&changes, 125, Some(60.0));
+        noisy.flickering = 122;
+        assert!(Outlook::of(&noisy, G2).whole_for_sure());
+        noisy.flickering = 60;
+        assert!(!Outlook::of(&noisy, G2).whole_for_sure());
+    }
+
+    #[test]
+    fn without_a_length_nothing_is_ruled_out_and_the_part_scanned_is_the_whole() {
+        let changes = never_still(400);
+        let outlook = Outlook::of(&seen(&changes, 400, None), G2);
+        assert_eq!(outlook.fewest, 0);
+        assert!(!outlook.whole_for_sure());
+        assert_eq!(outlook.whole, 100 * 258);
+        assert_eq!(outlook.expected_saving(), 0);
+        assert_eq!(outlook.left(), None);
+    }
+
+    #[test]
+    fn thirty_changes_far_apart_rule_out_keyframes_but_not_clips() {
+        let changes: Vec<Change> = (0..30).map(|i| change(i as f64 * 2.0, true)).collect();
+        let outlook = Outlook::of(&seen(&changes, 240, Some(600.0)), G2);
+        // Lone changes are stills: one frame is all a bound can count on.
+        assert_eq!(outlook.fewest, 258);
+    }
+}

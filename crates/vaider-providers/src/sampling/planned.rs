@@ -78,6 +78,12 @@ impl Scanning {
     pub fn tell(&self, progress: ScanProgress) {
         self.0.send_replace(Some(progress));
     }
+
+    /// One that no answer waits on, and what it was last told.
+    pub fn unwatched() -> (Scanning, watch::Receiver<Option<ScanProgress>>) {
+        let (tell, told) = watch::channel(None);
+        (Scanning(Arc::new(tell)), told)
+    }
 }
 
 /// A video's [`Sending`], being worked out on its own task. Clones share the one answer; when
@@ -155,8 +161,8 @@ impl PlannedVideo {
                 _ = tokio::time::sleep_until(by.into()) => {
                     if by >= latest {
                         return self.give_up(
-                            "the scan for screen changes was not done within half the call's \
-                             time left, so the whole video was sent"
+                            "the scan for screen changes was not done in time (within half the \
+                             call's time left), so the whole video was sent"
                                 .into(),
                         );
                     }
