@@ -11,6 +11,11 @@
 #   --whole-only   only whole calls on a raw recording, sampling auto and full, against curl
 #                  [--whole-video FILE: on this video instead, e.g. a long WebM or MP4]
 #   --sampling     only what change-aware video sampling saves (tokens, time before upload)
+#   --scan         only the scan's speed (seconds of video a second) on 10-minute 1080p screen
+#                  recordings in H.264, VP8 (as Playwright writes it) and HEVC
+#                  [--runs N] [--minutes M] [--codecs h264,vp8,hevc] [--tmp DIR]
+#   --never-still  only whole calls on recordings that never stand still (raw ~800 MB and
+#                  compressed), sampling auto and full, against curl [--whole-runs N] [--tmp DIR]
 #   --quota        only calls a minute and 429s a minute under a learned per-minute quota
 #                  [--quota N] [--minutes M] [--agents A] (about M minutes)
 #   --validate     only validate_test's overhead over `npx playwright test` alone [--runs N]
@@ -28,6 +33,10 @@ cd "$REPO_ROOT"
 cargo build --release -p vaider-cli -p vaider-bench
 if [ "${1:-}" = "--sampling" ]; then
     exec "$TARGET_DIR/release/vaider-sampling-bench"
+fi
+if [ "${1:-}" = "--scan" ]; then
+    shift
+    exec "$TARGET_DIR/release/vaider-scan-bench" "$@"
 fi
 if [ "${1:-}" = "--quota" ]; then
     shift

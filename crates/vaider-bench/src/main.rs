@@ -35,7 +35,7 @@ mod whole;
 use machine::{filesystem_of, machine_line};
 use render::{render, Rendered};
 use upload::{render_upload, upload_vs_curl};
-use whole::{render_whole, whole_vs_curl};
+use whole::{never_still_vs_curl, render_whole, whole_vs_curl};
 
 use vaider_bench::{curl, report, server, video};
 
@@ -52,7 +52,7 @@ const USAGE: &str = "\
 usage: vaider-bench [--sizes 100M,1G] [--runs 20] [--mem-runs 3] [--vaider PATH] [--media DIR]
                     [--tmp DIR] [--out FILE] [--chunk-mib N] [--upload-size 754M]
                     [--upload-runs 5] [--upload-only] [--whole-runs 3] [--whole-only]
-                    [--whole-video FILE]
+                    [--whole-video FILE] [--never-still]
 
   --sizes      sizes of the large test videos (K/M/G = KiB/MiB/GiB), default 100M,1G
   --runs       analyses of the small recording for the overhead numbers, default 20
@@ -72,7 +72,10 @@ usage: vaider-bench [--sizes 100M,1G] [--runs 20] [--mem-runs 3] [--vaider PATH]
                default 3; 0 skips them
   --whole-only   run the whole calls alone
   --whole-video  the whole calls on this video (say a long compressed screen recording:
-               WebM, MP4) instead of the raw one written for them";
+               WebM, MP4) instead of the raw one written for them
+  --never-still  run the whole calls alone, on recordings whose screen never stands still
+               (a raw 829 MB one and an H.264 one of about 800 MB), written and deleted
+               in --tmp";
 
 /// Analyses before the timed ones: the first pays for connection set-up and cold caches.
 const WARM_UP_RUNS: usize = 2;
@@ -104,6 +107,8 @@ struct Options {
     whole_only: bool,
     /// The whole calls' video; none: a raw recording written for them.
     whole_video: Option<PathBuf>,
+    /// The whole calls on recordings that never stand still, alone.
+    never_still: bool,
 }
 
 impl Options {
@@ -124,6 +129,7 @@ impl Options {
             whole_runs: 3,
             whole_only: false,
             whole_video: None,
+            never_still: false,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -137,6 +143,11 @@ impl Options {
             }
             if arg == "--whole-only" {
                 options.whole_only = true;
+                continue;
+            }
+            if arg == "--never-still" {
+                options.whole_only = true;
+                options.never_still = true;
                 continue;
             }
             let (name, inline) = match arg.split_once('=') {
@@ -296,10 +307,15 @@ async fn run(options: &Options) -> Result<String> {
         .context("build the HTTP client")?;
 
     if options.whole_only {
-        let w = whole_vs_curl(&fake, &client, options, work.path()).await?;
+        let compared = match options.never_still {
+            true => never_still_vs_curl(&fake, &client, options, work.path()).await?,
+            false => vec![whole_vs_curl(&fake, &client, options, work.path()).await?],
+        };
         let mut out = String::from("## Vaider benchmark: whole calls against curl\n\n");
         out.push_str(&machine_line(options, "", &tmp_fs, work.path()));
-        out.push_str(&render_whole(&w));
+        for w in &compared {
+            out.push_str(&render_whole(w));
+        }
         return Ok(out);
     }
     // 4. Upload speed against curl, first: the other sections leave nothing running behind it.

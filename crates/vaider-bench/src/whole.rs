@@ -5,6 +5,9 @@
 //! reads its sampled frames itself, without ffmpeg (a seventh of the file at 4 samples a
 //! second), while the upload reads all of it. `--whole-video` runs them on a given video
 //! instead, such as a long compressed screen recording, whose scan is ffmpeg's decoding.
+//! `--never-still` runs them on two recordings whose screen never stands still (ffmpeg's
+//! moving test pattern, its colours turning): raw, 829 MB, and H.264 at 100 Mbit/s, about
+//! 800 MB. Their whole video goes, and the scan must cost the call next to nothing.
 
 use std::path::Path;
 
@@ -48,6 +51,71 @@ fn make_recording(out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A screen that never stands still: ffmpeg's moving test pattern at 1280x720 and 30 fps,
+/// its colours turning, `seconds` long, written with `codec` (ffmpeg's arguments).
+fn make_never_still(out: &Path, seconds: u32, codec: &[&str]) -> Result<()> {
+    let status = std::process::Command::new("nice")
+        .args([
+            "-n", "19", "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+        ])
+        .arg(format!("testsrc2=s=1280x720:r=30:d={seconds}"))
+        .args(["-vf", "hue=H=2*PI*t/5,noise=alls=12:allf=t+u"])
+        .args(codec)
+        .arg(out)
+        .status()
+        .context("run ffmpeg to write the recording (is it installed?)")?;
+    ensure!(status.success(), "ffmpeg could not write {}", out.display());
+    Ok(())
+}
+
+/// Whole calls on the two never-still recordings, each written, measured and deleted in turn.
+pub(super) async fn never_still_vs_curl(
+    fake: &FakeGemini,
+    client: &reqwest::Client,
+    options: &Options,
+    scratch: &Path,
+) -> Result<Vec<WholeComparison>> {
+    let raw: &[&str] = &["-c:v", "rawvideo", "-pix_fmt", "yuv420p"];
+    let h264: &[&str] = &[
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-b:v",
+        "100M",
+        "-maxrate",
+        "100M",
+        "-bufsize",
+        "100M",
+        "-pix_fmt",
+        "yuv420p",
+    ];
+    let recordings = [
+        (
+            "never-still-raw.avi",
+            20,
+            raw,
+            "raw 1280x720 recording that never stands still, 20 s",
+        ),
+        (
+            "never-still-h264.mp4",
+            60,
+            h264,
+            "H.264 1280x720 recording that never stands still, 100 Mbit/s, 60 s",
+        ),
+    ];
+    let mut compared = Vec::new();
+    for (name, seconds, codec, what) in recordings {
+        let video = scratch.join(name);
+        eprintln!("whole calls: writing {} ...", video.display());
+        make_never_still(&video, seconds, codec)?;
+        let outcome = compare(fake, client, options, scratch, &video, what.into()).await;
+        let _ = std::fs::remove_file(&video);
+        compared.push(outcome?);
+    }
+    Ok(compared)
+}
+
 /// Section 5: curl, Vaider with `auto` and Vaider with `full`, alternately, each Vaider call
 /// on a fresh server with noCache.
 pub(super) async fn whole_vs_curl(
@@ -65,6 +133,23 @@ pub(super) async fn whole_vs_curl(
             (video, "raw 1280x720 recording, 20 s".to_string())
         }
     };
+    let compared = compare(fake, client, options, scratch, &video, what).await;
+    if options.whole_video.is_none() {
+        let _ = std::fs::remove_file(&video);
+    }
+    compared
+}
+
+/// The rounds of whole calls on one video.
+async fn compare(
+    fake: &FakeGemini,
+    client: &reqwest::Client,
+    options: &Options,
+    scratch: &Path,
+    video: &Path,
+    what: String,
+) -> Result<WholeComparison> {
+    let video = video.to_path_buf();
     let size = std::fs::metadata(&video)
         .with_context(|| format!("stat {}", video.display()))?
         .len();
@@ -86,9 +171,6 @@ pub(super) async fn whole_vs_curl(
             comparison.auto.push(auto);
             comparison.full.push(full);
         }
-    }
-    if options.whole_video.is_none() {
-        let _ = std::fs::remove_file(&video);
     }
     Ok(comparison)
 }

@@ -33,8 +33,8 @@ pub use ffmpeg::duration_seconds;
 use ffmpeg::{decode_with_ffmpeg, InputFacts};
 use jpeg::Encoder;
 use measure::{detector_geometry, measure_frames, Found};
-pub use watch::{Seen, Watcher};
 use watch::Watching;
+pub use watch::{Seen, Watcher};
 use y4m::{FrameReader, Geometry};
 
 /// How keyframes are chosen.

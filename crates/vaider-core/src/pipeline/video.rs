@@ -48,9 +48,8 @@ pub(super) async fn add_video(
                 caps.clone(),
                 work_dir.to_path_buf(),
             );
-            let planned = PlannedVideo::start(|scanning| {
-                plan_video(path, caps, work_dir, rules, scanning)
-            });
+            let planned =
+                PlannedVideo::start(|scanning| plan_video(path, caps, work_dir, rules, scanning));
             prepared.parts.push(video.part(Some(planned.clone())));
             prepared.planned = Some((requested, planned));
             Ok(())

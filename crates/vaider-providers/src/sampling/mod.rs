@@ -106,6 +106,14 @@ pub async fn study_watched(
         let elapsed = now.saturating_duration_since(since).as_secs_f64();
         scanning.tell(ScanProgress {
             seen: seen.seconds(),
+            samples: seen.samples,
+            changes: seen
+                .changes
+                .iter()
+                .filter(|c| c.lasting)
+                .count()
+                .saturating_sub(1) as u64,
+            flickering: seen.flickering,
             expected_saving: outlook.expected_saving(),
             video_left: outlook.left(),
             pace: (elapsed > 0.0 && seen.seconds() > from)
@@ -313,8 +321,17 @@ mod tests {
     fn make_video(dir: &Path, name: &str, source: &str, filter: &str) -> std::path::PathBuf {
         let path = dir.join(name);
         let status = std::process::Command::new("ffmpeg")
-            .args(["-v", "error", "-y", "-f", "lavfi", "-i", source, "-vf", filter])
-            .args(["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p"])
+            .args([
+                "-v", "error", "-y", "-f", "lavfi", "-i", source, "-vf", filter,
+            ])
+            .args([
+                "-c:v",
+                "libx264",
+                "-preset",
+                "ultrafast",
+                "-pix_fmt",
+                "yuv420p",
+            ])
             .arg(&path)
             .status()
             .expect("ffmpeg (scripts/test.sh installs it)");
@@ -343,9 +360,15 @@ mod tests {
         eprintln!("{samples} samples: {reason}");
         // Motion at two frames a second costs more than the whole at one from half way on.
         assert!((40..=70).contains(&samples), "{samples} samples: {reason}");
-        assert!(reason.contains("of 30 s"), "{reason}");
+        assert!(
+            reason.contains("(of 30 s)") && reason.contains("unsure"),
+            "{reason}"
+        );
         let last = told.borrow().expect("progress told before the end");
-        assert!(last.seen < 20.0 && last.video_left.unwrap() > 10.0, "{last:?}");
+        assert!(
+            last.seen < 20.0 && last.video_left.unwrap() > 10.0,
+            "{last:?}"
+        );
         assert_eq!(last.expected_saving, 0, "{last:?}");
 
         let still = make_video(

@@ -86,7 +86,11 @@ fn fewest(
         return whole;
     }
     let frames = (LONG_MOTION_FPS * motion_seconds(lasting, seen.interval)).floor();
-    let frame = rules.video_frame(rules.clip_setting(longest_side(seen), false).resolution(rules));
+    let frame = rules.video_frame(
+        rules
+            .clip_setting(longest_side(seen), false)
+            .resolution(rules),
+    );
     let audio = audio_tokens(duration.floor(), seen.has_audio);
     let clips = frames.max(1.0) as u64 * frame + audio;
     let keyframes = match lasting.len() < MAX_KEYFRAMES {
@@ -177,26 +181,47 @@ fn audio_tokens(seconds: f64, has_audio: bool) -> u64 {
     }
 }
 
+/// What the scan has seen so far, in words: how many of its samples changed (lasting changes
+/// only) or flickered, and whether the detector is unsure (the plan's rule, on the samples so
+/// far: more than half of them), in which case the whole video goes at Gemini's uniform
+/// sampling.
+pub(super) fn seen_so_far(seconds: f64, samples: u64, changes: u64, flickering: u64) -> String {
+    let most = |count: u64| count as f64 > UNSURE_SHARE * samples as f64;
+    if flickering > changes {
+        let what = format!(
+            "in the first {seconds:.1} s much of the screen flickered in {flickering} of its \
+             {samples} samples (noise, or motion everywhere)"
+        );
+        return match most(flickering) {
+            true => format!("the detector is unsure: {what}"),
+            false => what,
+        };
+    }
+    let what = format!(
+        "in the first {seconds:.1} s the screen changed in {changes} of its {samples} samples"
+    );
+    match most(changes) {
+        true => format!("the detector is unsure: {what} (it is never still)"),
+        false => what,
+    }
+}
+
 /// Why the whole video goes, decided before the end of the scan.
 pub(super) fn whole_reason(seen: &Seen<'_>, outlook: &Outlook) -> String {
-    let lasting = seen.changes.iter().filter(|c| c.lasting).count().saturating_sub(1);
+    let lasting = seen
+        .changes
+        .iter()
+        .filter(|c| c.lasting)
+        .count()
+        .saturating_sub(1);
     let of = outlook
         .duration
-        .map_or(String::new(), |d| format!(" of {d:.0} s"));
-    let what = match seen.flickering > lasting as u64 {
-        true => format!(
-            "much of the screen flickered in {} of its {} samples (noise, or motion everywhere)",
-            seen.flickering, seen.samples
-        ),
-        false => format!(
-            "the screen changed in {lasting} of its {} samples",
-            seen.samples
-        ),
-    };
+        .map_or(String::new(), |d| format!(" (of {d:.0} s)"));
+    let so_far = seen_so_far(outlook.seen, seen.samples, lasting as u64, seen.flickering);
     format!(
-        "in the first {:.1} s{of} {what}: whatever the rest holds, clips or keyframes could not \
-         cost fewer tokens than the whole video, so it was sent whole without scanning the rest",
-        outlook.seen
+        "{so_far}{of}: whatever the rest holds, clips or keyframes could not cost fewer tokens \
+         than the whole video, so it was sent whole at Gemini's uniform sampling without \
+         scanning the rest"
     )
 }
 
@@ -236,7 +261,9 @@ mod tests {
 
     /// A change at each of the first `samples` samples.
     fn never_still(samples: u64) -> Vec<Change> {
-        (0..samples).map(|i| change(i as f64 * 0.25, true)).collect()
+        (0..samples)
+            .map(|i| change(i as f64 * 0.25, true))
+            .collect()
     }
 
     #[test]
@@ -271,7 +298,11 @@ mod tests {
         assert_eq!(outlook.whole, 600 * 70);
         assert!(!outlook.whole_for_sure());
         let saving = outlook.expected_saving();
-        assert!(saving > outlook.whole * 9 / 10, "{saving} of {}", outlook.whole);
+        assert!(
+            saving > outlook.whole * 9 / 10,
+            "{saving} of {}",
+            outlook.whole
+        );
         // A still screen so far: all but a frame or two.
         let still = [change(0.0, true)];
         let outlook = Outlook::of(&seen(&still, 40, Some(600.0)), G2);

@@ -50,6 +50,11 @@ impl Sending {
 pub struct ScanProgress {
     /// Seconds of the video scanned.
     pub seen: f64,
+    /// Samples read, of which `changes` were lasting changes (the first frame not counted)
+    /// and `flickering` flickered: for the reason given.
+    pub samples: u64,
+    pub changes: u64,
+    pub flickering: u64,
     /// Tokens the plan is expected to save (see `outlook::Outlook`).
     pub expected_saving: u64,
     /// Seconds of the video still to scan; None while its length is unknown.
@@ -62,6 +67,11 @@ pub struct ScanProgress {
 }
 
 impl ScanProgress {
+    /// What the scan has seen so far, in words.
+    fn so_far(&self) -> String {
+        super::outlook::seen_so_far(self.seen, self.samples, self.changes, self.flickering)
+    }
+
     /// How long the scan still needs at its pace, from `now`; None when that is unknown.
     pub fn time_left(&self, now: Instant) -> Option<Duration> {
         let pace = self.pace.filter(|p| *p > 0.0)?;
@@ -223,17 +233,19 @@ pub fn wait_after_upload(progress: Option<&ScanProgress>, waited: Duration, now:
     let saving = progress.expected_saving;
     if saving == 0 {
         return Wait::GiveUp(format!(
-            "from its first {:.1} s, the scan for screen changes could not be expected to save \
-             tokens, so the whole video was sent without waiting for the rest of it",
-            progress.seen
+            "{}: as clips or keyframes the video could not be expected to cost fewer tokens, so \
+             the whole video was sent at Gemini's uniform sampling without waiting for the rest \
+             of the scan",
+            progress.so_far()
         ));
     }
     let worth = Duration::from_secs_f64(saving as f64 / TOKENS_A_SECOND);
     let over = |needed: Duration| {
         Wait::GiveUp(format!(
-            "the scan for screen changes was expected to save {saving} tokens, worth {:.1} s of \
-             waiting (a second per {TOKENS_A_SECOND:.0} tokens), and needed {:.1} s, so the \
-             whole video was sent",
+            "{}: the scan for screen changes was expected to save {saving} tokens, worth {:.1} s \
+             of waiting (a second per {TOKENS_A_SECOND:.0} tokens), and needed {:.1} s, so the \
+             whole video was sent at Gemini's uniform sampling",
+            progress.so_far(),
             worth.as_secs_f64(),
             needed.as_secs_f64()
         ))
@@ -260,6 +272,9 @@ mod tests {
     fn told(saving: u64, video_left: f64, pace: f64, at: Instant) -> ScanProgress {
         ScanProgress {
             seen: 10.0,
+            samples: 40,
+            changes: 39,
+            flickering: 0,
             expected_saving: saving,
             video_left: Some(video_left),
             pace: Some(pace),
@@ -288,7 +303,7 @@ mod tests {
         let never_still = told(0, 1.0, 1000.0, now);
         assert!(matches!(
             wait_after_upload(Some(&never_still), zero, now),
-            Wait::GiveUp(why) if why.contains("could not be expected to save")
+            Wait::GiveUp(why) if why.contains("unsure") && why.contains("39 of its 40 samples")
         ));
         // The wait is over once its worth has passed.
         let five = Duration::from_secs(5);
@@ -340,7 +355,7 @@ mod tests {
         assert!(never.resolve_after_upload(latest).await.is_none());
         assert!(never.sent().is_none(), "nothing of the plan was sent");
         let why = never.given_up().unwrap();
-        assert!(why.contains("could not be expected to save"), "{why}");
+        assert!(why.contains("could not be expected to cost fewer"), "{why}");
         assert!(gone.await.is_err(), "the scan was stopped");
 
         let done = PlannedVideo::start(|_| async { Sending::whole("test".into()) });
