@@ -101,6 +101,12 @@ pub async fn study_watched(
             whole = Some((outlook::whole_reason(seen, &outlook), seen.samples));
             return ControlFlow::Break(());
         }
+        // Nothing to gain from the rest of the scan either: it would only take the CPU the
+        // upload needs on a fast link.
+        if outlook.expected_saving() == Some(0) {
+            whole = Some((outlook::nothing_to_save(seen, &outlook), seen.samples));
+            return ControlFlow::Break(());
+        }
         let now = Instant::now();
         let (since, from) = *first.get_or_insert((now, seen.seconds()));
         let elapsed = now.saturating_duration_since(since).as_secs_f64();
@@ -357,11 +363,11 @@ mod tests {
         let Studied::Whole { reason, samples } = studied else {
             panic!("scanned to the end: {studied:?}");
         };
+        // Expected to save nothing once about a third of it is motion (known for sure at half).
         eprintln!("{samples} samples: {reason}");
-        // Motion at two frames a second costs more than the whole at one from half way on.
-        assert!((40..=70).contains(&samples), "{samples} samples: {reason}");
+        assert!((8..=70).contains(&samples), "{samples} samples: {reason}");
         assert!(
-            reason.contains("(of 30 s)") && reason.contains("unsure"),
+            reason.contains("unsure") && reason.contains("without scanning the rest"),
             "{reason}"
         );
         let last = told.borrow().expect("progress told before the end");
@@ -369,7 +375,6 @@ mod tests {
             last.seen < 20.0 && last.video_left.unwrap() > 10.0,
             "{last:?}"
         );
-        assert_eq!(last.expected_saving, 0, "{last:?}");
 
         let still = make_video(
             dir.path(),
@@ -385,7 +390,7 @@ mod tests {
         assert_eq!(facts.timeline.changes, vec![0.0, 5.0, 20.0]);
         assert_eq!(facts.timeline.samples, 120);
         let last = told.borrow().expect("progress told");
-        assert!(last.expected_saving > 25 * 258, "{last:?}");
+        assert!(last.expected_saving.unwrap() > 25 * 258, "{last:?}");
     }
 
     #[test]

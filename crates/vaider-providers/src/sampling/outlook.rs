@@ -55,9 +55,11 @@ impl Outlook {
         self.fewest >= self.whole
     }
 
-    /// Tokens the plan is expected to save against the whole video.
-    pub fn expected_saving(&self) -> u64 {
-        self.whole.saturating_sub(self.expected)
+    /// Tokens the plan is expected to save against the whole video; None while the video's
+    /// length is unknown (a WebM written live): what the rest holds cannot be weighed.
+    pub fn expected_saving(&self) -> Option<u64> {
+        self.duration?;
+        Some(self.whole.saturating_sub(self.expected))
     }
 
     /// Seconds of the video still to scan; None while its length is unknown.
@@ -206,6 +208,21 @@ pub(super) fn seen_so_far(seconds: f64, samples: u64, changes: u64, flickering: 
     }
 }
 
+/// Why the whole video goes when the plan can no longer be expected to save tokens.
+pub(super) fn nothing_to_save(seen: &Seen<'_>, outlook: &Outlook) -> String {
+    let lasting = seen
+        .changes
+        .iter()
+        .filter(|c| c.lasting)
+        .count()
+        .saturating_sub(1);
+    let so_far = seen_so_far(outlook.seen, seen.samples, lasting as u64, seen.flickering);
+    format!(
+        "{so_far}: as clips or keyframes the video could not be expected to cost fewer tokens, \
+         so the whole video was sent at Gemini's uniform sampling without scanning the rest"
+    )
+}
+
 /// Why the whole video goes, decided before the end of the scan.
 pub(super) fn whole_reason(seen: &Seen<'_>, outlook: &Outlook) -> String {
     let lasting = seen
@@ -274,13 +291,16 @@ mod tests {
         let early = Outlook::of(&seen(&changes, 40, Some(60.0)), G2);
         assert_eq!(early.whole, 60 * 258);
         assert!(!early.whole_for_sure(), "{early:?}");
-        assert!(early.expected_saving() < early.whole * 4 / 10, "{early:?}");
+        assert!(
+            early.expected_saving().unwrap() < early.whole * 4 / 10,
+            "{early:?}"
+        );
         assert_eq!(early.left(), Some(50.0));
         // A third of it in motion: the rest is expected to cost more than it could save.
         let changes = never_still(80);
         let third = Outlook::of(&seen(&changes, 80, Some(60.0)), G2);
         assert!(!third.whole_for_sure(), "{third:?}");
-        assert_eq!(third.expected_saving(), 0, "{third:?}");
+        assert_eq!(third.expected_saving(), Some(0), "{third:?}");
         // Past half of it, motion at two frames a second costs more than the whole at one.
         let changes = never_still(122);
         let half = Outlook::of(&seen(&changes, 122, Some(60.0)), G2);
@@ -297,7 +317,7 @@ mod tests {
         let outlook = Outlook::of(&seen(&changes, 20, Some(600.0)), G3);
         assert_eq!(outlook.whole, 600 * 70);
         assert!(!outlook.whole_for_sure());
-        let saving = outlook.expected_saving();
+        let saving = outlook.expected_saving().unwrap();
         assert!(
             saving > outlook.whole * 9 / 10,
             "{saving} of {}",
@@ -337,7 +357,7 @@ mod tests {
         assert_eq!(outlook.fewest, 0);
         assert!(!outlook.whole_for_sure());
         assert_eq!(outlook.whole, 100 * 258);
-        assert_eq!(outlook.expected_saving(), 0);
+        assert_eq!(outlook.expected_saving(), None);
         assert_eq!(outlook.left(), None);
     }
 

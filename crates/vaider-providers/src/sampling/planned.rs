@@ -55,8 +55,9 @@ pub struct ScanProgress {
     pub samples: u64,
     pub changes: u64,
     pub flickering: u64,
-    /// Tokens the plan is expected to save (see `outlook::Outlook`).
-    pub expected_saving: u64,
+    /// Tokens the plan is expected to save (see `outlook::Outlook`); None while the video's
+    /// length is unknown.
+    pub expected_saving: Option<u64>,
     /// Seconds of the video still to scan; None while its length is unknown.
     pub video_left: Option<f64>,
     /// Seconds of video scanned a second since the first sample (the start of ffmpeg not
@@ -159,7 +160,7 @@ impl PlannedVideo {
             let by = match wait_after_upload(last.as_ref(), now - done, now) {
                 Wait::GiveUp(why) => return self.give_up(why),
                 Wait::Until(worth) => latest.min(done + worth),
-                Wait::ForFirstSamples => latest,
+                Wait::ForTheScan => latest,
             };
             tokio::select! {
                 biased;
@@ -215,8 +216,9 @@ pub const TOKENS_A_SECOND: f64 = 1_000.0;
 /// What the answer does, once the upload is done, while the scan runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Wait {
-    /// The scan has not read a sample yet (ffmpeg is starting): wait for it.
-    ForFirstSamples,
+    /// Nothing to weigh yet: no sample read (ffmpeg is starting), or a video of unknown
+    /// length (a WebM written live, mostly small). Wait for the scan, up to the deadline.
+    ForTheScan,
     /// Wait for the scan until this long after the upload.
     Until(Duration),
     /// Send the whole video now, for this reason.
@@ -227,10 +229,12 @@ pub enum Wait {
 /// [`TOKENS_A_SECOND`], from the end of the upload; and none at all when the scan, at its
 /// pace, cannot end within that.
 pub fn wait_after_upload(progress: Option<&ScanProgress>, waited: Duration, now: Instant) -> Wait {
-    let Some(progress) = progress else {
-        return Wait::ForFirstSamples;
+    let Some(saving) = progress.and_then(|p| p.expected_saving) else {
+        return Wait::ForTheScan;
     };
-    let saving = progress.expected_saving;
+    let Some(progress) = progress else {
+        return Wait::ForTheScan;
+    };
     if saving == 0 {
         return Wait::GiveUp(format!(
             "{}: as clips or keyframes the video could not be expected to cost fewer tokens, so \
@@ -275,7 +279,7 @@ mod tests {
             samples: 40,
             changes: 39,
             flickering: 0,
-            expected_saving: saving,
+            expected_saving: Some(saving),
             video_left: Some(video_left),
             pace: Some(pace),
             at,
@@ -286,7 +290,7 @@ mod tests {
     fn the_wait_is_what_the_expected_saving_is_worth() {
         let now = Instant::now();
         let zero = Duration::ZERO;
-        assert_eq!(wait_after_upload(None, zero, now), Wait::ForFirstSamples);
+        assert_eq!(wait_after_upload(None, zero, now), Wait::ForTheScan);
         // 5,000 tokens are worth 5 s; 100 s of video left at 200 s a second take 0.5 s.
         let fast = told(5_000, 100.0, 200.0, now);
         assert_eq!(
