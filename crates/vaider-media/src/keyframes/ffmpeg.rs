@@ -32,6 +32,9 @@ pub(super) async fn decode_with_ffmpeg(
         });
     };
     let mut command = scan_command(video, &input, options, encoder.is_some()).await;
+    if watcher.is_some() {
+        below_the_upload(&mut command);
+    }
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -60,6 +63,21 @@ pub(super) async fn decode_with_ffmpeg(
     let decoded = child.wait().await.is_ok_and(|status| status.success());
     let log = errors.await.unwrap_or_default();
     outcome(video, read, decoded, &log)
+}
+
+/// A watched scan runs beside an upload, which on a fast link (loopback, a LAN) is bound by the
+/// CPU: ffmpeg decodes at a lower priority (nice 10 above Vaider's), so that it takes only the
+/// CPU the upload leaves and never slows it.
+fn below_the_upload(command: &mut tokio::process::Command) {
+    #[cfg(unix)]
+    // SAFETY: `nice` is a plain system call, safe between fork and exec; its failure (a limit
+    // on priorities) only leaves ffmpeg at Vaider's.
+    unsafe {
+        command.pre_exec(|| {
+            libc::nice(10);
+            Ok(())
+        });
+    }
 }
 
 /// ffmpeg's log, whole, once it ends; what it says of its input is sent to `facts` line by
