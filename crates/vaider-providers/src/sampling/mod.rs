@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use outlook::Outlook;
 pub use plan::{Clip, ClipKind, Plan, Used, VideoFacts};
 pub use planned::{
-    wait_after_upload, PlannedVideo, ScanProgress, Scanning, Sending, Wait, TOKENS_A_SECOND,
+    wait_after_upload, PlannedVideo, ScanProgress, Scanning, Sending, Wait, SECONDS_A_FRAME,
 };
 
 use crate::tokens::TokenRules;
@@ -121,6 +121,7 @@ pub async fn study_watched(
                 .saturating_sub(1) as u64,
             flickering: seen.flickering,
             expected_saving: outlook.expected_saving(),
+            frame_tokens: rules.video_frame(crate::tokens::Resolution::Default),
             video_left: outlook.left(),
             pace: (elapsed > 0.0 && seen.seconds() > from)
                 .then(|| (seen.seconds() - from) / elapsed),

@@ -58,6 +58,8 @@ pub struct ScanProgress {
     /// Tokens the plan is expected to save (see `outlook::Outlook`); None while the video's
     /// length is unknown.
     pub expected_saving: Option<u64>,
+    /// Tokens of one frame of Gemini's default sampling, for the model called.
+    pub frame_tokens: u64,
     /// Seconds of the video still to scan; None while its length is unknown.
     pub video_left: Option<f64>,
     /// Seconds of video scanned a second since the first sample (the start of ffmpeg not
@@ -204,14 +206,14 @@ impl PlannedVideo {
     }
 }
 
-/// The exchange rate of the wait after the upload: tokens the scan is expected to save that
-/// are worth a second of waiting. A stated rate, not a measurement: a second of waiting for
-/// 1,000 tokens ($0.0001 to $0.0013 of input at the list prices of Gemini's Flash-Lite to
-/// Pro models). It keeps a mostly still recording's scan worth waiting for on the fastest
-/// link (ten minutes at Gemini 3's 70 tokens a frame save about 40,000 tokens, worth 40 s,
-/// where the scan of a 1080p H.264 recording takes about 15), and a scan that can save
-/// little not worth a wait longer than a blink.
-pub const TOKENS_A_SECOND: f64 = 1_000.0;
+/// The exchange rate of the wait after the upload: seconds of waiting that one frame the plan
+/// is expected to leave out of Gemini's one-frame-a-second sampling is worth (70 tokens on
+/// Gemini 3, 258 on 2.x: the same wait whatever the family). A stated rate, not a
+/// measurement. At one second a frame, a scan is worth finishing when it runs faster than
+/// real time over what it saves: ten minutes of a mostly still screen are worth minutes (the
+/// call's time left bounds it), where their scan takes 10 to 25 s; a screen that never stands
+/// still is worth nothing.
+pub const SECONDS_A_FRAME: f64 = 1.0;
 
 /// What the answer does, once the upload is done, while the scan runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,7 +228,7 @@ pub enum Wait {
 }
 
 /// The wait after the upload, `waited` into it: what the scan is expected to save, at
-/// [`TOKENS_A_SECOND`], from the end of the upload; and none at all when the scan, at its
+/// [`SECONDS_A_FRAME`] for each frame saved, from the end of the upload; and none at all when the scan, at its
 /// pace, cannot end within that.
 pub fn wait_after_upload(progress: Option<&ScanProgress>, waited: Duration, now: Instant) -> Wait {
     let Some(saving) = progress.and_then(|p| p.expected_saving) else {
@@ -243,14 +245,16 @@ pub fn wait_after_upload(progress: Option<&ScanProgress>, waited: Duration, now:
             progress.so_far()
         ));
     }
-    let worth = Duration::from_secs_f64(saving as f64 / TOKENS_A_SECOND);
+    let frames = saving as f64 / progress.frame_tokens.max(1) as f64;
+    let worth = Duration::from_secs_f64(frames * SECONDS_A_FRAME);
     let over = |needed: Duration| {
         Wait::GiveUp(format!(
             "{}: the scan for screen changes was expected to save {saving} tokens, worth {:.1} s \
-             of waiting (a second per {TOKENS_A_SECOND:.0} tokens), and needed {:.1} s, so the \
+             of waiting (a second for each frame of {} tokens), and needed {:.1} s, so the \
              whole video was sent at Gemini's uniform sampling",
             progress.so_far(),
             worth.as_secs_f64(),
+            progress.frame_tokens,
             needed.as_secs_f64()
         ))
     };
@@ -280,6 +284,7 @@ mod tests {
             changes: 39,
             flickering: 0,
             expected_saving: Some(saving),
+            frame_tokens: 1_000,
             video_left: Some(video_left),
             pace: Some(pace),
             at,
@@ -296,6 +301,16 @@ mod tests {
         assert_eq!(
             wait_after_upload(Some(&fast), zero, now),
             Wait::Until(Duration::from_secs(5))
+        );
+        // On Gemini 3 a frame is 70 tokens: 700 tokens are 10 frames, worth 10 s.
+        let gemini_3 = ScanProgress {
+            frame_tokens: 70,
+            expected_saving: Some(700),
+            ..fast
+        };
+        assert_eq!(
+            wait_after_upload(Some(&gemini_3), zero, now),
+            Wait::Until(Duration::from_secs(10))
         );
         // Worth 5 s but needs 10: not worth starting.
         let slow = told(5_000, 100.0, 10.0, now);
