@@ -245,6 +245,10 @@ enable='between(t,15.04,17.99)'",
         "color=c=0xfff3d6:s=640x360:r=25:d=24".to_string(),
     ];
     let video = encode(server.media.path(), "kinds.webm", &inputs, &graph, "1M");
+    // Its clips save only a few frames, which are not worth waiting for once the upload is
+    // done: Gemini processes the file for seconds, as it does a real one, so that the
+    // scan is done by then (this test is about what the clips show).
+    server.fake.set_processing_polls(250); // 5 s at the tests' 20 ms poll
     let (result, moments) = analyse(&server, &video).await;
     assert_eq!(
         result["sampling"]["used"], "clips",

@@ -136,7 +136,8 @@ fn expected(
     if most(seen.flickering as f64) || most(lasting.len().saturating_sub(1) as f64) {
         return whole;
     }
-    let so_far = clips_so_far(seen, lasting, rules);
+    let so_far =
+        clips_so_far(seen, lasting, rules).min(ongoing_as_long_motion(seen, lasting, rules));
     let first = rules.video_frame(
         rules
             .clip_setting(longest_side(seen), lasting[0].detail)
@@ -144,6 +145,45 @@ fn expected(
     );
     let beyond_first = so_far.saturating_sub(first) as f64;
     first + (beyond_first * onward).round() as u64 + audio_tokens(length, seen.has_audio)
+}
+
+/// The part scanned priced with the motion still going on at its end as long motion (at
+/// `LONG_MOTION_FPS`), which it becomes if it goes on: cut where it is, a motion of under 2 s
+/// would be priced as a burst, at four times the rate. `u64::MAX` when no motion is going on.
+fn ongoing_as_long_motion(seen: &Seen<'_>, lasting: &[&Change], rules: TokenRules) -> u64 {
+    let gap = BURST_GAP_INTERVALS * seen.interval + 1e-6;
+    let scanned = seen.seconds();
+    let mut start = lasting.len();
+    while start > 1 && lasting[start - 1].at - lasting[start - 2].at <= gap {
+        start -= 1;
+    }
+    let Some(last) = lasting.last() else {
+        return u64::MAX;
+    };
+    // One change is no motion; a motion that stopped before the end is priced as it is.
+    if start == lasting.len() || scanned - last.at > gap + seen.interval {
+        return u64::MAX;
+    }
+    let first = lasting[start - 1].at;
+    let detail = lasting[start - 1..].iter().any(|c| c.detail);
+    let frame = rules.video_frame(
+        rules
+            .clip_setting(longest_side(seen), detail)
+            .resolution(rules),
+    );
+    let motion = ((last.at - first) * LONG_MOTION_FPS).ceil() as u64 + 1;
+    let before = match first > 0.0 {
+        true => clips_so_far(
+            &Seen {
+                samples: (first / seen.interval).round() as u64,
+                ..*seen
+            },
+            &lasting[..start - 1],
+            rules,
+        ),
+        false => 0,
+    };
+    before + motion * frame
 }
 
 /// Tokens of the clips of the part scanned, as if the video ended there (no sound: it is
@@ -206,21 +246,6 @@ pub(super) fn seen_so_far(seconds: f64, samples: u64, changes: u64, flickering: 
         true => format!("the detector is unsure: {what} (it is never still)"),
         false => what,
     }
-}
-
-/// Why the whole video goes when the plan can no longer be expected to save tokens.
-pub(super) fn nothing_to_save(seen: &Seen<'_>, outlook: &Outlook) -> String {
-    let lasting = seen
-        .changes
-        .iter()
-        .filter(|c| c.lasting)
-        .count()
-        .saturating_sub(1);
-    let so_far = seen_so_far(outlook.seen, seen.samples, lasting as u64, seen.flickering);
-    format!(
-        "{so_far}: as clips or keyframes the video could not be expected to cost fewer tokens, \
-         so the whole video was sent at Gemini's uniform sampling without scanning the rest"
-    )
 }
 
 /// Why the whole video goes, decided before the end of the scan.
@@ -328,6 +353,21 @@ mod tests {
         let outlook = Outlook::of(&seen(&still, 40, Some(600.0)), G2);
         assert_eq!(outlook.expected, 258);
         assert_eq!(outlook.fewest, 258);
+    }
+
+    #[test]
+    fn a_motion_going_on_at_the_end_of_the_part_scanned_is_priced_as_long_motion() {
+        // Still, then from 10 s a motion still going on at 11.5 s: cut there it would be a
+        // burst at 8 frames a second; going on, it goes at 2.
+        let mut changes = vec![change(0.0, true)];
+        changes.extend((0..7).map(|i| change(10.0 + i as f64 * 0.25, true)));
+        let outlook = Outlook::of(&seen(&changes, 47, Some(24.0)), G2);
+        // The still stretch, then 1.5 s of motion at 2 a second.
+        let so_far = 258 + 4 * 258;
+        let share = 11.75 / 24.0;
+        let expected = 258 + ((so_far - 258) as f64 * (2.0 - share)).round() as u64;
+        assert_eq!(outlook.expected, expected, "{outlook:?}");
+        assert!(outlook.expected_saving().unwrap() > 0);
     }
 
     #[test]
