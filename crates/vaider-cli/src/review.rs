@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vaider_capture::{Target, Viewport, WebPage};
+use vaider_capture::Target;
 use vaider_core::person::Decision;
 use vaider_core::{Config, Door, Vaider};
 use vaider_visual::review::report::{self, CheckEntry};
@@ -319,24 +319,15 @@ async fn page_entries(engine: Option<&Vaider>, project: &Path) -> Result<Vec<Che
     let file = loop_::check_file::read(project)?;
     let mut entries = Vec::new();
     for page in file.page {
-        let (width, height) = match &page.viewport {
-            Some(text) => crate::parse_viewport(text).map_err(anyhow::Error::msg)?,
-            None => (1280, 800),
-        };
-        let target = Target::Web(WebPage {
-            url: page.url.clone(),
-            viewport: Viewport { width, height },
-            full_page: page.full_page,
-            ignore_selectors: page.ignore.clone(),
-        });
         let check = CaptureCheck {
             ask_model: engine.is_some(),
             ..CaptureCheck::default()
         };
-        let variant = format!(
-            "{width}x{height}{}",
-            if page.full_page { "-full" } else { "" }
-        );
+        let target = page.target(project).await?;
+        let variant = match &target {
+            Target::Web(web) => loop_::capture::web_variant(web),
+            _ => String::new(),
+        };
         let outcome = loop_::capture_and_check(
             engine,
             project,
