@@ -322,3 +322,41 @@ async fn a_page_named_with_a_device_is_captured_as_that_device_and_keyed_by_its_
     let err = unknown.target(project).await.unwrap_err().to_string();
     assert!(err.contains("\"iPhone 99\"") && err.contains("iPhone 1"), "{err}");
 }
+
+#[tokio::test]
+async fn noise_learned_on_an_unchanged_capture_is_still_offered() {
+    let (port, _) = vaider_test_support::loopback::listen(app).await;
+    let project = tempfile::tempdir().unwrap();
+    let project = project.path();
+    let person = Decision::on_command_line();
+    // A baseline approved from one capture: it ignores nothing yet.
+    let first = capture(None, project, "orders", &page(port, "/clock"), CaptureCheck::default()).await;
+    review::approve(project, &first.change.unwrap().id, &person, "").unwrap();
+
+    // Five captures: the clock is all that differs, so the page is unchanged, and its box is
+    // offered as a pending change that fails nothing.
+    let learn = CaptureCheck {
+        learn_noise: 5,
+        ..CaptureCheck::default()
+    };
+    let learned = capture(None, project, "orders", &page(port, "/clock"), learn.clone()).await;
+    assert_eq!(learned.status, BaselineStatus::Unchanged, "{learned:?}");
+    let offer = learned.change.expect("the learned noise is offered");
+    assert_eq!(offer.status, BaselineStatus::Unchanged);
+    assert_eq!(offer.proposed_ignore.len(), 1, "{:?}", offer.proposed_ignore);
+    let clock = &offer.proposed_ignore[0];
+    assert!(clock.y < 60 && clock.x + clock.width < 200, "{clock:?}");
+    assert_eq!(Changes::in_project(project).pending().len(), 1);
+    review::approve(project, &offer.id, &person, "the clock ticks").unwrap();
+
+    // Kept with the baseline: a plain capture is unchanged, and learning again offers nothing
+    // the baseline already ignores. A real change elsewhere is still found.
+    let plain = capture(None, project, "orders", &page(port, "/clock"), CaptureCheck::default()).await;
+    assert_eq!(plain.status, BaselineStatus::Unchanged, "{plain:?}");
+    assert!(plain.change.is_none());
+    let again = capture(None, project, "orders", &page(port, "/clock"), learn).await;
+    assert!(again.change.is_none(), "{again:?}");
+    let banner = capture(None, project, "orders", &page(port, "/clock-banner"), CaptureCheck::default()).await;
+    assert_eq!(banner.status, BaselineStatus::Changed);
+    assert!(banner.change.unwrap().regions.iter().all(|r| r.y >= 200));
+}

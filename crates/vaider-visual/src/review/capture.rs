@@ -151,7 +151,13 @@ fn file_safe(name: &str) -> String {
 pub fn baseline_sentence(check: &super::BaselineCheck) -> String {
     use super::changes::BaselineStatus;
     match (&check.status, &check.change) {
-        (BaselineStatus::Unchanged, _) => format!("Baseline: unchanged ({}).", check.baseline.display()),
+        (BaselineStatus::Unchanged, Some(change)) => format!(
+            "Baseline: unchanged ({}){}: approve pending change {} to keep them ignored.",
+            check.baseline.display(),
+            noise_words(change),
+            change.id
+        ),
+        (BaselineStatus::Unchanged, None) => format!("Baseline: unchanged ({}).", check.baseline.display()),
         (BaselineStatus::New, Some(change)) => format!(
             "Baseline: new, no baseline yet; pending change {} (approve it with `vaider review approve {}`){}.",
             change.id,
