@@ -111,7 +111,7 @@ fn person(yes: bool) -> Result<Decision> {
         return Ok(Decision::on_command_line());
     }
     Decision::at_terminal().ok_or_else(|| {
-        anyhow::anyhow!("a decision on a visual change is a person's: run this at a terminal, or add --yes to say it is yours (in CI, a script)")
+        anyhow::anyhow!("a decision on a visual change is a person's: decide in the review page (`vaider ui`, page #/review), run this at a terminal, or add --yes to say it is yours (in CI, a script)")
     })
 }
 
