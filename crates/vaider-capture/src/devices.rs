@@ -61,7 +61,9 @@ fn pick(name: &str, list: &BTreeMap<String, Descriptor>) -> Result<Device, Strin
     };
     let usable = d.device_scale_factor.is_finite() && d.device_scale_factor > 0.0;
     if !usable || d.viewport.width == 0 || d.viewport.height == 0 {
-        return Err(format!("the device {known:?} has no usable viewport or scale"));
+        return Err(format!(
+            "the device {known:?} has no usable viewport or scale"
+        ));
     }
     Ok(Device {
         name: known.clone(),
@@ -83,12 +85,17 @@ fn close_names<'a>(wanted: &str, known: impl Iterator<Item = &'a String>) -> Vec
     let mut scored: Vec<(bool, usize, &String)> = known
         .map(|name| {
             let lower = name.to_lowercase();
-            let contains = lower.contains(&wanted) || (!wanted.is_empty() && wanted.contains(&lower));
+            let contains =
+                lower.contains(&wanted) || (!wanted.is_empty() && wanted.contains(&lower));
             (!contains, edit_distance(&wanted, &lower), name)
         })
         .collect();
     scored.sort();
-    scored.into_iter().take(5).map(|(_, _, n)| n.clone()).collect()
+    scored
+        .into_iter()
+        .take(5)
+        .map(|(_, _, n)| n.clone())
+        .collect()
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -162,13 +169,14 @@ mod tests {
     #[test]
     fn a_known_device_gives_its_viewport_scale_and_user_agent() {
         let iphone = pick("iPhone 13", &built_in()).unwrap();
-        assert_eq!(
-            (iphone.viewport.width, iphone.viewport.height),
-            (390, 664)
-        );
+        assert_eq!((iphone.viewport.width, iphone.viewport.height), (390, 664));
         assert_eq!(iphone.scale, 3.0);
         assert!(iphone.mobile && iphone.touch);
-        assert!(iphone.user_agent.contains("iPhone"), "{}", iphone.user_agent);
+        assert!(
+            iphone.user_agent.contains("iPhone"),
+            "{}",
+            iphone.user_agent
+        );
         // Case aside, the same device under its own name.
         assert_eq!(pick("pixel 7", &built_in()).unwrap().name, "Pixel 7");
     }

@@ -430,13 +430,27 @@ fn an_approval_writes_the_snapshot_the_projects_own_template_names() {
     let shots = root.join("snaps/linux/shop");
     let checkout = shots.join("checkout.spec/total-shows-the-total/total-desktop-chromium.png");
     let cart = shots.join("cart.spec/total-shows-the-total/total-desktop-chromium.png");
-    assert!(checkout.is_file() && cart.is_file(), "Playwright wrote its snapshots where the template says");
-    assert_eq!(std::fs::read(&checkout).unwrap(), std::fs::read(&cart).unwrap());
+    assert!(
+        checkout.is_file() && cart.is_file(),
+        "Playwright wrote its snapshots where the template says"
+    );
+    assert_eq!(
+        std::fs::read(&checkout).unwrap(),
+        std::fs::read(&cart).unwrap()
+    );
     git(root, &["init", "-q"]);
     git(root, &["add", "-A"]);
     git(
         root,
-        &["-c", "user.name=Ada", "-c", "user.email=ada@example.com", "commit", "-qm", "snapshots"],
+        &[
+            "-c",
+            "user.name=Ada",
+            "-c",
+            "user.email=ada@example.com",
+            "commit",
+            "-qm",
+            "snapshots",
+        ],
     );
 
     // The checkout turns red: a blob report (for a merged report) and the test-results folder.
@@ -448,12 +462,25 @@ fn an_approval_writes_the_snapshot_the_projects_own_template_names() {
         .env("COLOUR", "red")
         .env_remove("CI");
     assert!(!command.output().unwrap().status.success());
-    let merged = playwright(root, &["merge-reports", "--reporter", "json", "blob-report"], None);
+    let merged = playwright(
+        root,
+        &["merge-reports", "--reporter", "json", "blob-report"],
+        None,
+    );
     std::fs::write(root.join("merged.json"), &merged.stdout).unwrap();
 
     for results in ["test-results", "merged.json"] {
-        let output = vaider_in(&sandbox, root, &["check", "--playwright", results, "--no-model"]);
-        assert_eq!(output.status.code(), Some(1), "{results}: {}", stderr(&output));
+        let output = vaider_in(
+            &sandbox,
+            root,
+            &["check", "--playwright", results, "--no-model"],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{results}: {}",
+            stderr(&output)
+        );
         let changes = pending(&sandbox, root);
         assert_eq!(changes.len(), 1, "{results}: {changes:?}");
         assert_eq!(
@@ -462,7 +489,10 @@ fn an_approval_writes_the_snapshot_the_projects_own_template_names() {
             "{results}: the checkout's snapshot, not the cart's with the same picture"
         );
     }
-    let id = pending(&sandbox, root)[0]["id"].as_str().unwrap().to_string();
+    let id = pending(&sandbox, root)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let approved = vaider_in(&sandbox, root, &["review", "approve", &id, "--yes"]);
     assert!(approved.status.success(), "{}", stderr(&approved));
 
@@ -473,11 +503,17 @@ fn an_approval_writes_the_snapshot_the_projects_own_template_names() {
     );
     let untracked = git(root, &["status", "--porcelain", "--untracked-files=all"]);
     assert!(
-        untracked.lines().all(|l| l.contains(".vaider/") || l.starts_with(" M snaps/linux/shop/checkout.spec/")),
+        untracked
+            .lines()
+            .all(|l| l.contains(".vaider/") || l.starts_with(" M snaps/linux/shop/checkout.spec/")),
         "{untracked}"
     );
     let after = playwright(root, &["test"], Some("red"));
-    assert!(after.status.success(), "{}", String::from_utf8_lossy(&after.stdout));
+    assert!(
+        after.status.success(),
+        "{}",
+        String::from_utf8_lossy(&after.stdout)
+    );
 }
 
 /// A picture of `w`x`h` pixels of one colour, as PNG bytes.
@@ -485,7 +521,10 @@ fn png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
     let image = image::RgbImage::from_pixel(w, h, image::Rgb(rgb));
     let mut bytes = Vec::new();
     image
-        .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
         .unwrap();
     bytes
 }
@@ -546,15 +585,29 @@ fn a_person_decides_at_a_terminal_and_nothing_is_decided_without_one() {
     let root = sandbox.work();
     // Two failed snapshots in a test-results folder: each a pending change.
     for (name, colour) in [("home", [200, 0, 0]), ("cart", [0, 0, 200])] {
-        let snapshot = root.join(format!("tests/app.spec.ts-snapshots/{name}-chromium-linux.png"));
+        let snapshot = root.join(format!(
+            "tests/app.spec.ts-snapshots/{name}-chromium-linux.png"
+        ));
         std::fs::create_dir_all(snapshot.parent().unwrap()).unwrap();
         std::fs::write(&snapshot, png(40, 30, [255, 255, 255])).unwrap();
         let results = root.join(format!("test-results/app-{name}-chromium"));
         std::fs::create_dir_all(&results).unwrap();
-        std::fs::write(results.join(format!("{name}-expected.png")), png(40, 30, [255, 255, 255])).unwrap();
-        std::fs::write(results.join(format!("{name}-actual.png")), png(40, 30, colour)).unwrap();
+        std::fs::write(
+            results.join(format!("{name}-expected.png")),
+            png(40, 30, [255, 255, 255]),
+        )
+        .unwrap();
+        std::fs::write(
+            results.join(format!("{name}-actual.png")),
+            png(40, 30, colour),
+        )
+        .unwrap();
     }
-    let checked = vaider_in(&sandbox, &root, &["check", "--playwright", "test-results", "--no-model"]);
+    let checked = vaider_in(
+        &sandbox,
+        &root,
+        &["check", "--playwright", "test-results", "--no-model"],
+    );
     assert_eq!(checked.status.code(), Some(1), "{}", stderr(&checked));
     assert_eq!(pending(&sandbox, &root).len(), 2);
 
@@ -576,11 +629,12 @@ fn a_person_decides_at_a_terminal_and_nothing_is_decided_without_one() {
     let shown = review_at_a_terminal(&sandbox, &root, &["y", "n"]);
     assert_eq!(shown.matches("Approve?").count(), 2, "{shown}");
     assert!(pending(&sandbox, &root).is_empty());
-    let log: Vec<serde_json::Value> = std::fs::read_to_string(root.join(".vaider/baselines/decisions.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let log: Vec<serde_json::Value> =
+        std::fs::read_to_string(root.join(".vaider/baselines/decisions.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
     let decided: Vec<(String, String, String)> = log
         .iter()
         .map(|r| {
@@ -594,12 +648,25 @@ fn a_person_decides_at_a_terminal_and_nothing_is_decided_without_one() {
     assert_eq!(
         decided,
         [
-            (order[0].clone(), "approved".to_string(), "terminal".to_string()),
-            (order[1].clone(), "rejected".to_string(), "terminal".to_string()),
+            (
+                order[0].clone(),
+                "approved".to_string(),
+                "terminal".to_string()
+            ),
+            (
+                order[1].clone(),
+                "rejected".to_string(),
+                "terminal".to_string()
+            ),
         ]
     );
     // The approved one's snapshot is its new picture; the rejected one's stays.
-    let snapshot = |name: &str| std::fs::read(root.join(format!("tests/app.spec.ts-snapshots/{name}-chromium-linux.png"))).unwrap();
+    let snapshot = |name: &str| {
+        std::fs::read(root.join(format!(
+            "tests/app.spec.ts-snapshots/{name}-chromium-linux.png"
+        )))
+        .unwrap()
+    };
     assert_ne!(snapshot(&order[0]), png(40, 30, [255, 255, 255]));
     assert_eq!(snapshot(&order[1]), png(40, 30, [255, 255, 255]));
 }

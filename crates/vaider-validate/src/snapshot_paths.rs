@@ -65,7 +65,10 @@ pub struct Screenshot<'a> {
 impl SnapshotConfig {
     /// Loads the config of the Playwright project in `project_dir` (`config`, or the
     /// `playwright.config.*` there) with the project's own Node and Playwright.
-    pub async fn load(project_dir: &Path, config: Option<&Path>) -> Result<SnapshotConfig, RunError> {
+    pub async fn load(
+        project_dir: &Path,
+        config: Option<&Path>,
+    ) -> Result<SnapshotConfig, RunError> {
         let node = runner::find_node()?;
         let cli = runner::find_playwright(project_dir)?;
         let config = match config {
@@ -154,9 +157,7 @@ pub fn test_name(titles: &[String]) -> String {
 /// Playwright's `sanitizeForFilePath`: every run of characters a file name should not hold
 /// (ASCII punctuation, space and control characters except '-') becomes one '-'.
 pub fn sanitize_for_file_path(text: &str) -> String {
-    let unsafe_char = |c: char| {
-        matches!(c as u32, 0x00..=0x2C | 0x2E..=0x2F | 0x3A..=0x40 | 0x5B..=0x60 | 0x7B..=0x7F)
-    };
+    let unsafe_char = |c: char| matches!(c as u32, 0x00..=0x2C | 0x2E..=0x2F | 0x3A..=0x40 | 0x5B..=0x60 | 0x7B..=0x7F);
     let mut out = String::with_capacity(text.len());
     let mut in_run = false;
     for c in text.chars() {
@@ -312,8 +313,11 @@ async fn run_loader(
             last.join(" ").trim()
         ))
     })?;
-    serde_json::from_slice(&text)
-        .map_err(|e| RunError::Io(format!("read the Playwright config's snapshot settings: {e}")))
+    serde_json::from_slice(&text).map_err(|e| {
+        RunError::Io(format!(
+            "read the Playwright config's snapshot settings: {e}"
+        ))
+    })
 }
 
 /// The loader: the project's config imported as Playwright imports it, each project resolved

@@ -309,10 +309,16 @@ async fn a_page_named_with_a_device_is_captured_as_that_device_and_keyed_by_its_
         checked.baseline,
         project.join(".vaider/baselines/home@iPhone-13.png")
     );
-    let actual = image::open(&checked.change.unwrap().actual).unwrap().into_rgb8();
+    let actual = image::open(&checked.change.unwrap().actual)
+        .unwrap()
+        .into_rgb8();
     // The device's 390x664 viewport at its scale of 3, and the page saw a phone.
     assert_eq!(actual.dimensions(), (1170, 1992));
-    assert_eq!(actual.get_pixel(585, 996).0, [0, 160, 0], "the page saw no iPhone");
+    assert_eq!(
+        actual.get_pixel(585, 996).0,
+        [0, 160, 0],
+        "the page saw no iPhone"
+    );
 
     // A name Playwright does not know is refused with the names it is close to.
     let unknown = review::check_file::CheckPage {
@@ -320,7 +326,10 @@ async fn a_page_named_with_a_device_is_captured_as_that_device_and_keyed_by_its_
         ..file.page[0].clone()
     };
     let err = unknown.target(project).await.unwrap_err().to_string();
-    assert!(err.contains("\"iPhone 99\"") && err.contains("iPhone 1"), "{err}");
+    assert!(
+        err.contains("\"iPhone 99\"") && err.contains("iPhone 1"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -330,7 +339,14 @@ async fn noise_learned_on_an_unchanged_capture_is_still_offered() {
     let project = project.path();
     let person = Decision::on_command_line();
     // A baseline approved from one capture: it ignores nothing yet.
-    let first = capture(None, project, "orders", &page(port, "/clock"), CaptureCheck::default()).await;
+    let first = capture(
+        None,
+        project,
+        "orders",
+        &page(port, "/clock"),
+        CaptureCheck::default(),
+    )
+    .await;
     review::approve(project, &first.change.unwrap().id, &person, "").unwrap();
 
     // Five captures: the clock is all that differs, so the page is unchanged, and its box is
@@ -339,11 +355,23 @@ async fn noise_learned_on_an_unchanged_capture_is_still_offered() {
         learn_noise: 5,
         ..CaptureCheck::default()
     };
-    let learned = capture(None, project, "orders", &page(port, "/clock"), learn.clone()).await;
+    let learned = capture(
+        None,
+        project,
+        "orders",
+        &page(port, "/clock"),
+        learn.clone(),
+    )
+    .await;
     assert_eq!(learned.status, BaselineStatus::Unchanged, "{learned:?}");
     let offer = learned.change.expect("the learned noise is offered");
     assert_eq!(offer.status, BaselineStatus::Unchanged);
-    assert_eq!(offer.proposed_ignore.len(), 1, "{:?}", offer.proposed_ignore);
+    assert_eq!(
+        offer.proposed_ignore.len(),
+        1,
+        "{:?}",
+        offer.proposed_ignore
+    );
     let clock = &offer.proposed_ignore[0];
     assert!(clock.y < 60 && clock.x + clock.width < 200, "{clock:?}");
     assert_eq!(Changes::in_project(project).pending().len(), 1);
@@ -351,12 +379,26 @@ async fn noise_learned_on_an_unchanged_capture_is_still_offered() {
 
     // Kept with the baseline: a plain capture is unchanged, and learning again offers nothing
     // the baseline already ignores. A real change elsewhere is still found.
-    let plain = capture(None, project, "orders", &page(port, "/clock"), CaptureCheck::default()).await;
+    let plain = capture(
+        None,
+        project,
+        "orders",
+        &page(port, "/clock"),
+        CaptureCheck::default(),
+    )
+    .await;
     assert_eq!(plain.status, BaselineStatus::Unchanged, "{plain:?}");
     assert!(plain.change.is_none());
     let again = capture(None, project, "orders", &page(port, "/clock"), learn).await;
     assert!(again.change.is_none(), "{again:?}");
-    let banner = capture(None, project, "orders", &page(port, "/clock-banner"), CaptureCheck::default()).await;
+    let banner = capture(
+        None,
+        project,
+        "orders",
+        &page(port, "/clock-banner"),
+        CaptureCheck::default(),
+    )
+    .await;
     assert_eq!(banner.status, BaselineStatus::Changed);
     assert!(banner.change.unwrap().regions.iter().all(|r| r.y >= 200));
 }

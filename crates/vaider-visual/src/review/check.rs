@@ -169,9 +169,9 @@ fn unchanged(
     id: &str,
 ) -> Result<BaselineCheck> {
     change.status = BaselineStatus::Unchanged;
-    change.proposed_ignore.retain(|area| {
-        !spec.ignored.iter().any(|known| covers(known, area))
-    });
+    change
+        .proposed_ignore
+        .retain(|area| !spec.ignored.iter().any(|known| covers(known, area)));
     if change.proposed_ignore.is_empty() {
         changes.drop_pending_of(&spec.baseline, None);
         return Ok(BaselineCheck {

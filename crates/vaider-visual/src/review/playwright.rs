@@ -13,8 +13,8 @@ use serde_json::Value;
 use vaider_validate::snapshot_paths::SnapshotConfig;
 
 use super::changes::ChangeSource;
-use super::snapshot_file;
 use super::check::{compare_with_baseline, BaselineCheck, ChangeSpec};
+use super::snapshot_file;
 use super::{io_error, Result, ReviewError};
 
 /// One snapshot a test failed on.
@@ -131,7 +131,12 @@ fn from_report(
         .unwrap_or_default();
     while let Some((mut titles, is_file, suite)) = suites.pop() {
         if !is_file {
-            titles.extend(suite["title"].as_str().filter(|t| !t.is_empty()).map(str::to_string));
+            titles.extend(
+                suite["title"]
+                    .as_str()
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_string),
+            );
         }
         for child in suite["suites"].as_array().into_iter().flatten() {
             suites.push((titles.clone(), false, child));
@@ -141,7 +146,10 @@ fn from_report(
             titles.push(spec["title"].as_str().unwrap_or_default().to_string());
             let file = spec["file"].as_str().unwrap_or_default();
             for test in spec["tests"].as_array().into_iter().flatten() {
-                let at = TestAt { file, titles: &titles };
+                let at = TestAt {
+                    file,
+                    titles: &titles,
+                };
                 found.extend(from_test(project, &at, test, layout));
             }
         }
@@ -198,7 +206,8 @@ fn from_test(
             let computed = layout
                 .map(|l| snapshot_file::of_test(l, project_id, at.file, at.titles, stem))
                 .unwrap_or_default();
-            let Some(snapshot) = snapshot_file::choose(project, &computed, &expected, stem, at.file)
+            let Some(snapshot) =
+                snapshot_file::choose(project, &computed, &expected, stem, at.file)
             else {
                 continue;
             };

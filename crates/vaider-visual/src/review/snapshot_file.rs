@@ -76,7 +76,11 @@ pub(super) fn of_results_folder(
 
 /// The titles part of a results folder's name, when `file` is the test file it names.
 fn folder_title<'a>(test_dir: &Path, file: &Path, rest: &'a str) -> Option<&'a str> {
-    let relative = file.strip_prefix(test_dir).ok()?.to_string_lossy().into_owned();
+    let relative = file
+        .strip_prefix(test_dir)
+        .ok()?
+        .to_string_lossy()
+        .into_owned();
     let without = strip_spec_extension(&relative).replace('/', "-");
     rest.strip_prefix(&without)?.strip_prefix('-')
 }
@@ -99,7 +103,9 @@ fn strip_counter<'a>(name: &'a str, marker: &str) -> &'a str {
     match name.rfind(marker) {
         Some(at)
             if name.len() > at + marker.len()
-                && name[at + marker.len()..].bytes().all(|b| b.is_ascii_digit()) =>
+                && name[at + marker.len()..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit()) =>
         {
             &name[..at]
         }
@@ -117,7 +123,10 @@ fn test_files(dir: &Path) -> Vec<PathBuf> {
             continue;
         };
         for path in entries.flatten().map(|e| e.path()) {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
             if path.is_dir() {
                 if !SKIPPED.contains(&name) && !name.ends_with("-snapshots") {
                     folders.push(path);
@@ -283,14 +292,19 @@ mod tests {
                 template: "{testDir}/__s__/{testFilePath}/{testName}/{arg}{ext}".into(),
             }],
         };
-        let (paths, project) =
-            of_results_folder(&layout, "shop-cart-the-cart-shows-the-total-chromium-retry1", "total");
+        let (paths, project) = of_results_folder(
+            &layout,
+            "shop-cart-the-cart-shows-the-total-chromium-retry1",
+            "total",
+        );
         assert_eq!(project.as_deref(), Some("chromium"));
         assert_eq!(
             paths,
             [tests.join("__s__/shop/cart.spec.ts/the-cart-shows-the-total/total.png")]
         );
-        assert!(of_results_folder(&layout, "shop-cart-x-firefox", "total").0.is_empty());
+        assert!(of_results_folder(&layout, "shop-cart-x-firefox", "total")
+            .0
+            .is_empty());
         assert_eq!(strip_counter("a-retry12", "-retry"), "a");
         assert_eq!(strip_counter("a-retry", "-retry"), "a-retry");
     }
