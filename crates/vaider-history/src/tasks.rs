@@ -129,10 +129,8 @@ impl History {
                     "SELECT {COLUMNS} FROM tasks WHERE principal = ?1
                      ORDER BY created_at DESC, id LIMIT ?2 OFFSET ?3"
                 ))?;
-                let rows = stmt.query_map(
-                    params![principal, limit as i64, offset as i64],
-                    row_to_task,
-                )?;
+                let rows =
+                    stmt.query_map(params![principal, limit as i64, offset as i64], row_to_task)?;
                 rows.collect()
             },
             "list the tasks",
