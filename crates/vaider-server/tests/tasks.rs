@@ -311,3 +311,103 @@ async fn settled_terminal(client: &RunningService<RoleClient, Client>, id: &str)
     }
     panic!("task {id} not over after a minute");
 }
+
+/// A 2025-11-25 POST on `session` (none for `initialize`): status, session id, the answer.
+async fn post_2025(server: &TestServer, session: Option<&str>, body: Value) -> (u16, String, Value) {
+    let mut request = server
+        .http()
+        .post(format!("{}/mcp", server.url))
+        .bearer_auth(TOKEN)
+        .header("accept", "application/json, text/event-stream");
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = request.json(&body).send().await.unwrap();
+    let status = response.status().as_u16();
+    let id = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let text = response.text().await.unwrap();
+    let answer = serde_json::from_str::<Value>(&text).ok().unwrap_or_else(|| {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or(Value::Null)
+    });
+    (status, id, answer)
+}
+
+#[tokio::test]
+async fn a_2025_11_25_client_creates_polls_lists_and_reads_a_task_as_that_revision_says() {
+    let server = TestServer::start().await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "clientInfo": {"name": "raw-2025", "version": "1"},
+        "capabilities": {"tasks": {"list": {}, "cancel": {}}}}});
+    let (status, session, answer) = post_2025(&server, None, init).await;
+    assert_eq!(status, 200, "{answer}");
+    let tasks = &answer["result"]["capabilities"]["tasks"];
+    assert!(tasks["requests"]["tools"]["call"].is_object(), "{answer}");
+    assert!(tasks["list"].is_object() && tasks["cancel"].is_object(), "{answer}");
+    let session = session.as_str();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post_2025(&server, Some(session), initialized).await;
+
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (_, _, answer) = post_2025(&server, Some(session), list).await;
+    let support = |name: &str| {
+        answer["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["execution"]["taskSupport"].clone())
+            .unwrap()
+    };
+    for tool in ["validate_test", "run_test_plan", "analyze_video"] {
+        assert_eq!(support(tool), "optional", "{tool}");
+    }
+    assert_eq!(support("vaider_status"), Value::Null);
+
+    let video = server.media_path("login-flow.webm");
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "analyze_video", "arguments": {"video_source": video}, "task": {"ttl": 60000}}});
+    let (_, _, answer) = post_2025(&server, Some(session), call).await;
+    let task = &answer["result"]["task"];
+    assert_eq!(task["status"], "working", "{answer}");
+    assert_eq!(task["ttl"], 60000, "{answer}");
+    assert!(task["createdAt"].is_string() && task["lastUpdatedAt"].is_string());
+    let id = task["taskId"].as_str().unwrap().to_string();
+
+    // tasks/result waits for the end, and answers what the call would have.
+    let result = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": id}});
+    let (_, _, answer) = post_2025(&server, Some(session), result).await;
+    let result = &answer["result"];
+    let description = result["structuredContent"]["description"].as_str().unwrap();
+    assert!(description.contains(&sha256_hex(&video)), "{answer}");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id);
+    assert!(result.get("resultType").is_none(), "{answer}");
+
+    let get = json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get", "params": {"taskId": id}});
+    let (_, _, answer) = post_2025(&server, Some(session), get).await;
+    assert_eq!(answer["result"]["status"], "completed", "{answer}");
+    assert_eq!(answer["result"]["pollInterval"], 1000, "{answer}");
+    let list = json!({"jsonrpc": "2.0", "id": 6, "method": "tasks/list", "params": {}});
+    let (_, _, answer) = post_2025(&server, Some(session), list).await;
+    assert_eq!(answer["result"]["tasks"][0]["taskId"], id, "{answer}");
+    // 2025-11-25 refuses to cancel a task that is over.
+    let cancel = json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/cancel", "params": {"taskId": id}});
+    let (_, _, answer) = post_2025(&server, Some(session), cancel).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    // Without the task parameter, today's answer.
+    let call = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+        "name": "analyze_video", "arguments": {"video_source": video}}});
+    let (_, _, answer) = post_2025(&server, Some(session), call).await;
+    assert!(answer["result"].get("task").is_none(), "{answer}");
+    assert_eq!(answer["result"]["structuredContent"]["description"], description);
+}
