@@ -313,7 +313,11 @@ async fn settled_terminal(client: &RunningService<RoleClient, Client>, id: &str)
 }
 
 /// A 2025-11-25 POST on `session` (none for `initialize`): status, session id, the answer.
-async fn post_2025(server: &TestServer, session: Option<&str>, body: Value) -> (u16, String, Value) {
+async fn post_2025(
+    server: &TestServer,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, String, Value) {
     let mut request = server
         .http()
         .post(format!("{}/mcp", server.url))
@@ -332,13 +336,15 @@ async fn post_2025(server: &TestServer, session: Option<&str>, body: Value) -> (
         .map(|v| v.to_str().unwrap().to_string())
         .unwrap_or_default();
     let text = response.text().await.unwrap();
-    let answer = serde_json::from_str::<Value>(&text).ok().unwrap_or_else(|| {
-        text.lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-            .find(|m| m.get("id").is_some())
-            .unwrap_or(Value::Null)
-    });
+    let answer = serde_json::from_str::<Value>(&text)
+        .ok()
+        .unwrap_or_else(|| {
+            text.lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+                .find(|m| m.get("id").is_some())
+                .unwrap_or(Value::Null)
+        });
     (status, id, answer)
 }
 
@@ -352,7 +358,10 @@ async fn a_2025_11_25_client_creates_polls_lists_and_reads_a_task_as_that_revisi
     assert_eq!(status, 200, "{answer}");
     let tasks = &answer["result"]["capabilities"]["tasks"];
     assert!(tasks["requests"]["tools"]["call"].is_object(), "{answer}");
-    assert!(tasks["list"].is_object() && tasks["cancel"].is_object(), "{answer}");
+    assert!(
+        tasks["list"].is_object() && tasks["cancel"].is_object(),
+        "{answer}"
+    );
     let session = session.as_str();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     post_2025(&server, Some(session), initialized).await;
@@ -384,12 +393,16 @@ async fn a_2025_11_25_client_creates_polls_lists_and_reads_a_task_as_that_revisi
     let id = task["taskId"].as_str().unwrap().to_string();
 
     // tasks/result waits for the end, and answers what the call would have.
-    let result = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": id}});
+    let result =
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": id}});
     let (_, _, answer) = post_2025(&server, Some(session), result).await;
     let result = &answer["result"];
     let description = result["structuredContent"]["description"].as_str().unwrap();
     assert!(description.contains(&sha256_hex(&video)), "{answer}");
-    assert_eq!(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id);
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id
+    );
     assert!(result.get("resultType").is_none(), "{answer}");
 
     let get = json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/get", "params": {"taskId": id}});
@@ -400,7 +413,8 @@ async fn a_2025_11_25_client_creates_polls_lists_and_reads_a_task_as_that_revisi
     let (_, _, answer) = post_2025(&server, Some(session), list).await;
     assert_eq!(answer["result"]["tasks"][0]["taskId"], id, "{answer}");
     // 2025-11-25 refuses to cancel a task that is over.
-    let cancel = json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/cancel", "params": {"taskId": id}});
+    let cancel =
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tasks/cancel", "params": {"taskId": id}});
     let (_, _, answer) = post_2025(&server, Some(session), cancel).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
 
@@ -409,5 +423,8 @@ async fn a_2025_11_25_client_creates_polls_lists_and_reads_a_task_as_that_revisi
         "name": "analyze_video", "arguments": {"video_source": video}}});
     let (_, _, answer) = post_2025(&server, Some(session), call).await;
     assert!(answer["result"].get("task").is_none(), "{answer}");
-    assert_eq!(answer["result"]["structuredContent"]["description"], description);
+    assert_eq!(
+        answer["result"]["structuredContent"]["description"],
+        description
+    );
 }
