@@ -425,3 +425,29 @@ fn waiting_for(payload: &TaskPayload) -> Option<&InputRequests> {
 fn stateless(ctx: &RequestContext<RoleServer>) -> bool {
     is_stateless(ctx)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bearer(token: &str) -> axum::http::HeaderMap {
+        let mut headers = axum::http::HeaderMap::new();
+        let value = format!("Bearer {token}").parse().unwrap();
+        headers.insert(axum::http::header::AUTHORIZATION, value);
+        headers
+    }
+
+    #[test]
+    fn a_task_is_bound_to_a_hash_of_its_token_never_the_token() {
+        let first = principal_of(Some(&bearer("token-one")));
+        let second = principal_of(Some(&bearer("token-two")));
+        assert_ne!(first, second);
+        assert_eq!(first, principal_of(Some(&bearer("token-one"))));
+        assert!(!first.contains("token-one"));
+        assert_eq!(principal_of(None), "stdio");
+        assert_eq!(
+            principal_of(Some(&axum::http::HeaderMap::new())),
+            "anonymous"
+        );
+    }
+}
