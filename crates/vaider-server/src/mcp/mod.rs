@@ -6,7 +6,8 @@
 //! `validate`, `qa`), each an `impl VaiderMcp` with its own router, joined once here. Each
 //! tool call is a request for the one pipeline.
 //!
-//! Live 2025 sessions are capped in [`sessions`].
+//! Live 2025 sessions are capped in [`sessions`]. Long calls may run as MCP tasks, on either
+//! revision ([`tasks`]).
 //!
 //! Adding a tool to a capability touches only that capability's file; a new capability is a
 //! new module whose router is added in [`registry`].
@@ -22,6 +23,7 @@ mod schema;
 pub mod sessions;
 pub mod sse;
 mod status;
+pub mod tasks;
 pub mod tool_set;
 pub mod validate;
 pub mod visual;
@@ -36,8 +38,9 @@ use axum::response::Response;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ResultType, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
@@ -63,6 +66,8 @@ pub struct VaiderMcp {
     /// The log level a 2025 session set (`logging/setLevel`); one server per session.
     #[allow(deprecated)]
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    /// The calls running as tasks, shared by every session of the server.
+    tasks: tasks::Tasks,
 }
 
 /// Every tool, built once: schemas made standard, the same for every session and revision.
@@ -99,12 +104,18 @@ impl VaiderMcp {
     /// The server of the HTTP endpoint: every tool unless a request's URL names a set.
     pub fn new(engine: Arc<Vaider>) -> Self {
         VaiderMcp {
-            engine,
             tool_router: registry().clone(),
             tools: ToolSet::All,
             stdio: false,
             log_level: Arc::default(),
+            tasks: tasks::Tasks::new(engine.history().clone()),
+            engine,
         }
+    }
+
+    /// Shares `tasks` with the other sessions (and the 2025-11-25 translation) of a server.
+    pub fn with_tasks(self, tasks: tasks::Tasks) -> Self {
+        VaiderMcp { tasks, ..self }
     }
 
     /// The server of `vaider stdio`, offering `tools`.
@@ -138,6 +149,7 @@ impl ServerHandler for VaiderMcp {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(
@@ -190,6 +202,9 @@ impl ServerHandler for VaiderMcp {
                 None,
             ));
         }
+        if let Some(started) = self.as_task(&request, &ctx).await {
+            return started;
+        }
         // A call that panics is answered all the same; one the client cancels stops here.
         let cancelled = ctx.ct.clone();
         let call = ToolCallContext::new(self, request, ctx);
@@ -198,6 +213,30 @@ impl ServerHandler for VaiderMcp {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tool_router.get(name).cloned()
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.task_get(request, ctx).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_update(request, ctx).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_cancel(request, ctx).await
     }
 
     /// A 2025 session's log level; a 2026-07-28 request carries its own in `_meta`.
