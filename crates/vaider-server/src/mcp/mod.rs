@@ -14,10 +14,12 @@
 
 pub mod analysis;
 mod answer;
+pub mod apps;
 mod ask;
 mod call;
 mod progress;
 mod qa;
+mod resources;
 mod review;
 mod schema;
 pub mod sessions;
@@ -39,8 +41,9 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
-    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ResultType, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
+    GetTaskResult, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
@@ -146,11 +149,17 @@ impl VaiderMcp {
 impl ServerHandler for VaiderMcp {
     fn get_info(&self) -> ServerConfig {
         #[allow(deprecated)] // logging: 2025 clients still set a level (`set_level`)
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
             .enable_tasks()
+            .enable_resources()
             .build();
+        // MCP Apps: views for the clients that show them (`apps`).
+        capabilities
+            .extensions
+            .get_or_insert_default()
+            .insert(apps::EXTENSION.into(), Default::default());
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("vaider", vaider_core::VERSION).with_title("Vaider"),
@@ -180,6 +189,7 @@ impl ServerHandler for VaiderMcp {
                 .collect(),
         );
         result.result_type = Some(ResultType::COMPLETE);
+        apps::list(&mut result.tools, &ctx);
         if cache_hints {
             result.ttl_ms = Some(TOOLS_TTL_MS);
             result.cache_scope = Some(CacheScope::Public);
@@ -192,6 +202,10 @@ impl ServerHandler for VaiderMcp {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // The views' own tools, for clients that show views.
+        if let Some(answer) = apps::call(self, &request, &ctx).await {
+            return answer;
+        }
         if !self.tool_set(&ctx).contains(&request.name) {
             return Err(ErrorData::invalid_params(
                 format!(
@@ -207,8 +221,37 @@ impl ServerHandler for VaiderMcp {
         }
         // A call that panics is answered all the same; one the client cancels stops here.
         let cancelled = ctx.ct.clone();
+        let (name, view_ctx) = (request.name.clone(), ctx.clone());
         let call = ToolCallContext::new(self, request, ctx);
-        crate::panics::answered(self.tool_router.call(call), cancelled).await
+        let mut answer = crate::panics::answered(self.tool_router.call(call), cancelled).await;
+        if let Ok(response) = answer.as_mut() {
+            apps::decorate(&name, response, &view_ctx);
+        }
+        answer
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(resources::list(&ctx))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates(&ctx))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&request, &ctx).map(Into::into)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
