@@ -479,7 +479,7 @@ describe('the tray app with its server', { concurrency: 1 }, () => {
       const s = await state();
       if (s.error) throw new Error(`the video failed with MediaError ${s.error}`);
       return s.currentTime > first.currentTime + 0.2 && s;
-    });
+    }, 120);
     assert.ok(later.currentTime > first.currentTime);
     t.diagnostic(`video: readyState ${first.readyState} at ${first.currentTime.toFixed(2)} s, ` +
       `then ${later.readyState} at ${later.currentTime.toFixed(2)} s (${later.src})`);
