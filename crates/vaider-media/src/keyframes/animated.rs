@@ -1,0 +1,210 @@
+//! An animated GIF, APNG or WebP read as a recording, without ffmpeg (Debian 12's cannot
+//! decode an animated WebP): the `image` crate decodes and composites each frame as a browser
+//! shows it; it is laid on white, turned into 4:2:0 planes and shrunk to the size asked (the
+//! detector's, or `max_width` for frames to keep), and goes to the scan with the time it is
+//! shown from on the animation's own clock (the delays before it, each as browsers play it,
+//! `media::shown_ms`). Every frame is one sample: none is missed however short, and a still
+//! stretch is one sample however long.
+//!
+//! Bounds: a canvas over `MAX_ANIMATION_PIXELS` is refused before any frame is decoded; at
+//! most `Animation::frames_watched` frames are read. One frame is held at a time (plus the few
+//! the scan reads ahead), whatever the file's length.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use image::codecs::{gif::GifDecoder, png::PngDecoder, webp::WebPDecoder};
+use image::{AnimationDecoder, Frames, ImageDecoder, Limits, RgbaImage};
+
+use super::raw::Shrinker;
+use super::y4m::{Sample, FRAMES_AHEAD};
+use super::{FrameReader, Geometry, InputFacts};
+use crate::media::{self, Animation, MediaInfo, MAX_ANIMATION_PIXELS};
+use vaider_base::error::{Result, VaiderError};
+
+/// An animated image about to be read.
+pub(super) struct AnimatedImage {
+    path: PathBuf,
+    info: MediaInfo,
+    animation: Animation,
+}
+
+impl AnimatedImage {
+    /// The file, when its content is an animated GIF, APNG or WebP; None for anything else.
+    /// Err for an animation too large to decode.
+    pub fn open(path: &Path) -> Result<Option<AnimatedImage>> {
+        let Ok(info) = media::inspect(path, media::MAX_MEDIA_BYTES, None) else {
+            return Ok(None);
+        };
+        let Some(animation) = info.animation else {
+            return Ok(None);
+        };
+        let pixels = u64::from(animation.width) * u64::from(animation.height);
+        if pixels > MAX_ANIMATION_PIXELS || pixels == 0 {
+            return Err(VaiderError::InvalidPath {
+                message: format!(
+                    "{} is an animated {} of {}x{} pixels; Vaider watches animations of at most {MAX_ANIMATION_PIXELS} pixels a frame (3840x2160). Scale it down, or record a video instead.",
+                    path.display(),
+                    info.format,
+                    animation.width,
+                    animation.height
+                ),
+            });
+        }
+        Ok(Some(AnimatedImage {
+            path: path.to_path_buf(),
+            info,
+            animation,
+        }))
+    }
+
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            width: self.animation.width as usize,
+            height: self.animation.height as usize,
+        }
+    }
+
+    /// Whether every frame is read (none past the bounds).
+    pub fn reads_all(&self) -> bool {
+        self.animation.frames_watched() == self.animation.frames
+    }
+
+    /// What ffmpeg would have said of it: its length (of the frames watched, once read) and
+    /// size; no sound.
+    pub fn facts(&self) -> InputFacts {
+        InputFacts {
+            duration: Some(self.animation.duration_ms as f64 / 1000.0),
+            has_audio: false,
+            size: Some((self.animation.width, self.animation.height)),
+        }
+    }
+
+    /// Decodes the frames on a blocking thread, each shrunk to `out`; they come as ffmpeg's
+    /// would, with their times.
+    pub fn start(self, out: Geometry) -> FrameReader {
+        let (sender, frames) = tokio::sync::mpsc::channel(FRAMES_AHEAD);
+        let (spare, mut spares) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let task = tokio::task::spawn_blocking(move || {
+            let fail = |e: &dyn std::fmt::Display| VaiderError::InvalidPath {
+                message: format!(
+                    "the animated {} {} could not be decoded ({e}); check that it plays in a browser.",
+                    self.info.format,
+                    self.path.display()
+                ),
+            };
+            let frames = match self.frames() {
+                Ok(frames) => frames,
+                Err(e) => {
+                    let _ = sender.blocking_send(Err(fail(&e)));
+                    return;
+                }
+            };
+            let full = self.geometry();
+            let shrink = (full != out).then(|| Shrinker::new(full, out));
+            let mut planes = vec![0u8; full.frame_len()];
+            let mut at_ms = 0u64;
+            let watched = self.animation.frames_watched() as usize;
+            for frame in frames.take(watched) {
+                let sample = frame.map_err(|e| fail(&e)).map(|frame| {
+                    let (numerator, denominator) = frame.delay().numer_denom_ms();
+                    let delay = u64::from(numerator) / u64::from(denominator.max(1));
+                    let at = at_ms as f64 / 1000.0;
+                    at_ms += media::shown_ms(delay);
+                    to_yuv420(frame.buffer(), full, &mut planes);
+                    let pixels = match &shrink {
+                        Some(shrink) => {
+                            let mut shrunk = spares
+                                .try_recv()
+                                .unwrap_or_else(|_| vec![0; out.frame_len()]);
+                            shrink.frame(&planes, &mut shrunk);
+                            shrunk
+                        }
+                        None => planes.clone(),
+                    };
+                    Sample {
+                        pixels,
+                        at: Some(at),
+                    }
+                });
+                let failed = sample.is_err();
+                // The receiver is gone when reading stopped early: stop too.
+                if sender.blocking_send(sample).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        FrameReader {
+            frames,
+            spare,
+            task,
+        }
+    }
+
+    /// The decoder's frames, composited on the canvas.
+    fn frames(&self) -> image::ImageResult<Frames<'static>> {
+        let reader = || -> image::ImageResult<BufReader<File>> {
+            Ok(BufReader::new(File::open(&self.path)?))
+        };
+        // The canvas was checked; this bounds what a lying header could make it allocate.
+        let mut limits = Limits::default();
+        limits.max_alloc = Some(MAX_ANIMATION_PIXELS * 4 * 4);
+        Ok(match self.info.format {
+            "GIF" => {
+                let mut decoder = GifDecoder::new(reader()?)?;
+                decoder.set_limits(limits)?;
+                decoder.into_frames()
+            }
+            "PNG" => PngDecoder::with_limits(reader()?, limits)?
+                .apng()?
+                .into_frames(),
+            _ => {
+                let mut decoder = WebPDecoder::new(reader()?)?;
+                decoder.set_limits(limits)?;
+                decoder.into_frames()
+            }
+        })
+    }
+}
+
+/// An RGBA frame laid on white and turned into limited-range BT.601 4:2:0 planes, as
+/// ffmpeg's `yuv420p` output is (and as the JPEG writer reads them back).
+fn to_yuv420(image: &RgbaImage, geometry: Geometry, out: &mut [u8]) {
+    let (width, height) = (geometry.width, geometry.height);
+    let (luma, chroma) = out.split_at_mut(geometry.luma_len());
+    let (u_plane, v_plane) = chroma.split_at_mut(geometry.chroma_len());
+    let rgb = |x: usize, y: usize| -> [f32; 3] {
+        let p = image.get_pixel(x as u32, y as u32).0;
+        let alpha = f32::from(p[3]) / 255.0;
+        // Transparent pixels show the page behind them: white.
+        let over_white = |c: u8| f32::from(c) * alpha + 255.0 * (1.0 - alpha);
+        [over_white(p[0]), over_white(p[1]), over_white(p[2])]
+    };
+    for y in 0..height {
+        for x in 0..width {
+            let [r, g, b] = rgb(x, y);
+            luma[y * width + x] = (16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0)
+                .round()
+                .clamp(0.0, 255.0) as u8;
+        }
+    }
+    let chroma_width = geometry.chroma_width();
+    for cy in 0..geometry.chroma_height() {
+        for cx in 0..chroma_width {
+            // The average of the (up to) four pixels each chroma sample covers.
+            let (mut sum, mut n) = ([0f32; 3], 0f32);
+            for y in (2 * cy)..(2 * cy + 2).min(height) {
+                for x in (2 * cx)..(2 * cx + 2).min(width) {
+                    let c = rgb(x, y);
+                    sum = [sum[0] + c[0], sum[1] + c[1], sum[2] + c[2]];
+                    n += 1.0;
+                }
+            }
+            let [r, g, b] = sum.map(|s| s / n);
+            let level = |v: f32| (128.0 + v / 255.0).round().clamp(0.0, 255.0) as u8;
+            u_plane[cy * chroma_width + cx] = level(-37.797 * r - 74.203 * g + 112.0 * b);
+            v_plane[cy * chroma_width + cx] = level(112.0 * r - 93.786 * g - 18.214 * b);
+        }
+    }
+}
