@@ -208,3 +208,97 @@ fn to_yuv420(image: &RgbaImage, geometry: Geometry, out: &mut [u8]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{extract, timeline, KeyframeOptions};
+    use super::*;
+    use vaider_test_support::animations::{apng, gif, screen, webp, Shown};
+
+    const WHITE: [u8; 3] = [255, 255, 255];
+
+    /// A still stretch of two equal frames, a box shown for 130 ms (shorter than a video's
+    /// sampling interval), another for "0 ms" (100 ms as browsers play it), then white for
+    /// 1.5 s in two equal frames.
+    fn recording() -> Vec<Shown> {
+        let (w, h) = (160, 120);
+        vec![
+            (screen(w, h, WHITE, None), 400),
+            (screen(w, h, WHITE, None), 400),
+            (screen(w, h, WHITE, Some((10, 10, 24))), 130),
+            (screen(w, h, WHITE, Some((100, 60, 24))), 0),
+            (screen(w, h, WHITE, None), 1000),
+            (screen(w, h, WHITE, None), 500),
+        ]
+    }
+
+    fn formats() -> [(&'static str, Vec<u8>); 3] {
+        [
+            ("rec.gif", gif(&recording())),
+            ("rec.png", apng(&recording())),
+            ("rec.webp", webp(&recording())),
+        ]
+    }
+
+    /// Each frame is seen at the time its delays put it, however short, without ffmpeg; a
+    /// still stretch is one frame; the kept frames show what the animation showed then.
+    #[tokio::test]
+    async fn every_format_is_watched_on_its_own_clock_without_ffmpeg() {
+        // Only this test sets the variable; nextest runs each test in its own process.
+        std::env::set_var("VAIDER_FFMPEG", "/nonexistent/ffmpeg");
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in formats() {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let options = KeyframeOptions::default();
+            let seen = timeline(&path, &options).await.unwrap();
+            assert_eq!(seen.changes, vec![0.0, 0.8, 0.93, 1.03], "{name}");
+            assert_eq!(seen.samples, 6, "{name}");
+            assert!((seen.sampled_seconds - 2.53).abs() < 1e-9, "{name}");
+            assert_eq!((seen.width, seen.height, seen.has_audio), (160, 120, false));
+            let out = dir.path().join(format!("{name}.frames"));
+            let frames = extract(&path, &out, &options).await.unwrap();
+            let times: Vec<f64> = frames.iter().map(|f| f.at_seconds).collect();
+            // The last frame is always sent: a test ends on it.
+            assert_eq!(times, vec![0.0, 0.8, 0.93, 1.03, 2.03], "{name}");
+            let shown = |i: usize| image::open(&frames[i].path).unwrap().to_rgb8();
+            let dark = |p: &image::Rgb<u8>| p.0.iter().all(|&c| c < 60);
+            let light = |p: &image::Rgb<u8>| p.0.iter().all(|&c| c > 220);
+            assert!(dark(shown(1).get_pixel(20, 20)) && light(shown(1).get_pixel(110, 70)));
+            assert!(light(shown(2).get_pixel(20, 20)) && dark(shown(2).get_pixel(110, 70)));
+            assert!(light(shown(3).get_pixel(20, 20)) && light(shown(3).get_pixel(110, 70)));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_canvas_over_the_bound_is_refused_before_decoding() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = gif(&recording());
+        // The logical screen says 5000x4000: 20 million pixels a frame.
+        bytes[6..10].copy_from_slice(&[0x88, 0x13, 0xA0, 0x0F]);
+        let path = dir.path().join("huge.gif");
+        std::fs::write(&path, bytes).unwrap();
+        let err = timeline(&path, &KeyframeOptions::default())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("5000x4000") && err.contains("3840x2160"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn at_most_the_bounded_number_of_frames_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let frames: Vec<Shown> = (0..media::MAX_ANIMATION_FRAMES + 5)
+            .map(|i| {
+                let shade = (i % 200) as u8;
+                (screen(8, 8, [shade, shade, shade], None), 20)
+            })
+            .collect();
+        let path = dir.path().join("long.gif");
+        std::fs::write(&path, gif(&frames)).unwrap();
+        let seen = timeline(&path, &KeyframeOptions::default()).await.unwrap();
+        assert_eq!(seen.samples, u64::from(media::MAX_ANIMATION_FRAMES));
+        // The length is the frames read: up to the last one.
+        assert!((seen.sampled_seconds - 0.02 * 2999.0).abs() < 1e-6);
+    }
+}
