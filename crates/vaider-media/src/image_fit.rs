@@ -80,7 +80,7 @@ pub fn first_frame(
     limits: &ImageLimits,
 ) -> Result<FittedImage> {
     let mut image = image::load_from_memory(&bytes).map_err(|e| decode_error(mime_type, e))?;
-    let mut notes = vec!["its first frame".to_string()];
+    let mut notes = Vec::new();
     let (width, height) = (image.width(), image.height());
     if limits.max_side != 0 && width.max(height) > limits.max_side {
         image = image.resize(

@@ -12,7 +12,12 @@ pub type Shown = (RgbaImage, u32);
 
 /// A `width` x `height` screen of one colour with a dark box at `(x, y)` of `side` pixels, if
 /// any: the frames of a recording that changes where the box appears.
-pub fn screen(width: u32, height: u32, colour: [u8; 3], boxed: Option<(u32, u32, u32)>) -> RgbaImage {
+pub fn screen(
+    width: u32,
+    height: u32,
+    colour: [u8; 3],
+    boxed: Option<(u32, u32, u32)>,
+) -> RgbaImage {
     RgbaImage::from_fn(width, height, |px, py| match boxed {
         Some((x, y, side)) if (x..x + side).contains(&px) && (y..y + side).contains(&py) => {
             Rgba([20, 30, 40, 255])
@@ -42,7 +47,9 @@ pub fn apng(frames: &[Shown]) -> Vec<u8> {
     let mut encoder = png::Encoder::new(&mut bytes, width, height);
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_animated(frames.len() as u32, 0).expect("animated");
+    encoder
+        .set_animated(frames.len() as u32, 0)
+        .expect("animated");
     let mut writer = encoder.write_header().expect("a PNG header");
     for (image, ms) in frames {
         writer.set_frame_delay(*ms as u16, 1000).expect("a delay");
@@ -118,6 +125,11 @@ pub fn wav(seconds: u32) -> Vec<u8> {
     fmt.extend((rate * 2).to_le_bytes());
     fmt.extend(2u16.to_le_bytes());
     fmt.extend(16u16.to_le_bytes());
-    let body = [b"WAVE".to_vec(), chunk(b"fmt ", &fmt), chunk(b"data", &samples)].concat();
+    let body = [
+        b"WAVE".to_vec(),
+        chunk(b"fmt ", &fmt),
+        chunk(b"data", &samples),
+    ]
+    .concat();
     chunk(b"RIFF", &body)
 }

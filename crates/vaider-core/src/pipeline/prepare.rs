@@ -190,8 +190,8 @@ async fn add_image(
         true => image_fit::first_frame(bytes, mime, &limits),
         false => image_fit::fit(bytes, mime, &limits),
     })
-        .await
-        .map_err(|e| VaiderError::internal("fit the image", e))??;
+    .await
+    .map_err(|e| VaiderError::internal("fit the image", e))??;
     if let Some(adapted) = &image.adapted {
         prepared
             .adaptations

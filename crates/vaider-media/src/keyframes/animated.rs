@@ -87,12 +87,14 @@ impl AnimatedImage {
         let (sender, frames) = tokio::sync::mpsc::channel(FRAMES_AHEAD);
         let (spare, mut spares) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let task = tokio::task::spawn_blocking(move || {
-            let fail = |e: &dyn std::fmt::Display| VaiderError::InvalidPath {
+            let fail = |e: &dyn std::fmt::Display| {
+                VaiderError::InvalidPath {
                 message: format!(
                     "the animated {} {} could not be decoded ({e}); check that it plays in a browser.",
                     self.info.format,
                     self.path.display()
                 ),
+            }
             };
             let frames = match self.frames() {
                 Ok(frames) => frames,
@@ -282,7 +284,10 @@ mod tests {
             .await
             .unwrap_err()
             .to_string();
-        assert!(err.contains("5000x4000") && err.contains("3840x2160"), "{err}");
+        assert!(
+            err.contains("5000x4000") && err.contains("3840x2160"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

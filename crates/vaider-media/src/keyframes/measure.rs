@@ -71,9 +71,7 @@ pub(super) async fn measure_frames(
     let mut last_frame: Option<Vec<u8>> = None;
     while let Some(sample) = incoming.next().await? {
         let index = measure.frames;
-        let at = sample
-            .at
-            .unwrap_or(index as f64 / options.sample_fps);
+        let at = sample.at.unwrap_or(index as f64 / options.sample_fps);
         let frame = sample.pixels;
         // A sample that repeats the one before (a still screen, or a recorder that writes a
         // frame only on a change, sampled again) cannot be a change: its probe would equal

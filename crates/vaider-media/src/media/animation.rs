@@ -195,7 +195,8 @@ fn webp_frames(src: &mut Source, count: &mut Count, budget: &mut Budget) -> Resu
         let (chunk, _) = src.small::<24>(pos)?;
         let size = u64::from(le_u32(&chunk[4..8]));
         if &chunk[0..4] == b"ANMF" {
-            let duration = u64::from(chunk[20]) | u64::from(chunk[21]) << 8 | u64::from(chunk[22]) << 16;
+            let duration =
+                u64::from(chunk[20]) | u64::from(chunk[21]) << 8 | u64::from(chunk[22]) << 16;
             count.frame(duration);
         }
         pos += 8 + size + (size & 1);
@@ -241,7 +242,11 @@ mod tests {
         ] {
             let path = write(dir.path(), name, &bytes);
             let info = inspect(&path, MAX_MEDIA_BYTES, None).unwrap();
-            assert_eq!((info.kind, info.mime_type), (MediaKind::Image, mime), "{name}");
+            assert_eq!(
+                (info.kind, info.mime_type),
+                (MediaKind::Image, mime),
+                "{name}"
+            );
             assert_eq!(info.animation, Some(want), "{name}");
             assert!(info.is_recording());
             // A video tool takes it as a recording; an image tool as a picture.
@@ -266,7 +271,10 @@ mod tests {
             let info = inspect(&path, MAX_MEDIA_BYTES, Some(MediaKind::Image)).unwrap();
             assert_eq!(info.animation, None, "{name}");
             let err = inspect(&path, MAX_MEDIA_BYTES, Some(MediaKind::Video)).unwrap_err();
-            assert!(matches!(err, MediaError::WrongKind { .. }), "{name}: {err:?}");
+            assert!(
+                matches!(err, MediaError::WrongKind { .. }),
+                "{name}: {err:?}"
+            );
             let msg = err.to_string();
             assert!(
                 msg.contains("a video is needed") && msg.contains("animated GIF, APNG or WebP"),

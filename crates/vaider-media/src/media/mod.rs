@@ -123,7 +123,10 @@ pub fn inspect(
         }
         return Err(wrong_kind());
     }
-    if expected == Some(MediaKind::Video) && !matches!(format, "GIF" | "PNG" | "WebP") && kind == MediaKind::Image {
+    if expected == Some(MediaKind::Video)
+        && !matches!(format, "GIF" | "PNG" | "WebP")
+        && kind == MediaKind::Image
+    {
         return Err(wrong_kind());
     }
     match check_container(&mut src, format) {

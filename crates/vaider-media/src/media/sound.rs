@@ -101,7 +101,9 @@ fn matroska_tracks(src: &mut Source, budget: &mut Budget) -> Result<Vec<Track>, 
                 }
                 let entry = ebml_children(src, start, stop, budget)?;
                 let video = entry.iter().any(|&(id, at, to)| {
-                    id == ID_TRACK_TYPE && to == at + 1 && matches!(src.small::<1>(at), Ok(([1], 1)))
+                    id == ID_TRACK_TYPE
+                        && to == at + 1
+                        && matches!(src.small::<1>(at), Ok(([1], 1)))
                 });
                 tracks.push(if video { Track::Picture } else { Track::Other });
             }
@@ -158,24 +160,26 @@ fn iso_bmff_tracks(src: &mut Source, budget: &mut Budget) -> Result<Vec<Track>, 
                 }
             }
         }
-        tracks.push(if picture { Track::Picture } else { Track::Other });
+        tracks.push(if picture {
+            Track::Picture
+        } else {
+            Track::Other
+        });
     }
     Ok(tracks)
 }
 
 /// The boxes between `start` and `end`: (type, data start, data end).
-fn boxes(
-    src: &mut Source,
-    mut pos: u64,
-    end: u64,
-    budget: &mut Budget,
-) -> Result<Children, Fault> {
+fn boxes(src: &mut Source, mut pos: u64, end: u64, budget: &mut Budget) -> Result<Children, Fault> {
     let mut found = Vec::new();
     while pos + 8 <= end {
         budget.spend()?;
         let (head, _) = src.small::<16>(pos)?;
         let (header, size) = match be_u32(&head[0..4]) {
-            1 => (16, u64::from_be_bytes(head[8..16].try_into().unwrap_or_default())),
+            1 => (
+                16,
+                u64::from_be_bytes(head[8..16].try_into().unwrap_or_default()),
+            ),
             0 => (8, end - pos),
             size => (8, u64::from(size)),
         };
@@ -203,7 +207,11 @@ fn avi_streams(src: &mut Source, budget: &mut Budget) -> Result<Vec<Track>, Faul
             let inner = riff_chunks(src, list_start + 4, list_end, budget)?;
             if let Some(&(_, strh, _)) = inner.iter().find(|c| &c.0 == b"strh") {
                 let kind = src.small::<4>(strh)?.0;
-                streams.push(if &kind == b"vids" { Track::Picture } else { Track::Other });
+                streams.push(if &kind == b"vids" {
+                    Track::Picture
+                } else {
+                    Track::Other
+                });
             }
         }
         break;
@@ -266,7 +274,10 @@ mod tests {
         assert_no_picture(&write("tone.wav", &wav(1)), "WAV audio");
         // An MP3 with its tag, and one that starts at a frame (MPEG-1 layer III, 128 kb/s).
         assert_no_picture(&write("a.mp3", b"ID3\x04\0\0\0\0\0\x0Ahello"), "MP3");
-        assert_no_picture(&write("b.mp3", &[0xFF, 0xFB, 0x90, 0x64, 0, 0, 0, 0]), "MP3");
+        assert_no_picture(
+            &write("b.mp3", &[0xFF, 0xFB, 0x90, 0x64, 0, 0, 0, 0]),
+            "MP3",
+        );
         let ogg = [&b"OggS\0\x02"[..], &[0; 22], b"\x01vorbis\0\0\0\0"].concat();
         assert_no_picture(&write("a.ogg", &ogg), "Ogg audio");
         assert_no_picture(&write("a.flac", b"fLaC\0\0\0\x22"), "FLAC");
@@ -298,11 +309,23 @@ mod tests {
         let opus = ["-c:a", "libopus"];
         let aac = ["-c:a", "aac"];
         let pcm = ["-c:a", "pcm_s16le"];
-        assert_no_picture(&make("sound.webm", false, &opus), "a WebM file with sound only");
-        assert_no_picture(&make("sound.mkv", false, &opus), "a Matroska file with sound only");
-        assert_no_picture(&make("sound.mp4", false, &aac), "an MP4 file with sound only");
+        assert_no_picture(
+            &make("sound.webm", false, &opus),
+            "a WebM file with sound only",
+        );
+        assert_no_picture(
+            &make("sound.mkv", false, &opus),
+            "a Matroska file with sound only",
+        );
+        assert_no_picture(
+            &make("sound.mp4", false, &aac),
+            "an MP4 file with sound only",
+        );
         assert_no_picture(&make("sound.mov", false, &aac), "MOV file with sound only");
-        assert_no_picture(&make("sound.avi", false, &pcm), "an AVI file with sound only");
+        assert_no_picture(
+            &make("sound.avi", false, &pcm),
+            "an AVI file with sound only",
+        );
         for (name, codec) in [
             ("both.webm", &["-c:a", "libopus", "-c:v", "libvpx"][..]),
             ("both.mp4", &["-c:a", "aac", "-c:v", "mpeg4"][..]),
