@@ -31,7 +31,10 @@ async fn an_animated_gif_is_watched_as_a_recording_from_the_terminal() {
     let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(result["framesAnalysed"], 2, "{result}");
     let adapted = result["adaptations"].to_string();
-    assert!(adapted.contains("animated GIF (2 frames, 1.0 s) sent as 2 frames"), "{adapted}");
+    assert!(
+        adapted.contains("animated GIF (2 frames, 1.0 s) sent as 2 frames"),
+        "{adapted}"
+    );
     let request = fake.generate_requests().pop().expect("a request");
     let labels: Vec<String> = request["contents"][0]["parts"]
         .as_array()
@@ -46,5 +49,8 @@ async fn an_animated_gif_is_watched_as_a_recording_from_the_terminal() {
     let mut command = sandbox.vaider();
     command.args(["history", "--json"]);
     let history: Value = serde_json::from_str(&stdout(&run(command))).unwrap();
-    assert_eq!(history["interactions"][0]["tool"], "analyze_video", "{history}");
+    assert_eq!(
+        history["interactions"][0]["tool"], "analyze_video",
+        "{history}"
+    );
 }

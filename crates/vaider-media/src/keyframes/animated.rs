@@ -7,8 +7,8 @@
 //! stretch is one sample however long.
 //!
 //! Bounds: a canvas over `MAX_ANIMATION_PIXELS` is refused before any frame is decoded; at
-//! most `Animation::frames_watched` frames are read. One frame is held at a time (plus the few
-//! the scan reads ahead), whatever the file's length.
+//! most `Animation::frames_watched` frames are read. One frame is held at a time, with the one
+//! before it (plus the few the scan reads ahead), whatever the file's length.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -34,6 +34,13 @@ impl AnimatedImage {
     /// The file, when its content is an animated GIF, APNG or WebP; None for anything else.
     /// Err for an animation too large to decode.
     pub fn open(path: &Path) -> Result<Option<AnimatedImage>> {
+        // Only a GIF, PNG or WebP may be one: a video is not walked twice.
+        let mut prefix = [0u8; 16];
+        let read = File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut prefix));
+        let may_be = read.ok().and_then(|n| media::sniff(&prefix[..n]));
+        if !matches!(may_be, Some((_, _, "GIF" | "PNG" | "WebP"))) {
+            return Ok(None);
+        }
         let Ok(info) = media::inspect(path, media::MAX_MEDIA_BYTES, None) else {
             return Ok(None);
         };
@@ -106,29 +113,43 @@ impl AnimatedImage {
             let full = self.geometry();
             let shrink = (full != out).then(|| Shrinker::new(full, out));
             let mut planes = vec![0u8; full.frame_len()];
+            // The frame before and what it became: a frame equal to it (a still stretch written
+            // frame after frame) is not converted again.
+            let mut before: Option<(RgbaImage, Vec<u8>)> = None;
             let mut at_ms = 0u64;
             let watched = self.animation.frames_watched() as usize;
             for frame in frames.take(watched) {
-                let sample = frame.map_err(|e| fail(&e)).map(|frame| {
+                let sample = frame.map_err(|e| fail(&e)).and_then(|frame| {
                     let (numerator, denominator) = frame.delay().numer_denom_ms();
                     let delay = u64::from(numerator) / u64::from(denominator.max(1));
                     let at = at_ms as f64 / 1000.0;
                     at_ms += media::shown_ms(delay);
-                    to_yuv420(frame.buffer(), full, &mut planes);
-                    let pixels = match &shrink {
-                        Some(shrink) => {
-                            let mut shrunk = spares
-                                .try_recv()
-                                .unwrap_or_else(|_| vec![0; out.frame_len()]);
-                            shrink.frame(&planes, &mut shrunk);
-                            shrunk
+                    let image = frame.into_buffer();
+                    if image.dimensions() != (full.width as u32, full.height as u32) {
+                        return Err(fail(&"a frame is not the size of the canvas"));
+                    }
+                    let pixels = match &before {
+                        Some((rgba, pixels)) if *rgba == image => pixels.clone(),
+                        _ => {
+                            to_yuv420(&image, full, &mut planes);
+                            let pixels = match &shrink {
+                                Some(shrink) => {
+                                    let mut shrunk = spares
+                                        .try_recv()
+                                        .unwrap_or_else(|_| vec![0; out.frame_len()]);
+                                    shrink.frame(&planes, &mut shrunk);
+                                    shrunk
+                                }
+                                None => planes.clone(),
+                            };
+                            before = Some((image, pixels.clone()));
+                            pixels
                         }
-                        None => planes.clone(),
                     };
-                    Sample {
+                    Ok(Sample {
                         pixels,
                         at: Some(at),
-                    }
+                    })
                 });
                 let failed = sample.is_err();
                 // The receiver is gone when reading stopped early: stop too.
@@ -171,42 +192,34 @@ impl AnimatedImage {
 }
 
 /// An RGBA frame laid on white and turned into limited-range BT.601 4:2:0 planes, as
-/// ffmpeg's `yuv420p` output is (and as the JPEG writer reads them back).
+/// ffmpeg's `yuv420p` output is (and as the JPEG writer reads them back): one pass over each
+/// 2x2 block, its four lumas and its averaged chroma.
 fn to_yuv420(image: &RgbaImage, geometry: Geometry, out: &mut [u8]) {
     let (width, height) = (geometry.width, geometry.height);
+    let chroma_width = geometry.chroma_width();
     let (luma, chroma) = out.split_at_mut(geometry.luma_len());
     let (u_plane, v_plane) = chroma.split_at_mut(geometry.chroma_len());
-    let rgb = |x: usize, y: usize| -> [f32; 3] {
-        let p = image.get_pixel(x as u32, y as u32).0;
-        let alpha = f32::from(p[3]) / 255.0;
-        // Transparent pixels show the page behind them: white.
-        let over_white = |c: u8| f32::from(c) * alpha + 255.0 * (1.0 - alpha);
-        [over_white(p[0]), over_white(p[1]), over_white(p[2])]
-    };
-    for y in 0..height {
-        for x in 0..width {
-            let [r, g, b] = rgb(x, y);
-            luma[y * width + x] = (16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0)
-                .round()
-                .clamp(0.0, 255.0) as u8;
-        }
-    }
-    let chroma_width = geometry.chroma_width();
+    let pixels = image.as_raw();
+    let level = |v: f32| v.round().clamp(0.0, 255.0) as u8;
     for cy in 0..geometry.chroma_height() {
         for cx in 0..chroma_width {
-            // The average of the (up to) four pixels each chroma sample covers.
             let (mut sum, mut n) = ([0f32; 3], 0f32);
             for y in (2 * cy)..(2 * cy + 2).min(height) {
                 for x in (2 * cx)..(2 * cx + 2).min(width) {
-                    let c = rgb(x, y);
+                    let p = &pixels[(y * width + x) * 4..][..4];
+                    // Transparent pixels show the page behind them: white.
+                    let alpha = f32::from(p[3]) / 255.0;
+                    let c = [0, 1, 2].map(|i| f32::from(p[i]) * alpha + 255.0 * (1.0 - alpha));
+                    luma[y * width + x] =
+                        level(16.0 + (65.481 * c[0] + 128.553 * c[1] + 24.966 * c[2]) / 255.0);
                     sum = [sum[0] + c[0], sum[1] + c[1], sum[2] + c[2]];
                     n += 1.0;
                 }
             }
             let [r, g, b] = sum.map(|s| s / n);
-            let level = |v: f32| (128.0 + v / 255.0).round().clamp(0.0, 255.0) as u8;
-            u_plane[cy * chroma_width + cx] = level(-37.797 * r - 74.203 * g + 112.0 * b);
-            v_plane[cy * chroma_width + cx] = level(112.0 * r - 93.786 * g - 18.214 * b);
+            let at = cy * chroma_width + cx;
+            u_plane[at] = level(128.0 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255.0);
+            v_plane[at] = level(128.0 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0);
         }
     }
 }

@@ -18,15 +18,16 @@ pub struct Animation {
     pub height: u32,
 }
 
-/// The largest canvas whose frames Vaider decodes: 3840x2160 (4K) pixels. Each frame is held
-/// whole while it is composited (about 100 MB at this size, whatever the file's length).
+/// The largest canvas whose frames Vaider decodes: 3840x2160 (4K) pixels. A few canvases are
+/// held while a frame is composited and compared with the one before (about 150 MB at this
+/// size, whatever the file's length).
 pub const MAX_ANIMATION_PIXELS: u64 = 3840 * 2160;
 /// Frames of an animation watched at most; the rest (and any past [`MAX_DECODED_PIXELS`]) is
 /// left out, and the result says so.
 pub const MAX_ANIMATION_FRAMES: u32 = 3000;
 /// Pixels decoded for one animation at most (frames times canvas), which bounds the time a
-/// long, large GIF takes: 2,000 frames of 1280x720, 240 of 4K.
-pub const MAX_DECODED_PIXELS: u64 = 2_000_000_000;
+/// long, large GIF takes: 1,085 frames of 1280x720, 120 of 4K.
+pub const MAX_DECODED_PIXELS: u64 = 1_000_000_000;
 
 impl Animation {
     /// The frames Vaider watches: all of them, up to [`MAX_ANIMATION_FRAMES`] and

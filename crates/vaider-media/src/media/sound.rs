@@ -183,11 +183,14 @@ fn boxes(src: &mut Source, mut pos: u64, end: u64, budget: &mut Budget) -> Resul
             0 => (8, end - pos),
             size => (8, u64::from(size)),
         };
-        if size < header || pos + size > end {
+        let Some(box_end) = pos
+            .checked_add(size)
+            .filter(|&e| size >= header && e <= end)
+        else {
             return bad("a box overruns the box that holds it");
-        }
-        found.push((be_u32(&head[4..8]), pos + header, pos + size));
-        pos += size;
+        };
+        found.push((be_u32(&head[4..8]), pos + header, box_end));
+        pos = box_end;
     }
     Ok(found)
 }
