@@ -434,6 +434,7 @@ mod tests {
             mime_type,
             format,
             size_bytes,
+            animation: None,
         };
         let block = video_block(&path, &media("video/mp4", "MP4", 26))
             .await
