@@ -9,13 +9,18 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-/// The thinking level and temperature of the fake's last generateContent request.
-fn last_asked(server: &TestServer) -> (Value, Option<Value>) {
+/// The thinking level and temperature of the fake's last generateContent request, and its
+/// whole generationConfig for a failure's message.
+fn last_asked(server: &TestServer) -> (Value, Option<Value>, Value) {
     let body = server.fake.generate_requests().pop().unwrap();
-    let config = &body["generationConfig"];
+    let mut config = body["generationConfig"].clone();
+    if let Some(c) = config.as_object_mut() {
+        c.remove("responseJsonSchema");
+    }
     (
         config["thinkingConfig"]["thinkingLevel"].clone(),
         config.get("temperature").cloned(),
+        config,
     )
 }
 
@@ -57,9 +62,9 @@ async fn each_tool_asks_gemini_3_at_its_jobs_thinking_level() {
     for (tool, args, level) in calls {
         let result = call(&client, tool, args.clone()).await;
         assert_ne!(result.is_error, Some(true), "{tool}: {}", text_of(&result));
-        let (asked, temperature) = last_asked(&server);
-        assert_eq!(asked, level, "{tool} {args}");
-        assert_eq!(temperature, None, "{tool}");
+        let (asked, temperature, config) = last_asked(&server);
+        assert_eq!(asked, level, "{tool} {args}: {config}");
+        assert_eq!(temperature, None, "{tool}: {config}");
     }
     assert_eq!(server.fake.guidance_notes(), Vec::<String>::new());
 }
