@@ -59,7 +59,7 @@ pub(crate) fn notes(model: &str, body: &Value) -> Vec<String> {
             "{model}: thinkingBudget; Gemini 3 is asked with thinkingLevel"
         ));
     }
-    if !thinking.is_some_and(|tc| field(tc, "thinkingLevel").is_some()) {
+    if thinking.is_none_or(|tc| field(tc, "thinkingLevel").is_none()) {
         notes.push(format!("{model}: no thinkingLevel"));
     }
     notes
