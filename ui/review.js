@@ -230,6 +230,7 @@ function proofText(proof) {
   switch (proof.kind) {
     case 'signedInUi': return 'in this page';
     case 'askedThroughClient': return `asked through ${proof.client}`;
+    case 'clickedInChatView': return `clicked in ${proof.client}'s chat view`;
     case 'terminal': return 'at a terminal';
     case 'commandLine': return 'on the command line';
     default: return proof.kind;

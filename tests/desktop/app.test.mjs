@@ -467,16 +467,19 @@ describe('the tray app with its server', { concurrency: 1 }, () => {
       app.driver.exec(`const v = document.querySelector('video');
         return { readyState: v.readyState, currentTime: v.currentTime,
                  error: v.error && v.error.code, src: v.currentSrc };`);
+    // A limit, not a timing check: GStreamer's first frames took over 30 s on a machine whose
+    // two cores ran ten jobs (a fresh-machine run beside four builds); a video that cannot play
+    // fails with its MediaError at once, whatever the limit.
     const first = await waitFor('readyState >= 3 (HAVE_FUTURE_DATA)', async () => {
       const s = await state();
       if (s.error) throw new Error(`the video failed with MediaError ${s.error} (${s.src})`);
       return s.readyState >= 3 && s;
-    });
+    }, 120);
     const later = await waitFor('currentTime to advance', async () => {
       const s = await state();
       if (s.error) throw new Error(`the video failed with MediaError ${s.error}`);
       return s.currentTime > first.currentTime + 0.2 && s;
-    });
+    }, 120);
     assert.ok(later.currentTime > first.currentTime);
     t.diagnostic(`video: readyState ${first.readyState} at ${first.currentTime.toFixed(2)} s, ` +
       `then ${later.readyState} at ${later.currentTime.toFixed(2)} s (${later.src})`);
