@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use vaider_core::analysis::Door;
 use vaider_core::person::Decision;
+use vaider_core::source::percent_encode;
 use vaider_visual::review::{self, picture, Changes, PendingChange, PICTURES};
 
 use crate::api_error::ApiError;
@@ -211,22 +212,10 @@ fn picture_url(project: &Path, id: &str, which: &str) -> String {
 pub(crate) fn picture_path(project: &Path, id: &str, which: &str) -> String {
     format!(
         "/api/review/picture?project={}&id={}&which={}",
-        encode(&project.display().to_string()),
-        encode(id),
-        encode(which)
+        percent_encode(&project.display().to_string()),
+        percent_encode(id),
+        percent_encode(which)
     )
-}
-
-/// Percent-encodes everything but the unreserved characters.
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[derive(Debug, Deserialize)]

@@ -137,12 +137,7 @@ fn compare_now(spec: ChangeSpec) -> Result<BaselineCheck> {
         .collect();
     let mut comparison = compare_images(expected, actual, &options);
     if comparison.total_changes() == 0 {
-        changes.drop_pending_of(&spec.baseline, None);
-        return Ok(BaselineCheck {
-            status: BaselineStatus::Unchanged,
-            baseline: spec.baseline,
-            change: None,
-        });
+        return unchanged(&changes, spec, change, &id);
     }
     let dir = changes.create_dir(&id)?;
     write_atomic(&dir.join("actual.png"), &spec.png)?;
@@ -162,6 +157,46 @@ fn compare_now(spec: ChangeSpec) -> Result<BaselineCheck> {
         baseline: spec.baseline,
         change: Some(change),
     })
+}
+
+/// An unchanged capture closes the baseline's pending changes; the noise it learned that the
+/// baseline does not ignore yet is still offered, as a pending change that fails nothing
+/// (its status stays `unchanged`) and whose approval keeps those regions with the baseline.
+fn unchanged(
+    changes: &Changes,
+    spec: ChangeSpec,
+    mut change: PendingChange,
+    id: &str,
+) -> Result<BaselineCheck> {
+    change.status = BaselineStatus::Unchanged;
+    change
+        .proposed_ignore
+        .retain(|area| !spec.ignored.iter().any(|known| covers(known, area)));
+    if change.proposed_ignore.is_empty() {
+        changes.drop_pending_of(&spec.baseline, None);
+        return Ok(BaselineCheck {
+            status: BaselineStatus::Unchanged,
+            baseline: spec.baseline,
+            change: None,
+        });
+    }
+    let dir = changes.create_dir(id)?;
+    write_atomic(&dir.join("actual.png"), &spec.png)?;
+    changes.drop_pending_of(&spec.baseline, Some(id));
+    changes.save(&change)?;
+    Ok(BaselineCheck {
+        status: BaselineStatus::Unchanged,
+        baseline: spec.baseline,
+        change: Some(change),
+    })
+}
+
+/// Whether `outer` holds all of `inner`.
+fn covers(outer: &IgnoredArea, inner: &IgnoredArea) -> bool {
+    outer.x <= inner.x
+        && outer.y <= inner.y
+        && outer.x + outer.width >= inner.x + inner.width
+        && outer.y + outer.height >= inner.y + inner.height
 }
 
 fn new_change(spec: &ChangeSpec, id: &str) -> PendingChange {
