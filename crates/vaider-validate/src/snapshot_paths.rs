@@ -292,7 +292,8 @@ async fn run_loader(
         .arg(loader)
         .current_dir(project_dir)
         .env("FORCE_COLOR", "0")
-        .env("VAIDER_SNAPSHOT_CONFIG", out)
+        // A hand-over to the loader below, read by it alone: not one of Vaider's variables.
+        .env("SNAPSHOT_PATHS_OUT", out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -321,7 +322,7 @@ async fn run_loader(
 }
 
 /// The loader: the project's config imported as Playwright imports it, each project resolved
-/// by Playwright's own rules (its `FullProjectInternal`), written to $VAIDER_SNAPSHOT_CONFIG.
+/// by Playwright's own rules (its `FullProjectInternal`), written to $SNAPSHOT_PATHS_OUT.
 fn loader_script(config: &Path) -> String {
     let js = |p: &Path| serde_json::to_string(&p.display().to_string()).unwrap_or_default();
     let config_dir = config.parent().unwrap_or(Path::new("/"));
@@ -369,7 +370,7 @@ const projects = (base.projects || [base]).map((p) => {{
   }};
 }});
 const rootDir = resolve(base.testDir) || configDir;
-fs.writeFileSync(process.env.VAIDER_SNAPSHOT_CONFIG, JSON.stringify({{ configDir, rootDir, platform: process.platform, projects }}));
+fs.writeFileSync(process.env.SNAPSHOT_PATHS_OUT, JSON.stringify({{ configDir, rootDir, platform: process.platform, projects }}));
 process.exit(0);
 "#,
         config_dir = js(config_dir),
