@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the web UI tests: Playwright (tests/ui) in the system Chromium against the real
-# `vaider serve`, which talks to the fake Gemini.
+# `vaider serve`, which talks to the fake Gemini; among them the chat views in a real MCP Apps
+# host (tests/ui/apps.spec.mjs: the ext-apps SDK's AppBridge and the TypeScript MCP client).
 #
 #   bash scripts/ui-test.sh                 install what is missing, build, run every UI test
 #   bash scripts/ui-test.sh -g "keychain"   extra arguments go to `playwright test`
@@ -16,7 +17,7 @@ cd "$REPO_ROOT"
 
 case "${1:-}" in
 -h | --help)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 esac

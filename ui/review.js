@@ -152,6 +152,7 @@ export function reviewView(root, r) {
   function verdicts(c) {
     if (!c.verdicts.length) {
       const why = c.status === 'new' ? 'No baseline yet: approving makes this picture the baseline.'
+        : c.status === 'unchanged' ? `Unchanged, but ${(c.proposedIgnore || []).length} region(s) differed run to run: approving keeps them ignored with the baseline.`
         : (c.summary || 'No verdict from the model (pixels only).');
       return h('p', { class: 'muted review-verdicts' }, why);
     }
@@ -229,6 +230,7 @@ function proofText(proof) {
   switch (proof.kind) {
     case 'signedInUi': return 'in this page';
     case 'askedThroughClient': return `asked through ${proof.client}`;
+    case 'clickedInChatView': return `clicked in ${proof.client}'s chat view`;
     case 'terminal': return 'at a terminal';
     case 'commandLine': return 'on the command line';
     default: return proof.kind;

@@ -85,6 +85,8 @@ pub(crate) async fn handle(
     let (prompt, reply_text, response_id) = {
         let mut inner = shared.lock();
         inner.generate_bodies.push(request.clone());
+        let notes = crate::guidance::notes(model, &request);
+        inner.guidance_notes.extend(notes);
         let prompt = match parse_request(&mut inner, &request, model, "GenerateContentRequest") {
             Ok(p) => p,
             Err(e) => return e.into_response(),

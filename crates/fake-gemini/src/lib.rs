@@ -19,6 +19,10 @@
 //! - only today's models are served ([`served_models`]); a shut-down one (gemini-2.5-flash,
 //!   gemini-2.5-pro, gemini-2.0-flash) answers 404 NOT_FOUND with Google's message;
 //!   `GET /{v}/models` is paged (`pageSize`, `pageToken`, `nextPageToken`);
+//! - `thinkingConfig.thinkingLevel` is refused before Gemini 3 ("Thinking level is not
+//!   supported for this model.") and where the model lacks the level (no `minimal` on
+//!   gemini-3.8-flash or the Pro models); a lowered temperature on Gemini 3, which Google
+//!   accepts but advises against, is noted in [`FakeGemini::guidance_notes`];
 //! - unknown JSON fields are refused (400 "Unknown name ..."), camelCase and snake_case alike
 //!   are accepted; JSON request bodies are limited to 20 MiB.
 
@@ -27,6 +31,7 @@ mod browse;
 mod errors;
 mod files;
 mod generate;
+mod guidance;
 mod judge;
 pub mod media;
 mod models;
@@ -293,6 +298,13 @@ impl FakeGemini {
     /// refused before the handler (bad key, oversized body) are not counted.
     pub fn generate_answered_at(&self) -> Vec<Instant> {
         self.shared.lock().generate_answered.clone()
+    }
+
+    /// Where the generateContent calls so far departed from their model family's guidance
+    /// (a temperature below 1.0 or no thinking level on Gemini 3...), one line each; empty
+    /// when every call followed it.
+    pub fn guidance_notes(&self) -> Vec<String> {
+        self.shared.lock().guidance_notes.clone()
     }
 
     /// The JSON bodies of the generateContent / streamGenerateContent calls that parsed as JSON.

@@ -31,6 +31,7 @@ impl Shared {
                 files: Vec::new(),
                 sessions: HashMap::new(),
                 generate_bodies: Vec::new(),
+                guidance_notes: Vec::new(),
                 generate_answered: Vec::new(),
                 quotas: Default::default(),
                 models_page_cap: usize::MAX,
@@ -56,6 +57,8 @@ pub(crate) struct Inner {
     pub files: Vec<StoredFile>,
     pub sessions: HashMap<String, UploadSession>,
     pub generate_bodies: Vec<serde_json::Value>,
+    /// Where those bodies departed from their family's guidance (`crate::guidance`).
+    pub guidance_notes: Vec<String>,
     /// When each generate answer left the handler (see `FakeGemini::generate_answered_at`).
     pub generate_answered: Vec<Instant>,
     /// The request quotas, per key and model (off unless set).

@@ -618,3 +618,72 @@ async fn media_is_billed_by_model_family_and_resolution() {
     let three_ultra = ask("gemini-3.5-flash-lite", ultra).await;
     assert_eq!(tokens_of(&three_ultra, "IMAGE"), 2240 + 1120);
 }
+
+#[tokio::test]
+async fn thinking_levels_are_held_to_each_models_rules() {
+    let fake = FakeGemini::start().await;
+    let client = Client::new();
+    let asked = |level: &str| {
+        json!({"contents": [{"parts": [{"text": "hi"}]}],
+               "generationConfig": {"thinkingConfig": {"thinkingLevel": level}}})
+    };
+    // What Google refuses: a level before Gemini 3, a level the model does not have.
+    for (model, level, message) in [
+        (
+            "gemini-2.5-flash-lite",
+            "low",
+            "Thinking level is not supported for this model.",
+        ),
+        (
+            "gemini-3.8-flash",
+            "minimal",
+            "Thinking level MINIMAL is not supported for this model.",
+        ),
+        (
+            "gemini-3.1-pro-preview",
+            "minimal",
+            "Thinking level MINIMAL is not supported for this model.",
+        ),
+    ] {
+        let r = generate(&fake, &client, model, &asked(level)).await;
+        let e = expect_error(r, 400, "INVALID_ARGUMENT").await;
+        assert!(
+            e["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains(message),
+            "{model}: {e}"
+        );
+    }
+    for (model, level) in [
+        ("gemini-3.5-flash-lite", "minimal"),
+        ("gemini-3.8-flash", "medium"),
+        ("gemini-3.1-pro-preview", "high"),
+    ] {
+        let r = generate(&fake, &client, model, &asked(level)).await;
+        assert_eq!(r.status(), 200, "{model} {level}");
+    }
+    assert!(
+        fake.guidance_notes().is_empty(),
+        "{:?}",
+        fake.guidance_notes()
+    );
+    // What Google accepts but advises against on Gemini 3 is noted, not refused.
+    let lowered = json!({"contents": [{"parts": [{"text": "hi"}]}],
+                         "generationConfig": {"temperature": 0.2}});
+    let r = generate(&fake, &client, "gemini-3.5-flash", &lowered).await;
+    assert_eq!(r.status(), 200);
+    let notes = fake.guidance_notes();
+    assert!(
+        notes.iter().any(|n| n.contains("temperature 0.2")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("no thinkingLevel")),
+        "{notes:?}"
+    );
+    // Gemini 2.x keeps its old knobs.
+    let r = generate(&fake, &client, "gemini-2.5-flash-lite", &lowered).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(fake.guidance_notes().len(), notes.len());
+}

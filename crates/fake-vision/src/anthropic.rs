@@ -6,6 +6,7 @@ use axum::http::{HeaderMap, Method};
 use axum::response::Response;
 use serde_json::{json, Map, Value};
 
+use crate::claude;
 use crate::media::{self, MediaFacts};
 use crate::proof::{limit_answer, text_tokens, Proof, Seen};
 use crate::server::{self, header_str, json_response, Incoming, Injected, ReadBody};
@@ -24,7 +25,10 @@ const MAX_IMAGES: usize = 100;
 const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 const VERSIONS: [&str; 2] = ["2023-06-01", "2023-01-01"];
 
-const TOP_LEVEL_FIELDS: [&str; 17] = [
+/// The tokens a thinking model's thinking costs in the fake (billed as output).
+const THOUGHT_TOKENS: u64 = 64;
+
+const TOP_LEVEL_FIELDS: [&str; 18] = [
     "model",
     "messages",
     "max_tokens",
@@ -38,6 +42,7 @@ const TOP_LEVEL_FIELDS: [&str; 17] = [
     "tools",
     "tool_choice",
     "thinking",
+    "output_config",
     "service_tier",
     "container",
     "mcp_servers",
@@ -296,19 +301,27 @@ fn answer(body: &Value, structured: bool, reply: Option<String>) -> Result<Value
         None => proof.text(),
     });
     let (text, mut stop_reason, stop_sequence) = stop_at_sequences(text, &request.stop_sequences);
-    let max_tokens = request.max_tokens;
+    // A thinking model thinks first, and the thinking shares `max_tokens`.
+    let thinks = claude::thinks(&request.model, req);
+    let thought = if thinks { THOUGHT_TOKENS } else { 0 };
+    let max_tokens = request.max_tokens.saturating_sub(thought).max(1);
     let (text, cut) = limit_answer(text, Some(max_tokens));
     if cut {
         stop_reason = "max_tokens";
     }
-    let output = text_tokens(&text).clamp(1, max_tokens);
+    let output = text_tokens(&text).clamp(1, max_tokens) + thought;
+    let mut content = Vec::new();
+    if thinks {
+        content.push(json!({"type": "thinking", "thinking": "Looking at each image in turn.", "signature": "ZmFrZS12aXNpb24tdGhvdWdodA=="}));
+    }
+    content.push(json!({"type": "text", "text": text}));
     let input = walk.tokens + 4 * messages.len() as u64;
     Ok(json!({
         "id": "",
         "type": "message",
         "role": "assistant",
         "model": request.model,
-        "content": [{"type": "text", "text": text}],
+        "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": stop_sequence,
         "usage": {
@@ -366,7 +379,12 @@ impl<'a> Request<'a> {
                 "stream: true is not supported by fake-vision; send stream: false",
             ));
         }
+        if let Some(claude::Refusal(message)) = claude::refused_sampling(&model, req) {
+            return Err(AnthropicError::invalid(message));
+        }
         check_temperature(req)?;
+        claude::check_thinking(&model, req, max_tokens)
+            .map_err(|claude::Refusal(message)| AnthropicError::invalid(message))?;
         let stop_sequences = stop_sequences_of(req)?;
         let schema = output_schema(req)?;
 

@@ -162,6 +162,7 @@ async fn converse(
         )
     })?;
     let seen = read_messages(&body, model)?;
+    check_claude_settings(&body, model)?;
     let proof = Proof::new(&seen);
     let reply = shared.lock().reply_text.clone();
     let text = reply.unwrap_or_else(|| proof.text());
@@ -179,6 +180,34 @@ async fn converse(
         "usage": {"inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens},
         "metrics": {"latencyMs": started.elapsed().as_millis() as u64 + 1},
     }))
+}
+
+/// A Claude model's own rules on sampling and thinking (`crate::claude`), which Bedrock hands
+/// on: `inferenceConfig`'s temperature and topP, and the thinking and effort of
+/// `additionalModelRequestFields`. The model's refusal comes back as a ValidationException.
+fn check_claude_settings(body: &Value, model: &str) -> Result<(), BedrockError> {
+    if !model.contains("anthropic.claude") {
+        return Ok(());
+    }
+    let inference = &body["inferenceConfig"];
+    let mut fields = body["additionalModelRequestFields"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (converse, claude) in [("temperature", "temperature"), ("topP", "top_p")] {
+        if let Some(v) = inference.get(converse).filter(|v| !v.is_null()) {
+            fields.insert(claude.to_string(), v.clone());
+        }
+    }
+    let max_tokens = inference["maxTokens"].as_u64().unwrap_or(4096);
+    let refusal = crate::claude::refused_sampling(model, &fields)
+        .map(Err)
+        .unwrap_or_else(|| crate::claude::check_thinking(model, &fields, max_tokens));
+    refusal.map_err(|crate::claude::Refusal(message)| {
+        BedrockError::validation(format!(
+            "The model returned the following errors: {message}"
+        ))
+    })
 }
 
 /// The request is signed (SigV4) with the fake's one key pair, for Bedrock in `region`.

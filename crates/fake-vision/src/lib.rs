@@ -21,7 +21,11 @@
 //! - Anthropic: `x-api-key` and `anthropic-version` headers; `max_tokens` required;
 //!   `media_type` must be one of four and match the bytes; the 5 MB image limit counts the
 //!   *base64* text; 8000 px a side (2000 when over 20 images); 100 images; 32 MB a request
-//!   (413); unknown top-level fields are refused ("Extra inputs are not permitted").
+//!   (413); unknown top-level fields are refused ("Extra inputs are not permitted"); Claude
+//!   4.7 and later refuse `temperature`, `top_p` and `top_k` and take adaptive thinking only,
+//!   earlier ones a thinking budget, and thinking allows no temperature but 1 (`claude.rs`);
+//!   a thinking model's answer starts with a thinking block.
+//! - OpenAI: `reasoning_effort` only on reasoning models, with the values each takes.
 //! - Bedrock: `POST /model/{modelId}/converse` with the model id percent-encoded; a SigV4
 //!   `Authorization` for service `bedrock` in the fake's region, `host` and `x-amz-date`
 //!   signed, the signature recomputed with [`FakeBedrock::SECRET_ACCESS_KEY`]; image blocks
@@ -30,6 +34,7 @@
 
 mod anthropic;
 mod bedrock;
+mod claude;
 mod media;
 mod openai;
 mod proof;

@@ -437,6 +437,10 @@ fn answer(
     }
 
     check_temperature(req, reasoning)?;
+    // Gemini's layer maps `reasoning_effort` to its own thinking settings: not checked here.
+    if !options.google_errors {
+        check_reasoning_effort(req, &model, reasoning)?;
+    }
     let limit = output_limit(req, reasoning)?;
     let format = response_format(options, req, &walk.all_text)?;
 
@@ -698,6 +702,51 @@ fn check_temperature(req: &Map<String, Value>, reasoning: bool) -> Result<(), Op
             .param("temperature")
             .code("decimal_below_min_value"));
         }
+    }
+    Ok(())
+}
+
+/// `reasoning_effort`: only on a reasoning model, and one of the values that model takes
+/// (o-series: low, medium, high; gpt-5, -mini, -nano: minimal too; gpt-5.1 and later: none,
+/// low, medium, high, xhigh, as OpenAI's API reference lists them).
+fn check_reasoning_effort(
+    req: &Map<String, Value>,
+    model: &str,
+    reasoning: bool,
+) -> Result<(), OpenAiError> {
+    let Some(effort) = req.get("reasoning_effort").filter(|v| !v.is_null()) else {
+        return Ok(());
+    };
+    if !reasoning {
+        return Err(OpenAiError::invalid(
+            "Unsupported parameter: 'reasoning_effort' is not supported with this model.",
+        )
+        .param("reasoning_effort")
+        .code("unsupported_parameter"));
+    }
+    let Some(effort) = effort.as_str() else {
+        return Err(OpenAiError::wrong_type(
+            "reasoning_effort",
+            "a string",
+            effort,
+        ));
+    };
+    let name = model.rsplit('/').next().unwrap_or(model);
+    let supported: &[&str] = if name.starts_with("gpt-5.") {
+        &["none", "low", "medium", "high", "xhigh"]
+    } else if name.starts_with("gpt-5") {
+        &["minimal", "low", "medium", "high"]
+    } else {
+        &["low", "medium", "high"]
+    };
+    if !supported.contains(&effort) {
+        return Err(OpenAiError::invalid(format!(
+            "Unsupported value: '{effort}' is not supported with the '{name}' model. Supported \
+             values are: {}.",
+            quoted_list(supported)
+        ))
+        .param("reasoning_effort")
+        .code("unsupported_value"));
     }
     Ok(())
 }

@@ -159,6 +159,37 @@ async fn required_and_unknown_fields_are_refused() {
             404,
             "model: gpt-4o",
         ),
+        // Claude 4.7 and later: no sampling parameters, adaptive thinking only.
+        (
+            json!({"model": "claude-opus-4-7", "max_tokens": 10, "temperature": 0.2, "messages": hi}),
+            400,
+            "`temperature` is deprecated for this model.",
+        ),
+        (
+            json!({"model": "claude-opus-4-7", "max_tokens": 4096, "messages": hi,
+                   "thinking": {"type": "enabled", "budget_tokens": 2048}}),
+            400,
+            "\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior.",
+        ),
+        // Thinking allows no temperature but 1; a budget must leave room for the answer.
+        (
+            json!({"model": "claude-sonnet-4-6", "max_tokens": 4096, "temperature": 0.2,
+                   "messages": hi, "thinking": {"type": "adaptive"}}),
+            400,
+            "`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+        ),
+        (
+            json!({"model": MODEL, "max_tokens": 2048, "messages": hi,
+                   "thinking": {"type": "enabled", "budget_tokens": 2048}}),
+            400,
+            "`max_tokens` must be greater than `thinking.budget_tokens`.",
+        ),
+        (
+            json!({"model": "claude-opus-4-7", "max_tokens": 4096, "messages": hi,
+                   "thinking": {"type": "adaptive"}, "output_config": {"effort": "extreme"}}),
+            400,
+            "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'",
+        ),
     ];
     for (body, want_status, want_message) in cases {
         let (status, _, b) = send(&fake, &body).await;

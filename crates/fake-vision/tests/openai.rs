@@ -499,6 +499,31 @@ async fn request_fields_are_checked() {
     )
     .await;
     assert_error(status, &body, 400, "unsupported_value");
+    // `reasoning_effort` only on a reasoning model, with a value that model takes.
+    for (model, effort, code) in [
+        ("gpt-4.1", "high", "unsupported_parameter"),
+        ("gpt-5.1", "minimal", "unsupported_value"),
+        ("o3", "none", "unsupported_value"),
+    ] {
+        let (status, _, body) = chat(
+            &fake,
+            &json!({"model": model, "reasoning_effort": effort, "messages": hi}),
+        )
+        .await;
+        assert_error(status, &body, 400, code);
+    }
+    for (model, effort) in [
+        ("gpt-5.1", "none"),
+        ("gpt-5-mini", "minimal"),
+        ("o4-mini", "low"),
+    ] {
+        let (status, _, body) = chat(
+            &fake,
+            &json!({"model": model, "reasoning_effort": effort, "messages": hi}),
+        )
+        .await;
+        assert_eq!(status, 200, "{model} {effort}: {body}");
+    }
     // Their thinking shares the budget: a small one leaves no visible answer.
     let (status, _, body) = chat(
         &fake,

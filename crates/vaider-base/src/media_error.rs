@@ -72,7 +72,8 @@ pub enum MediaError {
 
     #[error(
         "{path} is not a video or image{}. Vaider only sends WebM, MP4/MOV, AVI, PNG, JPEG, WebP \
-         or GIF files, checked by content; nothing was uploaded.",
+         or GIF files (GIF, APNG and WebP animations too), checked by content; nothing was \
+         uploaded.",
         looks_like_clause(*.looks_like)
     )]
     NotMedia {
@@ -89,6 +90,14 @@ pub enum MediaError {
         format: &'static str,
         detail: String,
     },
+
+    #[error(
+        "{path} is {what}: it has sound but no picture to watch. Vaider watches screen \
+         recordings and screenshots; pass a video with a picture (for Playwright: \
+         test-results/<test>/video.webm), a GIF/APNG/WebP animation or an image; nothing was \
+         uploaded."
+    )]
+    NoPicture { path: PathBuf, what: &'static str },
 
     #[error("{path} is a {found} file, but {}", wrong_kind_advice(*.expected))]
     WrongKind {
@@ -109,6 +118,7 @@ impl MediaError {
             | MediaError::TooLarge { path, .. }
             | MediaError::NotMedia { path, .. }
             | MediaError::Truncated { path, .. }
+            | MediaError::NoPicture { path, .. }
             | MediaError::WrongKind { path, .. } => path,
         }
     }
@@ -122,7 +132,8 @@ fn wrong_kind_advice(expected: MediaKind) -> &'static str {
     match expected {
         MediaKind::Video => {
             "a video is needed here. Pass a WebM, MP4/MOV or AVI recording (for Playwright: \
-             test-results/<test>/video.webm); nothing was uploaded."
+             test-results/<test>/video.webm) or an animated GIF, APNG or WebP; nothing was \
+             uploaded."
         }
         MediaKind::Image => {
             "an image is needed here. Pass a PNG, JPEG, WebP or GIF screenshot; nothing was \

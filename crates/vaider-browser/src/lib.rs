@@ -24,7 +24,9 @@ mod warden;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    SetDeviceMetricsOverrideParams, SetTouchEmulationEnabledParams, SetUserAgentOverrideParams,
+};
 use chromiumoxide::cdp::browser_protocol::page::CaptureScreenshotFormat;
 use chromiumoxide::error::CdpError;
 use chromiumoxide::page::ScreenshotParams;
@@ -116,6 +118,23 @@ impl Default for Viewport {
         }
     }
 }
+
+/// A device a page is shown as (one of Playwright's descriptors: "iPhone 13", "Pixel 7"): its
+/// device pixel ratio, a phone's mobile layout and touch, and its user agent. The viewport is
+/// given beside it (the device's own, or one the caller chose); a shot is `viewport × scale`
+/// pixels, as on the device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Device {
+    pub name: String,
+    pub viewport: Viewport,
+    pub scale: f64,
+    pub mobile: bool,
+    pub touch: bool,
+    pub user_agent: String,
+}
+
+// A device's scale is a finite, positive number (see vaider-capture's descriptors), never NaN.
+impl Eq for Device {}
 
 /// Polls the browser's connection: the handler carries every CDP message, and nothing moves
 /// unless it is polled.
@@ -243,18 +262,19 @@ impl Browser {
         full_page: bool,
     ) -> Result<Vec<u8>, BrowserError> {
         let shot = self
-            .page_screenshot_ignoring(url, viewport, full_page, &[])
+            .page_screenshot_ignoring(url, viewport, None, full_page, &[])
             .await?;
         Ok(shot.png)
     }
 
-    /// [`Browser::page_screenshot`], also reading, right before the shot, the boxes of the
-    /// elements each of `ignore_selectors` matches (CSS selectors; an invalid one is refused
-    /// with its name).
+    /// [`Browser::page_screenshot`], shown as `device` when one is given, also reading, right
+    /// before the shot, the boxes of the elements each of `ignore_selectors` matches (CSS
+    /// selectors; an invalid one is refused with its name).
     pub async fn page_screenshot_ignoring(
         &self,
         url: &str,
         viewport: Viewport,
+        device: Option<&Device>,
         full_page: bool,
         ignore_selectors: &[String],
     ) -> Result<PageShot, BrowserError> {
@@ -275,7 +295,7 @@ impl Browser {
         let shot = match guarded {
             Ok((guard, refused)) => {
                 let _hold = self.warden.hold(&target, policy, refused.clone());
-                let shot = shoot(&page, url, viewport, full_page, ignore_selectors).await;
+                let shot = shoot(&page, url, viewport, device, full_page, ignore_selectors).await;
                 guard.abort();
                 let navigation = refused
                     .lock()
@@ -341,10 +361,14 @@ async fn shoot(
     page: &Page,
     url: &str,
     viewport: Viewport,
+    device: Option<&Device>,
     full_page: bool,
     ignore_selectors: &[String],
 ) -> Result<PageShot, BrowserError> {
-    set_viewport(page, viewport).await?;
+    set_metrics(page, viewport, device).await?;
+    if let Some(device) = device {
+        emulate(page, device).await?;
+    }
     // Listen before navigating, or the page's first requests would be missed.
     let network = settle::NetworkWatch::start(page).await?;
     match tokio::time::timeout(LOAD_TIMEOUT, page.goto(url)).await {
@@ -359,7 +383,15 @@ async fn shoot(
     }
     settle::settle(page, network).await?;
     // Set again: something the page did (or an earlier full-page shot) may have changed it.
-    set_viewport(page, viewport).await?;
+    set_metrics(page, viewport, device).await?;
+    // A device's whole page: the viewport grown to the page's height at the device's scale
+    // (the browser's own full-page shot would drop the scale to 1).
+    let device_full_page = full_page && device.is_some();
+    if device_full_page {
+        let height = page_height(page, viewport).await?;
+        set_metrics(page, Viewport { height, ..viewport }, device).await?;
+    }
+    let full_page = full_page && !device_full_page;
     // Read at the viewport's size, right before the shot, where the page is still.
     let (device_pixel_ratio, matched) =
         boxes::element_boxes(page, ignore_selectors, full_page).await?;
@@ -371,15 +403,43 @@ async fn shoot(
         .screenshot(params)
         .await
         .map_err(cdp("taking the screenshot"))?;
-    if full_page {
+    if full_page || device_full_page {
         // A full-page shot resizes the page to its content and leaves it so.
-        set_viewport(page, viewport).await?;
+        set_metrics(page, viewport, device).await?;
     }
     Ok(PageShot {
         png,
         device_pixel_ratio,
         matched,
     })
+}
+
+/// The page's content height in CSS pixels, at least the viewport's, at most what Chromium
+/// can paint at the device's scale.
+async fn page_height(page: &Page, viewport: Viewport) -> Result<u32, BrowserError> {
+    let metrics = page
+        .layout_metrics()
+        .await
+        .map_err(cdp("measuring the page"))?;
+    let height = metrics.css_content_size.height.ceil().max(1.0) as u32;
+    Ok(height.clamp(viewport.height, MAX_SIDE / 4))
+}
+
+/// A device's user agent and touch, set before the page loads (its scripts read them).
+async fn emulate(page: &Page, device: &Device) -> Result<(), BrowserError> {
+    if !device.user_agent.is_empty() {
+        page.execute(SetUserAgentOverrideParams::new(device.user_agent.clone()))
+            .await
+            .map_err(cdp("setting the device's user agent"))?;
+    }
+    if device.touch {
+        let mut touch = SetTouchEmulationEnabledParams::new(true);
+        touch.max_touch_points = Some(5);
+        page.execute(touch)
+            .await
+            .map_err(cdp("turning on the device's touch"))?;
+    }
+    Ok(())
 }
 
 fn check_viewport(viewport: Viewport) -> Result<(), BrowserError> {
@@ -395,8 +455,19 @@ fn check_viewport(viewport: Viewport) -> Result<(), BrowserError> {
 }
 
 async fn set_viewport(page: &Page, viewport: Viewport) -> Result<(), BrowserError> {
-    // Scale 1 so one CSS pixel is one image pixel, whatever the machine's display.
-    let metrics = SetDeviceMetricsOverrideParams::new(viewport.width, viewport.height, 1.0, false);
+    set_metrics(page, viewport, None).await
+}
+
+/// The viewport, at the device's scale and with its mobile layout; without a device, scale 1
+/// so one CSS pixel is one image pixel, whatever the machine's display.
+async fn set_metrics(
+    page: &Page,
+    viewport: Viewport,
+    device: Option<&Device>,
+) -> Result<(), BrowserError> {
+    let (scale, mobile) = device.map_or((1.0, false), |d| (d.scale, d.mobile));
+    let metrics =
+        SetDeviceMetricsOverrideParams::new(viewport.width, viewport.height, scale, mobile);
     page.execute(metrics)
         .await
         .map_err(cdp("setting the viewport"))?;

@@ -35,6 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         full_page: false,
         ignore_selectors: Vec::new(),
+        device: None,
     });
     for run in 1..=3 {
         let started = Instant::now();

@@ -4,6 +4,7 @@
 //! none does the error names every adapter tried and why it failed.
 
 mod desktop;
+mod devices;
 mod programs;
 #[cfg(feature = "desktop")]
 mod screen;
@@ -13,7 +14,8 @@ mod web;
 use std::ffi::OsString;
 use std::fmt;
 
-pub use vaider_browser::{BrowserError, Viewport};
+pub use devices::find_device;
+pub use vaider_browser::{BrowserError, Device, Viewport};
 pub use web::{SelectorRegion, WebPage};
 
 /// What to capture.
@@ -202,6 +204,7 @@ impl Target {
             viewport: request.viewport.unwrap_or_default(),
             full_page: request.full_page,
             ignore_selectors: request.ignore_selectors.to_vec(),
+            device: None,
         });
         let window = Some(request.window.trim())
             .filter(|w| !w.is_empty())

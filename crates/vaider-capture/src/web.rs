@@ -3,7 +3,7 @@
 //! the shot, and turned here into rectangles of the image's pixels.
 
 use serde::{Deserialize, Serialize};
-use vaider_browser::{Browser, CssBox, Matched, PageShot, Viewport};
+use vaider_browser::{Browser, CssBox, Device, Matched, PageShot, Viewport};
 
 use crate::{shot_from_png, CaptureError, Shot};
 
@@ -16,6 +16,9 @@ pub struct WebPage {
     pub full_page: bool,
     /// CSS selectors whose elements later comparisons ignore.
     pub ignore_selectors: Vec<String>,
+    /// The device the page is shown as (its scale, mobile layout, touch and user agent);
+    /// `viewport` is then the device's, unless the caller chose another.
+    pub device: Option<Device>,
 }
 
 impl WebPage {
@@ -26,6 +29,7 @@ impl WebPage {
             viewport: Viewport::default(),
             full_page: false,
             ignore_selectors: Vec::new(),
+            device: None,
         }
     }
 }
@@ -46,6 +50,7 @@ pub(crate) async fn capture_page(page: &WebPage) -> Result<Shot, CaptureError> {
         .page_screenshot_ignoring(
             &page.url,
             page.viewport,
+            page.device.as_ref(),
             page.full_page,
             &page.ignore_selectors,
         )

@@ -36,6 +36,7 @@ fn page(url: String) -> WebPage {
         },
         full_page: false,
         ignore_selectors: Vec::new(),
+        device: None,
     }
 }
 
@@ -95,6 +96,7 @@ fn ignoring(url: String, full_page: bool, selectors: &[&str]) -> Target {
     Target::Web(WebPage {
         full_page,
         ignore_selectors: selectors.iter().map(|s| s.to_string()).collect(),
+        device: None,
         ..page(url)
     })
 }

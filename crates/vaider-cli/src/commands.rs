@@ -130,18 +130,16 @@ fn token() -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether a local file is an image by its content, so `vaider analyse shot.png` just works.
+/// Whether a local file is a still image by its content, so `vaider analyse shot.png` just
+/// works; an animated GIF, APNG or WebP is a recording, watched by analyze_video.
 fn looks_like_an_image(source: &str) -> bool {
-    use std::io::Read;
-    let mut prefix = [0u8; 64];
-    let Ok(mut file) = std::fs::File::open(source) else {
-        return false;
-    };
-    let n = file.read(&mut prefix).unwrap_or(0);
-    matches!(
-        vaider_core::media::sniff(&prefix[..n]),
-        Some((vaider_core::media::MediaKind::Image, _, _))
-    )
+    use vaider_core::media;
+    let path = std::path::Path::new(source);
+    match media::inspect(path, media::MAX_MEDIA_BYTES, None) {
+        Ok(info) => !info.is_recording(),
+        // A file refused here is refused by the analysis too, with the reason.
+        Err(_) => false,
+    }
 }
 
 /// Logs go to stderr (stdout is the MCP channel in stdio mode); `VAIDER_LOG` sets the level.

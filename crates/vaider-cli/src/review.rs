@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vaider_capture::{Target, Viewport, WebPage};
+use vaider_capture::Target;
 use vaider_core::person::Decision;
 use vaider_core::{Config, Door, Vaider};
 use vaider_visual::review::report::{self, CheckEntry};
@@ -111,7 +111,7 @@ fn person(yes: bool) -> Result<Decision> {
         return Ok(Decision::on_command_line());
     }
     Decision::at_terminal().ok_or_else(|| {
-        anyhow::anyhow!("a decision on a visual change is a person's: run this at a terminal, or add --yes to say it is yours (in CI, a script)")
+        anyhow::anyhow!("a decision on a visual change is a person's: decide in the review page (`vaider ui`, page #/review), run this at a terminal, or add --yes to say it is yours (in CI, a script)")
     })
 }
 
@@ -319,24 +319,15 @@ async fn page_entries(engine: Option<&Vaider>, project: &Path) -> Result<Vec<Che
     let file = loop_::check_file::read(project)?;
     let mut entries = Vec::new();
     for page in file.page {
-        let (width, height) = match &page.viewport {
-            Some(text) => crate::parse_viewport(text).map_err(anyhow::Error::msg)?,
-            None => (1280, 800),
-        };
-        let target = Target::Web(WebPage {
-            url: page.url.clone(),
-            viewport: Viewport { width, height },
-            full_page: page.full_page,
-            ignore_selectors: page.ignore.clone(),
-        });
         let check = CaptureCheck {
             ask_model: engine.is_some(),
             ..CaptureCheck::default()
         };
-        let variant = format!(
-            "{width}x{height}{}",
-            if page.full_page { "-full" } else { "" }
-        );
+        let target = page.target(project).await?;
+        let variant = match &target {
+            Target::Web(web) => loop_::capture::web_variant(web),
+            _ => String::new(),
+        };
         let outcome = loop_::capture_and_check(
             engine,
             project,

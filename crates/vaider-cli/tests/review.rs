@@ -374,6 +374,303 @@ fn two_shards_merged_give_the_same_pending_changes_as_one_run() {
     );
 }
 
+/// The same snapshot name in two test files, with the same picture: only the project's own
+/// template tells them apart. The project's `expect.toHaveScreenshot.pathTemplate` wins over
+/// the top-level `snapshotPathTemplate`, as in Playwright.
+const TEMPLATE_CONFIG: &str = "import { defineConfig } from '@playwright/test';
+export default defineConfig({
+  testDir: './tests', snapshotDir: './snaps', workers: 1, retries: 0, reporter: 'list',
+  snapshotPathTemplate: '{testDir}/__not_this_one__/{arg}{ext}',
+  use: { browserName: 'chromium', headless: true, viewport: { width: 320, height: 200 },
+    launchOptions: { executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu'] } },
+  projects: [{ name: 'desktop chromium', use: {}, expect: { toHaveScreenshot: {
+    pathTemplate: '{snapshotDir}/{platform}/{testFileDir}/{testFileBaseName}/{testName}/{arg}{-projectName}{ext}' } } }],
+});
+";
+
+/// A spec in a describe block whose `total.png` follows $COLOUR when `follows_colour`.
+fn total_spec(follows_colour: bool) -> String {
+    let colour = match follows_colour {
+        true => "${process.env.COLOUR || 'black'}",
+        false => "black",
+    };
+    format!(
+        "import {{ test, expect }} from '@playwright/test';
+test.describe('total', () => {{
+  test('shows the total', async ({{ page }}) => {{
+    await page.setContent(`<body style=\"margin:0;background:#fff\"><h1 style=\"color:{colour}\">Total</h1></body>`);
+    await expect(page).toHaveScreenshot('total.png');
+  }});
+}});
+"
+    )
+}
+
+#[test]
+fn an_approval_writes_the_snapshot_the_projects_own_template_names() {
+    let sandbox = Sandbox::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("tests/shop")).unwrap();
+    std::fs::write(root.join("playwright.config.mjs"), TEMPLATE_CONFIG).unwrap();
+    std::fs::write(root.join("package.json"), "{\"type\":\"module\"}\n").unwrap();
+    std::fs::write(root.join("tests/shop/cart.spec.mjs"), total_spec(false)).unwrap();
+    std::fs::write(root.join("tests/shop/checkout.spec.mjs"), total_spec(true)).unwrap();
+    let modules = vaider_test_support::playwright::project_dir().join("node_modules");
+    std::os::unix::fs::symlink(modules, root.join("node_modules")).unwrap();
+    std::fs::write(
+        root.join(".gitignore"),
+        "node_modules\ntest-results\nblob-report*\n*.json\n!package.json\n",
+    )
+    .unwrap();
+    assert!(playwright(root, &["test", "--update-snapshots"], None)
+        .status
+        .success());
+    let shots = root.join("snaps/linux/shop");
+    let checkout = shots.join("checkout.spec/total-shows-the-total/total-desktop-chromium.png");
+    let cart = shots.join("cart.spec/total-shows-the-total/total-desktop-chromium.png");
+    assert!(
+        checkout.is_file() && cart.is_file(),
+        "Playwright wrote its snapshots where the template says"
+    );
+    assert_eq!(
+        std::fs::read(&checkout).unwrap(),
+        std::fs::read(&cart).unwrap()
+    );
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(
+        root,
+        &[
+            "-c",
+            "user.name=Ada",
+            "-c",
+            "user.email=ada@example.com",
+            "commit",
+            "-qm",
+            "snapshots",
+        ],
+    );
+
+    // The checkout turns red: a blob report (for a merged report) and the test-results folder.
+    let mut command = Command::new("node");
+    command
+        .arg(root.join("node_modules/@playwright/test/cli.js"))
+        .args(["test", "--reporter=blob"])
+        .current_dir(root)
+        .env("COLOUR", "red")
+        .env_remove("CI");
+    assert!(!command.output().unwrap().status.success());
+    let merged = playwright(
+        root,
+        &["merge-reports", "--reporter", "json", "blob-report"],
+        None,
+    );
+    std::fs::write(root.join("merged.json"), &merged.stdout).unwrap();
+
+    for results in ["test-results", "merged.json"] {
+        let output = vaider_in(
+            &sandbox,
+            root,
+            &["check", "--playwright", results, "--no-model"],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{results}: {}",
+            stderr(&output)
+        );
+        let changes = pending(&sandbox, root);
+        assert_eq!(changes.len(), 1, "{results}: {changes:?}");
+        assert_eq!(
+            changes[0]["baseline"],
+            checkout.display().to_string(),
+            "{results}: the checkout's snapshot, not the cart's with the same picture"
+        );
+    }
+    let id = pending(&sandbox, root)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let approved = vaider_in(&sandbox, root, &["review", "approve", &id, "--yes"]);
+    assert!(approved.status.success(), "{}", stderr(&approved));
+
+    // Only that snapshot file changed, and plain Playwright passes with the new look.
+    assert_eq!(
+        git(root, &["diff", "--name-only"]).trim(),
+        "snaps/linux/shop/checkout.spec/total-shows-the-total/total-desktop-chromium.png"
+    );
+    let untracked = git(root, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(
+        untracked
+            .lines()
+            .all(|l| l.contains(".vaider/") || l.starts_with(" M snaps/linux/shop/checkout.spec/")),
+        "{untracked}"
+    );
+    let after = playwright(root, &["test"], Some("red"));
+    assert!(
+        after.status.success(),
+        "{}",
+        String::from_utf8_lossy(&after.stdout)
+    );
+}
+
+/// A picture of `w`x`h` pixels of one colour, as PNG bytes.
+fn png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
+    let image = image::RgbImage::from_pixel(w, h, image::Rgb(rgb));
+    let mut bytes = Vec::new();
+    image
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
+        .unwrap();
+    bytes
+}
+
+/// Runs `vaider review` in a real pseudo-terminal (Python's pty module), answering each
+/// "Approve?" with the next of `answers`; gives what the terminal showed.
+fn review_at_a_terminal(sandbox: &Sandbox, root: &Path, answers: &[&str]) -> String {
+    let script = r#"
+import os, pty, sys
+vaider, answers = sys.argv[1], sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(vaider, [vaider, "review"])
+seen = b""
+def read():
+    global seen
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        return False
+    seen += chunk
+    return bool(chunk)
+asked = 0
+for answer in answers:
+    while seen.count(b"Approve?") <= asked:
+        if not read():
+            break
+    asked += 1
+    os.write(fd, answer.encode() + b"\r")
+while read():
+    pass
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(seen.decode(errors="replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let vaider = sandbox.vaider();
+    let mut command = Command::new("python3");
+    command
+        .args(["-c", script])
+        .arg(vaider.get_program())
+        .args(answers)
+        .current_dir(root);
+    for (key, value) in vaider.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let output = command.output().unwrap();
+    let shown = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{shown}{}", stderr(&output));
+    shown
+}
+
+#[test]
+fn a_person_decides_at_a_terminal_and_nothing_is_decided_without_one() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.work();
+    // Two failed snapshots in a test-results folder: each a pending change.
+    for (name, colour) in [("home", [200, 0, 0]), ("cart", [0, 0, 200])] {
+        let snapshot = root.join(format!(
+            "tests/app.spec.ts-snapshots/{name}-chromium-linux.png"
+        ));
+        std::fs::create_dir_all(snapshot.parent().unwrap()).unwrap();
+        std::fs::write(&snapshot, png(40, 30, [255, 255, 255])).unwrap();
+        let results = root.join(format!("test-results/app-{name}-chromium"));
+        std::fs::create_dir_all(&results).unwrap();
+        std::fs::write(
+            results.join(format!("{name}-expected.png")),
+            png(40, 30, [255, 255, 255]),
+        )
+        .unwrap();
+        std::fs::write(
+            results.join(format!("{name}-actual.png")),
+            png(40, 30, colour),
+        )
+        .unwrap();
+    }
+    let checked = vaider_in(
+        &sandbox,
+        &root,
+        &["check", "--playwright", "test-results", "--no-model"],
+    );
+    assert_eq!(checked.status.code(), Some(1), "{}", stderr(&checked));
+    assert_eq!(pending(&sandbox, &root).len(), 2);
+
+    // No terminal: refused, naming the review page, and nothing decided.
+    let refused = vaider_in(&sandbox, &root, &["review"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("#/review") && stderr(&refused).contains("a person's"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!root.join(".vaider/baselines/decisions.jsonl").exists());
+
+    // At a terminal: the first approved, the second rejected, both logged as a terminal's.
+    let order: Vec<String> = pending(&sandbox, &root)
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect();
+    let shown = review_at_a_terminal(&sandbox, &root, &["y", "n"]);
+    assert_eq!(shown.matches("Approve?").count(), 2, "{shown}");
+    assert!(pending(&sandbox, &root).is_empty());
+    let log: Vec<serde_json::Value> =
+        std::fs::read_to_string(root.join(".vaider/baselines/decisions.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let decided: Vec<(String, String, String)> = log
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["action"].as_str().unwrap().to_string(),
+                r["proof"]["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            (
+                order[0].clone(),
+                "approved".to_string(),
+                "terminal".to_string()
+            ),
+            (
+                order[1].clone(),
+                "rejected".to_string(),
+                "terminal".to_string()
+            ),
+        ]
+    );
+    // The approved one's snapshot is its new picture; the rejected one's stays.
+    let snapshot = |name: &str| {
+        std::fs::read(root.join(format!(
+            "tests/app.spec.ts-snapshots/{name}-chromium-linux.png"
+        )))
+        .unwrap()
+    };
+    assert_ne!(snapshot(&order[0]), png(40, 30, [255, 255, 255]));
+    assert_eq!(snapshot(&order[1]), png(40, 30, [255, 255, 255]));
+}
+
 /// The app `vaider check` captures: `/cards` as served, its title `TITLE`.
 fn cards_page(title: &'static str) -> impl Fn(&str) -> String + Send + Sync + 'static {
     move |_| {

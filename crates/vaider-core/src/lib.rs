@@ -14,7 +14,7 @@ pub use vaider_history::{interaction_log, job, lease, recovery};
 // Re-exports of the crate that owns them (vaider-media).
 pub use vaider_media::{image_fit, keyframes, media};
 // Re-exports of the crate that owns them (vaider-providers).
-pub use vaider_providers::{aws, body, provider, quota, sampling, tokens};
+pub use vaider_providers::{aws, body, guidance, provider, quota, sampling, tokens};
 
 pub mod again;
 pub mod analysis;

@@ -9,7 +9,10 @@
 //! - the web UI or the tray app's window, signed in through a one-time login code;
 //! - an answer the MCP client collected from its user and sent back (elicitation on
 //!   2025-11-25, an input-required result on 2026-07-28), which rests on the client showing
-//!   the question to its user rather than to the model.
+//!   the question to its user rather than to the model;
+//! - a click in a view the MCP client showed in its chat (MCP Apps), carrying the one-time
+//!   grant that only the view was given, which rests on the host keeping the view's data
+//!   and the view's own tools away from the model.
 //!
 //! The user's own command line (`vaider plan approve ID --yes`, for CI and scripts) is taken
 //! as theirs too: it is not a door an agent reaches over MCP or REST.
@@ -36,6 +39,11 @@ pub enum Proof {
     SignedInUi,
     /// Answered in the MCP client, which asked its user (elicitation or input-required).
     AskedThroughClient {
+        /// The client's name as it introduced itself (`clientInfo.name`).
+        client: String,
+    },
+    /// Clicked in a view the MCP client showed in its chat, with the view's one-time grant.
+    ClickedInChatView {
         /// The client's name as it introduced itself (`clientInfo.name`).
         client: String,
     },
@@ -74,11 +82,17 @@ impl Decision {
 
     /// An answer the MCP client `client` collected from its user.
     pub fn asked_through_client(client: &str) -> Decision {
-        let client = match client.trim() {
-            "" => "an MCP client".to_string(),
-            name => name.chars().take(80).collect(),
-        };
-        Decision::new(Proof::AskedThroughClient { client })
+        Decision::new(Proof::AskedThroughClient {
+            client: client_name(client),
+        })
+    }
+
+    /// A click in a view the MCP client `client` showed, whose one-time grant the door
+    /// checked.
+    pub fn clicked_in_chat_view(client: &str) -> Decision {
+        Decision::new(Proof::ClickedInChatView {
+            client: client_name(client),
+        })
     }
 
     fn new(proof: Proof) -> Decision {
@@ -97,8 +111,17 @@ impl fmt::Display for Decision {
             Proof::CommandLine => "on the command line (--yes)".to_string(),
             Proof::SignedInUi => "in Vaider's window".to_string(),
             Proof::AskedThroughClient { client } => format!("when {client} asked"),
+            Proof::ClickedInChatView { client } => format!("in {client}'s chat view"),
         };
         write!(f, "{} {how}, {}", self.user, self.at)
+    }
+}
+
+/// A client's name as a record keeps it: trimmed, at most 80 characters, never blank.
+fn client_name(client: &str) -> String {
+    match client.trim() {
+        "" => "an MCP client".to_string(),
+        name => name.chars().take(80).collect(),
     }
 }
 

@@ -100,6 +100,19 @@ pub fn file_url_path(rest: &str) -> Result<PathBuf> {
     }
 }
 
+/// `a b/c` → `a%20b%2Fc`: every byte but the unreserved characters (RFC 3986's letters,
+/// digits, `-`, `_`, `.`, `~`) percent-encoded, so the text is one query value or path part.
+pub fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// `a%20b` → `a b`, as text; an escape that decodes to bytes that are not UTF-8 becomes U+FFFD.
 pub fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&percent_decode_bytes(text)).into_owned()
@@ -449,6 +462,13 @@ mod tests {
             crate::error::ErrorCode::InvalidPath
         );
         assert_eq!(percent_decode("a%20b%C3"), "a b\u{FFFD}");
+    }
+
+    #[test]
+    fn percent_encoding_is_undone_by_percent_decoding() {
+        let text = "/home/ada/my project/é?&=#%";
+        assert_eq!(percent_encode("a b/c~d"), "a%20b%2Fc~d");
+        assert_eq!(percent_decode(&percent_encode(text)), text);
     }
 
     #[tokio::test]

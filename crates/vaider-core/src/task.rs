@@ -11,6 +11,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::analysis::TaskOptions;
+pub use crate::guidance::Job;
 
 /// What a task looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +29,9 @@ pub struct Task {
     /// The name the history stores and filters by (the MCP tool's name where there is one).
     pub name: &'static str,
     pub media: TaskMedia,
+    /// What the call is for (describe, judge, compare, plan, browse): with the model, it
+    /// decides the sampling and reasoning settings sent (`vaider_providers::guidance`).
+    pub job: Job,
     /// The task's part of the system prompt, after the common one; None: the common one alone.
     pub system: Option<&'static str>,
     /// The prompt used when the caller gives none.

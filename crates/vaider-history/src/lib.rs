@@ -2,7 +2,8 @@
 //! SQLite store of every call and job (this file, with the rows' shapes in `records` and the
 //! table in `schema`), the jobs that group calls (`job`), the interaction files beside the
 //! media (`interaction_log`), each process's claim on the rows it runs (`lease`), and the
-//! closing of rows a dead process left running (`recovery`).
+//! closing of rows a dead process left running (`recovery`), and the MCP door's tasks, whose
+//! results outlive the connection that asked for them (`tasks`).
 //!
 //! The SQLite history of every analysis. A row is written before the provider is called
 //! (status `running`) and completed after, so a crash leaves a trace, not a hole. The same
@@ -22,6 +23,7 @@ mod records;
 pub mod recovery;
 mod schema;
 mod search;
+pub mod tasks;
 pub use jobs::{JobEnd, NewJob};
 pub use records::{
     now_rfc3339, Answered, Change, Door, Interaction, NewInteraction, Outcome, RunningCall, Status,

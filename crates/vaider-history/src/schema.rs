@@ -1,4 +1,4 @@
-//! The history's table: its schema, the columns added since the first release (applied to an
+//! The history's tables (every call and job; the MCP door's tasks, `tasks.rs`): their schema, the columns added since the first release (applied to an
 //! older database when it is opened) and the indexes on them.
 
 use rusqlite::Connection;
@@ -35,6 +35,19 @@ CREATE TABLE IF NOT EXISTS interactions (
 CREATE INDEX IF NOT EXISTS interactions_created ON interactions(created_at DESC);
 CREATE INDEX IF NOT EXISTS interactions_cache ON interactions(cache_key, status);
 CREATE INDEX IF NOT EXISTS interactions_status ON interactions(status, created_at DESC);
+CREATE TABLE IF NOT EXISTS tasks (
+    id TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    ttl_ms INTEGER,
+    result_json TEXT,
+    error_json TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_principal ON tasks(principal, created_at DESC);
 ";
 
 /// Added after the first release: applied to older databases when they are opened.

@@ -71,6 +71,32 @@ pub fn fit(bytes: Vec<u8>, mime_type: &'static str, limits: &ImageLimits) -> Res
     encode_within(image, mime_type, limits, notes)
 }
 
+/// The first frame of an animated image, as a still that fits `limits` (never the animation
+/// itself: a model that takes GIF or WebP may take only stills, and one that plays them would
+/// see more than the tool looks at).
+pub fn first_frame(
+    bytes: Vec<u8>,
+    mime_type: &'static str,
+    limits: &ImageLimits,
+) -> Result<FittedImage> {
+    let mut image = image::load_from_memory(&bytes).map_err(|e| decode_error(mime_type, e))?;
+    let mut notes = Vec::new();
+    let (width, height) = (image.width(), image.height());
+    if limits.max_side != 0 && width.max(height) > limits.max_side {
+        image = image.resize(
+            limits.max_side,
+            limits.max_side,
+            image::imageops::FilterType::Triangle,
+        );
+        notes.push(format!(
+            "downscaled from {width}x{height} to {}x{}",
+            image.width(),
+            image.height()
+        ));
+    }
+    encode_within(image, mime_type, limits, notes)
+}
+
 /// Encodes the image in a format the provider takes, within its byte limit: smaller by a
 /// quarter each time it does not fit, down to 64 pixels a side.
 fn encode_within(

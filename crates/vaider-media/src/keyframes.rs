@@ -9,8 +9,10 @@
 //! JPEG-encodes only the frames that can still be chosen: encoding every sampled frame cost
 //! more than decoding the video. A few frames are held at a time, whatever the video's size.
 //!
-//! Here: the scan's two doors (ffmpeg, or a raw video read directly) and the choice of frames.
-//! Beside it: running ffmpeg and ffprobe (`ffmpeg`) on inputs opened safely (`input`), reading a raw video (`raw`), reading the
+//! Here: the scan's three doors (ffmpeg, a raw video read directly, or an animated GIF, APNG
+//! or WebP decoded in Rust) and the choice of frames. Beside it: running ffmpeg and ffprobe
+//! (`ffmpeg`) on inputs opened safely (`input`), reading a raw video (`raw`), decoding an
+//! animation (`animated`), reading the
 //! Y4M stream (`y4m`), measuring each sample (`measure`), the probe and its changes
 //! (`change`), telling a blink from a change (`blinks`) and encoding the kept frames (`jpeg`).
 
@@ -18,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use vaider_base::error::{Result, VaiderError};
 
+mod animated;
 mod blinks;
 mod change;
 mod ffmpeg;
@@ -114,6 +117,28 @@ async fn decode(
     encoder: Option<&mut Encoder>,
     watcher: Option<&mut Watcher<'_>>,
 ) -> Result<Found> {
+    // An animation is decoded here, frame by frame at its own times, never by ffmpeg.
+    let path = video.to_path_buf();
+    let animated = tokio::task::spawn_blocking(move || animated::AnimatedImage::open(&path))
+        .await
+        .map_err(|e| VaiderError::internal("open the animation", e))??;
+    if let Some(animation) = animated {
+        let full = animation.geometry();
+        let out = match encoder {
+            Some(_) => kept_geometry(full, options.max_width),
+            None => detector_geometry(full),
+        };
+        let (input, all) = (animation.facts(), animation.reads_all());
+        let incoming = animation.start(out);
+        let mut found = measure_frames(out, incoming, options, encoder, None).await?;
+        // The length the frames cover: all of the animation, or up to the last one read.
+        found.sampled_seconds = match (all, input.duration) {
+            (true, Some(whole)) => whole,
+            _ => found.last_at,
+        };
+        found.input = input;
+        return Ok(found);
+    }
     // A scan of a raw video reads the sampled frames itself (`raw`); frames to write, and
     // every other video, go through ffmpeg.
     if encoder.is_none() {
@@ -134,6 +159,20 @@ async fn decode(
         }
     }
     decode_with_ffmpeg(video, options, encoder, watcher).await
+}
+
+/// The size kept frames are written at: `max_width` wide at most, the height in proportion
+/// and even, as ffmpeg's `scale=min(max_width,iw):-2` makes them.
+fn kept_geometry(full: Geometry, max_width: u32) -> Geometry {
+    let max_width = (max_width as usize).max(2);
+    if full.width <= max_width {
+        return full;
+    }
+    let height = full.height as f64 * max_width as f64 / full.width as f64;
+    Geometry {
+        width: max_width,
+        height: ((height / 2.0).round() as usize * 2).max(2),
+    }
 }
 
 /// Every change the detector finds in a video (none dropped, unlike the keyframes), for
@@ -192,7 +231,7 @@ fn timeline_of(found: Found, options: &KeyframeOptions) -> Timeline {
         interval: 1.0 / options.sample_fps,
         samples: found.frames,
         flickering_samples: found.flickering,
-        sampled_seconds: found.frames as f64 / options.sample_fps,
+        sampled_seconds: found.sampled_seconds,
         duration: found.input.duration,
         has_audio: found.input.has_audio,
         // The video's own size, which decides how its clips are sent; the frames scanned
@@ -226,14 +265,21 @@ async fn scan(
         }
     };
     let last_index = found.frames - 1;
-    let last_at = last_index as f64 / options.sample_fps;
-    let index_of = |at: f64| (at * options.sample_fps).round() as u64;
+    let last_at = found.last_at;
+    // The sample shown at a chosen time: a change's, or the last.
+    let index_of = |at: f64| {
+        found
+            .changes
+            .iter()
+            .find(|c| (c.at - at).abs() < 1e-9)
+            .map_or(last_index, |c| c.index)
+    };
     // Only the changes the encoder kept can be chosen (it turned away the smallest while
     // the repeats of a blink, removed since, still counted).
     let changes = found
         .changes
         .iter()
-        .filter(|c| encoder.as_ref().is_none_or(|e| e.has(index_of(c.at))))
+        .filter(|c| encoder.as_ref().is_none_or(|e| e.has(c.index)))
         .map(|c| (c.at, c.share))
         .collect();
     let times = pick(changes, last_at, options.max_frames);

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use vaider_core::prompts::strict_object;
-use vaider_core::task::{no_options_note, Task, TaskMedia, Tool};
+use vaider_core::task::{no_options_note, Job, Task, TaskMedia, Tool};
 
 /// Every QA task; registered with the core so the history can name them.
 pub const ALL: [Tool; 3] = [JUDGE_PAGE, GENERATE_PLAN, BROWSE_STEP];
@@ -17,6 +17,7 @@ pub const BROWSE_ACTIONS: [&str; 7] = [
 pub const JUDGE_PAGE: Tool = Tool::new(&Task {
     name: "judge_page",
     media: TaskMedia::Image,
+    job: Job::Judge,
     system: Some("Your task: you are a QA tester judging a web page against criteria, from its screenshot and its visible text (given in the prompt). `passed` is true only when everything the criteria ask for is visibly true on this page; otherwise false. In `reasoning` say what you see that decides it, quoting the page's text exactly. `confidence` is how sure you are, from 0 to 1."),
     default_prompt: "Does this page meet the criteria?",
     answer: Some(judge_answer),
@@ -28,6 +29,7 @@ pub const JUDGE_PAGE: Tool = Tool::new(&Task {
 pub const GENERATE_PLAN: Tool = Tool::new(&Task {
     name: "generate_test_plan",
     media: TaskMedia::Image,
+    job: Job::Plan,
     system: Some("Your task: you are a QA engineer writing a test plan for a web app from plain-English requirements. You see the app's first page (its screenshot, and its visible text and elements in the prompt) and context from its code base. Write steps that check each requirement, in the order a user would do them. Step types: `selenese` (commands open, click, type, waitForElement, assertText, assertVisible; `target` is a CSS selector, or text=Label, or role=button[name=\"Sign in\"]; `open` takes a path such as / ; `value` is what to type or the text expected), `unit_assertion` (equals, contains, matches, exists, visible on a selector's text, or its `property` such as value or disabled; `expected` as text: true/false for exists and visible), `agentic_assertion` (a judgement of the page by a vision model: `instruction` and `criteria`), `agentic_browsing` (an `instruction` a browsing agent carries out, and the `expectedOutcome`). Prefer selectors the page and code really have (ids, data-testid, labels); prefer scripted steps, and use agentic ones for what selectors cannot check. Give every step a short unique `id` (step-1, step-2, ...) and a `name`; fill the fields its type does not use with \"\" or []. A plan needs at least one step."),
     default_prompt: "Write a test plan for these requirements.",
     answer: Some(plan_answer),
@@ -39,6 +41,7 @@ pub const GENERATE_PLAN: Tool = Tool::new(&Task {
 pub const BROWSE_STEP: Tool = Tool::new(&Task {
     name: "browse_step",
     media: TaskMedia::Image,
+    job: Job::Browse,
     system: Some("Your task: you are a QA tester using a web app in a browser to carry out an instruction, one action at a time. You see the page's screenshot and a list of its elements, each with a ref number: `[3] button \"Sign in\"`. Name the ONE next action: `click` an element (its ref), `type` text into a field (its ref; the field is cleared first), `press` a key (`text`: Enter, Tab, Escape, ArrowDown... or one character), `scroll` the page (`text`: up or down), `navigate` to a URL or a path (`text`), `done` when the instruction has been carried out, or `give_up` when it cannot be (say why). `ref` is the element's number from the list, \"\" when the action needs none. Act only on elements in the list; never repeat an action that already failed. In `reasoning` say in one sentence what you see and why this action."),
     default_prompt: "What is the next action?",
     answer: Some(browse_answer),

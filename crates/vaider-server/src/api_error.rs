@@ -111,6 +111,11 @@ struct ErrorDetail {
 }
 
 impl ApiError {
+    /// The sentence the error says, for a door that shows only that (a chat view's tool).
+    pub fn message(&self) -> &str {
+        &self.body.error.message
+    }
+
     pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
         ApiError {
             status,

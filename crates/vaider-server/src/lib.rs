@@ -97,8 +97,11 @@ pub fn router_with(doors: Doors) -> Router {
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_allowed_origins(guard::ALLOWED_ORIGINS.iter().copied())
         .with_cancellation_token(shutdown.child_token());
+    // One set of tasks for every session, and for the 2025-11-25 translation in front of them.
+    let tasks = mcp::tasks::Tasks::new(engine.history().clone());
+    let session_tasks = tasks.clone();
     let mcp = StreamableHttpService::new(
-        move || Ok(VaiderMcp::new(engine.clone())),
+        move || Ok(VaiderMcp::new(engine.clone()).with_tasks(session_tasks.clone())),
         // At most 256 live sessions: a client opening them in a loop closes its oldest.
         mcp::sessions::CappedSessions::new(mcp::sessions::MAX_SESSIONS).into(),
         mcp_config,
@@ -107,6 +110,10 @@ pub fn router_with(doors: Doors) -> Router {
         .layer(axum::middleware::from_fn(mcp::session_end_answers_200))
         .layer(axum::middleware::from_fn(mcp::sse::readable_streams))
         .layer(axum::middleware::from_fn(mcp::tool_set::from_query))
+        .layer(axum::middleware::from_fn_with_state(
+            tasks,
+            mcp::tasks::legacy::translate,
+        ))
         .service(mcp);
     Router::new()
         .route("/v1/analyse", post(rest::analyse))

@@ -75,6 +75,28 @@ async fn the_five_tools_write_run_list_and_read_plans_and_survive_a_restart() {
     assert!(run.get("failedStep").is_none());
     let run_id = run["runId"].as_str().unwrap().to_string();
 
+    // The plan was written at a high thinking level; the run's model calls (a page judged,
+    // browsing steps) each at its own job's, and none with a lowered temperature.
+    let mut checked = 0;
+    for body in server.fake.generate_requests() {
+        let system = body["systemInstruction"]["parts"][0]["text"]
+            .as_str()
+            .unwrap_or("");
+        let level = &body["generationConfig"]["thinkingConfig"]["thinkingLevel"];
+        let want =
+            if system.contains("writing a test plan") || system.contains("judging a web page") {
+                "high"
+            } else if system.contains("using a web app in a browser") {
+                "low"
+            } else {
+                continue;
+            };
+        assert_eq!(level, want, "{system}");
+        checked += 1;
+    }
+    assert!(checked >= 1, "the plan's own call is among them");
+    assert_eq!(server.fake.guidance_notes(), Vec::<String>::new());
+
     let (whole, _) = tool(&client, "get_test_run", json!({"runId": run_id})).await;
     assert_eq!(whole["planId"], plan_id);
     assert_eq!(whole["stepResults"].as_array().unwrap().len(), 3);

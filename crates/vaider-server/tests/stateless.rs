@@ -86,7 +86,15 @@ async fn discovery_declares_what_vaider_handles_and_lists_carry_cache_hints() {
     assert_eq!(result["resultType"], "complete");
     let capabilities = result["capabilities"].as_object().unwrap();
     assert!(capabilities.contains_key("tools"), "{result}");
-    for undeclared in ["prompts", "resources", "completions"] {
+    // Resources: the chat views (tests/chat_views.rs); and the views' extension.
+    assert!(capabilities.contains_key("resources"), "{result}");
+    assert!(
+        capabilities["extensions"]
+            .as_object()
+            .is_some_and(|e| e.contains_key("io.modelcontextprotocol/ui")),
+        "{result}"
+    );
+    for undeclared in ["prompts", "completions"] {
         assert!(!capabilities.contains_key(undeclared), "{result}");
     }
     assert_eq!(

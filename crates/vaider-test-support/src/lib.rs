@@ -2,6 +2,7 @@
 //! these instead of including another crate's test files by path. Each module is one fixture
 //! of the repository's `tests/` folder.
 
+pub mod animations;
 pub mod loopback;
 pub mod pixelmatch;
 pub mod playwright;

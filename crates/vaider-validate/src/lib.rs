@@ -17,6 +17,7 @@ pub mod rubric;
 pub mod runner;
 pub mod screenshots;
 pub mod service;
+pub mod snapshot_paths;
 pub mod trace;
 pub mod trace_zip;
 pub mod verdict;

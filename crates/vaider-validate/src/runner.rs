@@ -233,7 +233,7 @@ impl Drop for ProcessGroup {
 /// The generated config is of the same module kind as the project's, so it loads theirs the
 /// way Playwright does: `.cjs` (Playwright's require hook compiles a TypeScript config),
 /// else `.mts` for a TypeScript config (Playwright transpiles the import) or `.mjs`.
-fn wrapper_name(config: Option<&Path>) -> &'static str {
+pub(crate) fn wrapper_name(config: Option<&Path>) -> &'static str {
     if !config.is_some_and(is_module) {
         return "vaider.playwright.config.cjs";
     }
@@ -395,7 +395,7 @@ fn file_filter(path: &Path) -> String {
 }
 
 /// `file:///...` for an absolute path, so the import works whatever characters it has.
-fn file_url(path: &Path) -> String {
+pub(crate) fn file_url(path: &Path) -> String {
     let mut url = String::from("file://");
     for byte in path.display().to_string().bytes() {
         match byte {

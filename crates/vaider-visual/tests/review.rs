@@ -34,6 +34,7 @@ fn page(port: u16, path: &str) -> Target {
         },
         full_page: false,
         ignore_selectors: Vec::new(),
+        device: None,
     })
 }
 
@@ -276,4 +277,128 @@ async fn a_ticking_clock_is_learned_as_noise_and_a_real_change_is_still_found() 
     assert_eq!(banner.status, BaselineStatus::Changed);
     let regions = banner.change.unwrap().regions;
     assert!(regions.iter().all(|r| r.y >= 200), "{regions:?}");
+}
+
+/// A page that is green only when shown as a phone: an iPhone's user agent, touch, a device
+/// pixel ratio of 3 and a 390 CSS pixels wide viewport; red otherwise.
+fn phone_check(_: &str) -> String {
+    vaider_test_support::loopback::html(
+        "<!doctype html><html><head><meta name=viewport content='width=device-width'></head><body style='margin:0'><div id=box style='width:100vw;height:100vh;background:red'></div><script>
+const phone = navigator.userAgent.includes('iPhone') && navigator.maxTouchPoints > 0 && devicePixelRatio === 3 && innerWidth === 390;
+document.getElementById('box').style.background = phone ? 'rgb(0,160,0)' : 'red';
+</script></body></html>",
+    )
+}
+
+#[tokio::test]
+async fn a_page_named_with_a_device_is_captured_as_that_device_and_keyed_by_its_name() {
+    let (port, _) = vaider_test_support::loopback::listen(phone_check).await;
+    let project = tempfile::tempdir().unwrap();
+    let project = project.path();
+    std::fs::create_dir_all(project.join(".vaider")).unwrap();
+    std::fs::write(
+        project.join(".vaider/check.toml"),
+        format!("[[page]]\nname = \"home\"\nurl = \"http://127.0.0.1:{port}/\"\ndevice = \"iPhone 13\"\n"),
+    )
+    .unwrap();
+    let file = review::check_file::read(project).unwrap();
+    let target = file.page[0].target(project).await.unwrap();
+    let checked = capture(None, project, "home", &target, CaptureCheck::default()).await;
+    assert_eq!(checked.status, BaselineStatus::New);
+    assert_eq!(
+        checked.baseline,
+        project.join(".vaider/baselines/home@iPhone-13.png")
+    );
+    let actual = image::open(&checked.change.unwrap().actual)
+        .unwrap()
+        .into_rgb8();
+    // The device's 390x664 viewport at its scale of 3, and the page saw a phone.
+    assert_eq!(actual.dimensions(), (1170, 1992));
+    assert_eq!(
+        actual.get_pixel(585, 996).0,
+        [0, 160, 0],
+        "the page saw no iPhone"
+    );
+
+    // A name Playwright does not know is refused with the names it is close to.
+    let unknown = review::check_file::CheckPage {
+        device: Some("iPhone 99".into()),
+        ..file.page[0].clone()
+    };
+    let err = unknown.target(project).await.unwrap_err().to_string();
+    assert!(
+        err.contains("\"iPhone 99\"") && err.contains("iPhone 1"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn noise_learned_on_an_unchanged_capture_is_still_offered() {
+    let (port, _) = vaider_test_support::loopback::listen(app).await;
+    let project = tempfile::tempdir().unwrap();
+    let project = project.path();
+    let person = Decision::on_command_line();
+    // A baseline approved from one capture: it ignores nothing yet.
+    let first = capture(
+        None,
+        project,
+        "orders",
+        &page(port, "/clock"),
+        CaptureCheck::default(),
+    )
+    .await;
+    review::approve(project, &first.change.unwrap().id, &person, "").unwrap();
+
+    // Five captures: the clock is all that differs, so the page is unchanged, and its box is
+    // offered as a pending change that fails nothing.
+    let learn = CaptureCheck {
+        learn_noise: 5,
+        ..CaptureCheck::default()
+    };
+    let learned = capture(
+        None,
+        project,
+        "orders",
+        &page(port, "/clock"),
+        learn.clone(),
+    )
+    .await;
+    assert_eq!(learned.status, BaselineStatus::Unchanged, "{learned:?}");
+    let offer = learned.change.expect("the learned noise is offered");
+    assert_eq!(offer.status, BaselineStatus::Unchanged);
+    assert_eq!(
+        offer.proposed_ignore.len(),
+        1,
+        "{:?}",
+        offer.proposed_ignore
+    );
+    let clock = &offer.proposed_ignore[0];
+    assert!(clock.y < 60 && clock.x + clock.width < 200, "{clock:?}");
+    assert_eq!(Changes::in_project(project).pending().len(), 1);
+    review::approve(project, &offer.id, &person, "the clock ticks").unwrap();
+
+    // Kept with the baseline: a plain capture is unchanged, and learning again offers nothing
+    // the baseline already ignores. A real change elsewhere is still found.
+    let plain = capture(
+        None,
+        project,
+        "orders",
+        &page(port, "/clock"),
+        CaptureCheck::default(),
+    )
+    .await;
+    assert_eq!(plain.status, BaselineStatus::Unchanged, "{plain:?}");
+    assert!(plain.change.is_none());
+    let again = capture(None, project, "orders", &page(port, "/clock"), learn).await;
+    assert!(again.change.is_none(), "{again:?}");
+    let banner = capture(
+        None,
+        project,
+        "orders",
+        &page(port, "/clock-banner"),
+        CaptureCheck::default(),
+    )
+    .await;
+    assert_eq!(banner.status, BaselineStatus::Changed);
+    assert!(banner.change.unwrap().regions.iter().all(|r| r.y >= 200));
 }

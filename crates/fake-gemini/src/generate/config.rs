@@ -288,9 +288,30 @@ fn read_thinking(tc: &Value, model: &str, config: &mut GenConfig) -> Result<(), 
                 &json!(l),
             ));
         }
+        check_level(model, &l)?;
         config.thinking_level = Some(l);
     }
     config.include_thoughts = field(tc, "includeThoughts") == Some(&Value::Bool(true));
+    Ok(())
+}
+
+/// A thinking level is Gemini 3's (earlier models answer 400), and one the model has.
+fn check_level(model: &str, level: &str) -> Result<(), ApiError> {
+    if level == "unspecified" {
+        return Ok(());
+    }
+    if !crate::guidance::gemini_3(model) {
+        return Err(ApiError::invalid(
+            "Thinking level is not supported for this model.",
+        ));
+    }
+    if !crate::guidance::supports_level(model, level) {
+        return Err(ApiError::invalid(format!(
+            "Thinking level {} is not supported for this model. Please retry with other \
+             thinking level.",
+            level.to_ascii_uppercase()
+        )));
+    }
     Ok(())
 }
 

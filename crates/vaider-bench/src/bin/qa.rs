@@ -8,6 +8,10 @@
 //! Run with `scripts/bench.sh --qa [--runs N]`, or `target/release/vaider-qa-bench`. Needs
 //! `npm ci` in tests/playwright-project (scripts/test.sh does it) and Chromium.
 
+// A plan run's future (the engine, the browser, each step's model call named by its job) is
+// nested deeper than rustc's default limit lets it lay out in this test build.
+#![recursion_limit = "256"]
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

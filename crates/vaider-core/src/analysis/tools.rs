@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use crate::analysis::TaskOptions;
 use crate::prompts::{object_array, strict_object};
-use crate::task::{no_options_note, Task, TaskMedia, Tool};
+use crate::task::{no_options_note, Job, Task, TaskMedia, Tool};
 
 /// Every analysis tool, in the order the docs list them.
 pub const ALL: [Tool; 8] = [
@@ -23,6 +23,7 @@ pub const ALL: [Tool; 8] = [
 pub const ANALYZE_VIDEO: Tool = Tool::new(&Task {
     name: "analyze_video",
     media: TaskMedia::Video,
+    job: Job::Describe,
     system: None,
     default_prompt: "Describe, step by step, what happens on screen in this recording of a GUI test. \
 For each step give the timestamp (mm:ss), what the user did (clicks, typing, navigation) and how the \
@@ -37,6 +38,7 @@ End with one line describing the final state of the screen.",
 pub const ANALYZE_IMAGE: Tool = Tool::new(&Task {
     name: "analyze_image",
     media: TaskMedia::Image,
+    job: Job::Describe,
     system: None,
     default_prompt:
         "Describe this screenshot of a GUI: its layout, the visible text (quoted exactly), \
@@ -50,6 +52,7 @@ the controls and their states, and any errors, warnings or visual defects.",
 pub const UI_TO_ARTIFACT: Tool = Tool::new(&Task {
     name: "ui_to_artifact",
     media: TaskMedia::Image,
+    job: Job::Describe,
     system: Some("Your task: turn a UI screenshot into an artifact a developer can use directly: code that reproduces it, a prompt that would generate it, a specification, or a description. Match layout, spacing, colours, typography and text exactly."),
     default_prompt: "Turn this UI into the requested artifact.",
     answer: Some(ui_to_artifact_answer),
@@ -61,6 +64,7 @@ pub const UI_TO_ARTIFACT: Tool = Tool::new(&Task {
 pub const EXTRACT_TEXT_FROM_SCREENSHOT: Tool = Tool::new(&Task {
     name: "extract_text_from_screenshot",
     media: TaskMedia::Image,
+    job: Job::Describe,
     system: Some("Your task: transcribe all text in the image exactly, keeping line breaks, indentation and order. For code, keep it runnable: do not fix, reformat or complete it. Mark unreadable characters with [?]."),
     default_prompt: "Extract all the text in this image.",
     answer: Some(extract_text_answer),
@@ -72,6 +76,7 @@ pub const EXTRACT_TEXT_FROM_SCREENSHOT: Tool = Tool::new(&Task {
 pub const DIAGNOSE_ERROR_SCREENSHOT: Tool = Tool::new(&Task {
     name: "diagnose_error_screenshot",
     media: TaskMedia::Image,
+    job: Job::Describe,
     system: Some("Your task: read the error in the screenshot (message, code, stack trace, the element or line it points at), explain its most likely causes, and give concrete fixes, most likely first."),
     default_prompt: "What is this error, why did it happen, and how do I fix it?",
     answer: Some(diagnose_error_answer),
@@ -83,6 +88,7 @@ pub const DIAGNOSE_ERROR_SCREENSHOT: Tool = Tool::new(&Task {
 pub const UNDERSTAND_TECHNICAL_DIAGRAM: Tool = Tool::new(&Task {
     name: "understand_technical_diagram",
     media: TaskMedia::Image,
+    job: Job::Describe,
     system: Some("Your task: explain the technical diagram: its kind, every component with its role, and every connection with its direction and label, then what the diagram as a whole says."),
     default_prompt: "Explain this diagram.",
     answer: Some(diagram_answer),
@@ -94,6 +100,7 @@ pub const UNDERSTAND_TECHNICAL_DIAGRAM: Tool = Tool::new(&Task {
 pub const ANALYZE_DATA_VISUALIZATION: Tool = Tool::new(&Task {
     name: "analyze_data_visualization",
     media: TaskMedia::Image,
+    job: Job::Describe,
     system: Some("Your task: read the chart or dashboard: its type, axes, units and legend, the values you can read, and the trends, outliers and comparisons that matter. Give numbers as read; say when a value is estimated."),
     default_prompt: "What does this chart show? Give the key findings.",
     answer: Some(data_visualization_answer),
@@ -105,6 +112,7 @@ pub const ANALYZE_DATA_VISUALIZATION: Tool = Tool::new(&Task {
 pub const UI_DIFF_CHECK: Tool = Tool::new(&Task {
     name: "ui_diff_check",
     media: TaskMedia::TwoImages,
+    job: Job::Compare,
     system: Some("Your task: compare two screenshots of the same UI, EXPECTED (the first image) and ACTUAL (the second). List every visible difference: layout, position, size, colour, text, missing or extra elements. For each, say where, how severe (high: broken or wrong content; medium: clearly visible; low: cosmetic), and how to fix it. Ignore differences in dynamic content such as clocks only when asked."),
     default_prompt: "Compare the expected and the actual UI and list every difference.",
     answer: Some(ui_diff_answer),

@@ -111,6 +111,13 @@ impl Call {
         }
     }
 
+    /// What the call is for: its task's job, judged when expectations are asked.
+    pub fn job(&self) -> crate::guidance::Job {
+        let task = self.request.tool.task();
+        task.job
+            .with_expectations(!self.request.expectations.is_empty())
+    }
+
     pub fn use_cache(&self) -> bool {
         self.config.cache && !self.request.no_cache
     }

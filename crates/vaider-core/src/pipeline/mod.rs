@@ -265,6 +265,7 @@ impl Vaider {
             .describe(ProviderJob {
                 parts: &prepared.parts,
                 model: &call.model,
+                job: call.job(),
                 system_prompt: &call.prompts.system,
                 user_prompt: &user_prompt,
                 user_prompt_with: &|note| call.prompts.user(Some(note)),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::video::{add_keyframes, add_video, Video};
+use super::video::{add_animation, add_keyframes, add_video, Video};
 use crate::analysis::Tool;
 use crate::config::ProviderConfig;
 use crate::engine::Vaider;
@@ -127,6 +127,9 @@ impl Vaider {
                     let why = format!("{} takes no video", provider.name);
                     add_keyframes(&mut prepared, path, &caps, work_dir, &why).await?;
                 }
+                MediaKind::Image if info.animation.is_some() && tool.takes_video() => {
+                    add_animation(&mut prepared, path, info, &caps, work_dir).await?
+                }
                 MediaKind::Image => {
                     let label = diff_label(tool, index);
                     add_image(&mut prepared, path, info, &caps, label, index).await?
@@ -151,7 +154,8 @@ fn diff_label(tool: Tool, index: usize) -> Option<String> {
 }
 
 /// An image inline, fitted to the provider's limits; one too large to send inline goes as a
-/// file where the provider takes files (Gemini) rather than shrink.
+/// file where the provider takes files (Gemini) rather than shrink. An animation is seen by
+/// its first frame, and the result says where it is watched playing.
 async fn add_image(
     prepared: &mut Prepared,
     path: &Path,
@@ -160,7 +164,14 @@ async fn add_image(
     label: Option<String>,
     index: usize,
 ) -> Result<()> {
+    if let Some(what) = info.animation_text() {
+        prepared.adaptations.push(format!(
+            "image {} is {what}: only its first frame was looked at; analyze_video watches it play",
+            index + 1
+        ));
+    }
     if caps.files_for_large_images
+        && info.animation.is_none()
         && info.size_bytes > caps.image.max_bytes
         && caps.image.takes(info.mime_type)
     {
@@ -176,9 +187,13 @@ async fn add_image(
         .map_err(|e| VaiderError::internal(format!("read {}", path.display()), e))?;
     let mime = info.mime_type;
     let limits = caps.image.clone();
-    let image = tokio::task::spawn_blocking(move || image_fit::fit(bytes, mime, &limits))
-        .await
-        .map_err(|e| VaiderError::internal("fit the image", e))??;
+    let animated = info.animation.is_some();
+    let image = tokio::task::spawn_blocking(move || match animated {
+        true => image_fit::first_frame(bytes, mime, &limits),
+        false => image_fit::fit(bytes, mime, &limits),
+    })
+    .await
+    .map_err(|e| VaiderError::internal("fit the image", e))??;
     if let Some(adapted) = &image.adapted {
         prepared
             .adaptations

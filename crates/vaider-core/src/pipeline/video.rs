@@ -1,7 +1,8 @@
 //! A video for the prepare stage. To a model that takes clips of a video (Gemini), `auto`
 //! starts the scan for screen changes beside the upload and sends what the plan chooses once
 //! both are done, so the scan adds nothing before the upload starts; `keyframes` sends still
-//! frames; `full` the whole video. A model without video gets keyframes.
+//! frames; `full` the whole video. A model without video gets keyframes, and so does an
+//! animated GIF, APNG or WebP whatever the model (`add_animation`).
 
 use std::path::{Path, PathBuf};
 
@@ -157,6 +158,42 @@ async fn plan_video(
     sending
 }
 
+/// An animated GIF, APNG or WebP for a video tool: the frames where the picture changes, plus
+/// the first and the last, each labelled with its time on the animation's clock. No model
+/// takes these files as video (Gemini's video formats hold none of them), so every provider
+/// gets the frames, whatever the sampling setting.
+pub(super) async fn add_animation(
+    prepared: &mut Prepared,
+    path: &Path,
+    info: &MediaInfo,
+    caps: &Capabilities,
+    work_dir: &Path,
+) -> Result<()> {
+    let what = info
+        .animation_text()
+        .unwrap_or_else(|| format!("an animated {}", info.format));
+    let count = push_keyframes(prepared, path, caps, work_dir).await?.len();
+    prepared.note = Some(format!(
+        "The recording ({what}) was sent as {count} still frames, taken where the picture changes plus the first and the last; \
+each is labelled with its time on the animation's own clock (each frame's delay as a browser plays it). Describe it as a timeline using those times."
+    ));
+    prepared.adaptations.push(format!(
+        "{what} sent as {count} frames (where the picture changes, plus first and last): a model takes an animation as frames"
+    ));
+    if let Some(animation) = info.animation {
+        let watched = animation.frames_watched();
+        if watched < animation.frames {
+            prepared.adaptations.push(format!(
+                "only its first {watched} of {} frames were watched (at most {} frames, and {} million pixels in all, are decoded)",
+                animation.frames,
+                crate::media::MAX_ANIMATION_FRAMES,
+                crate::media::MAX_DECODED_PIXELS / 1_000_000
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A video as the frames where the screen changes, plus the first and the last, each
 /// labelled with its time. Returns the frames' times.
 pub(super) async fn add_keyframes(
@@ -165,6 +202,25 @@ pub(super) async fn add_keyframes(
     caps: &Capabilities,
     work_dir: &Path,
     why: &str,
+) -> Result<Vec<f64>> {
+    let times = push_keyframes(prepared, path, caps, work_dir).await?;
+    let count = times.len();
+    prepared.note = Some(format!(
+        "The video was sent as {count} still frames, taken where the screen changes plus the first and the last; \
+each is labelled with its time. Describe it as a timeline using those times."
+    ));
+    prepared.adaptations.push(format!(
+        "video sent as {count} keyframes (where the screen changes, plus first and last): {why}"
+    ));
+    Ok(times)
+}
+
+/// The keyframes as labelled images among the parts; returns their times.
+async fn push_keyframes(
+    prepared: &mut Prepared,
+    path: &Path,
+    caps: &Capabilities,
+    work_dir: &Path,
 ) -> Result<Vec<f64>> {
     let frames = keyframes::extract(
         path,
@@ -194,12 +250,5 @@ pub(super) async fn add_keyframes(
         times.push(frame.at_seconds);
     }
     prepared.frames_sent = Some(count as u64);
-    prepared.note = Some(format!(
-        "The video was sent as {count} still frames, taken where the screen changes plus the first and the last; \
-each is labelled with its time. Describe it as a timeline using those times."
-    ));
-    prepared.adaptations.push(format!(
-        "video sent as {count} keyframes (where the screen changes, plus first and last): {why}"
-    ));
     Ok(times)
 }

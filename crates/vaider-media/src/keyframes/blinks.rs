@@ -34,6 +34,8 @@ pub struct Ongoing {
 /// One change, as the scan found it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
+    /// The sample it was found at.
+    pub index: u64,
     /// Seconds into the video.
     pub at: f64,
     /// The share of the screen that changed (the first frame counts as the largest).
@@ -175,6 +177,7 @@ mod tests {
 
     fn change(at: f64) -> Change {
         Change {
+            index: (at * 4.0) as u64,
             at,
             share: 0.001,
             detail: false,

@@ -25,6 +25,11 @@ pub(super) struct Found {
     pub(super) changes: Vec<Change>,
     pub(super) ongoing: Vec<Ongoing>,
     pub(super) frames: u64,
+    /// When the last sample was shown.
+    pub(super) last_at: f64,
+    /// The length the samples cover: `frames / sample_fps` for a video; an animation's
+    /// decoder puts its own length here.
+    pub(super) sampled_seconds: f64,
     /// Samples where more than `FLICKERING_SHARE` of the probe moved since the sample before.
     pub(super) flickering: u64,
     pub(super) last_frame: Vec<u8>,
@@ -71,18 +76,19 @@ pub(super) async fn measure_frames(
     let mut measure = Measure::new(geometry, options);
     let mut last_frame: Option<Vec<u8>> = None;
     let mut stopped = false;
-    while let Some(frame) = incoming.next().await? {
+    while let Some(sample) = incoming.next().await? {
         let index = measure.frames;
+        let at = sample.at.unwrap_or(index as f64 / options.sample_fps);
+        let frame = sample.pixels;
         // A sample that repeats the one before (a still screen, or a recorder that writes a
         // frame only on a change, sampled again) cannot be a change: its probe would equal
         // the one before, which was measured already.
         let share = match last_frame.as_ref() == Some(&frame) {
-            true => measure.repeat(),
-            false => measure.sample(&frame),
+            true => measure.repeat(at),
+            false => measure.sample(&frame, at),
         };
         if let (Some(share), Some(encoder)) = (share, encoder.as_deref_mut()) {
             if encoder.may_choose(share) {
-                let at = index as f64 / options.sample_fps;
                 encoder.encode(index, at, frame.clone(), geometry).await;
             }
         }
@@ -117,6 +123,7 @@ struct Measure<'a> {
     changes: Vec<Change>,
     runs: Runs,
     frames: u64,
+    last_at: f64,
     flickering: u64,
 }
 
@@ -132,15 +139,16 @@ impl<'a> Measure<'a> {
             changes: Vec::new(),
             runs: Runs::default(),
             frames: 0,
+            last_at: 0.0,
             flickering: 0,
         }
     }
 
-    /// Measures the next sample; returns its share when it is a change.
-    fn sample(&mut self, frame: &[u8]) -> Option<f64> {
+    /// Measures the next sample, shown from `at`; returns its share when it is a change.
+    fn sample(&mut self, frame: &[u8], at: f64) -> Option<f64> {
         let index = self.frames;
         self.frames += 1;
-        let at = index as f64 / self.options.sample_fps;
+        self.last_at = at;
         let min_pixels = self.options.min_changed_pixels;
         std::mem::swap(&mut self.probe, &mut self.before);
         self.prober.probe(frame, &mut self.probe);
@@ -152,6 +160,7 @@ impl<'a> Measure<'a> {
         let Some(kept) = &mut self.kept else {
             let detail = self.prober.has_detail(frame, None);
             self.changes.push(Change {
+                index,
                 at,
                 share: f64::INFINITY,
                 detail,
@@ -173,6 +182,7 @@ impl<'a> Measure<'a> {
         // The runs leave out only changes made of small spots alone (see `Runs::note`).
         let lasting = d.spots.is_empty() || !d.spots.iter().all(|s| s.is_small());
         self.changes.push(Change {
+            index,
             at,
             share: d.changed,
             detail,
@@ -185,19 +195,21 @@ impl<'a> Measure<'a> {
     /// A sample equal to the one before: counted, and nothing else (its probe, its flicker
     /// and its difference from the last change are the sample before's, which was no change
     /// against it, or became the last change).
-    fn repeat(&mut self) -> Option<f64> {
+    fn repeat(&mut self, at: f64) -> Option<f64> {
         self.frames += 1;
+        self.last_at = at;
         None
     }
 
     fn finish(mut self, last_frame: Vec<u8>, geometry: Geometry) -> Found {
-        let end = self.frames.saturating_sub(1) as f64 / self.options.sample_fps;
-        let ongoing = self.runs.collapse(&mut self.changes, end);
+        let ongoing = self.runs.collapse(&mut self.changes, self.last_at);
         Found {
             input: InputFacts::default(),
             changes: self.changes,
             ongoing,
             frames: self.frames,
+            last_at: self.last_at,
+            sampled_seconds: self.frames as f64 / self.options.sample_fps,
             flickering: self.flickering,
             last_frame,
             geometry,

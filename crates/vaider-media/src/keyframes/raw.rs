@@ -16,7 +16,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::change::PlaneProber;
-use super::y4m::FRAMES_AHEAD;
+use super::y4m::{Sample, FRAMES_AHEAD};
 use super::{FrameReader, Geometry, InputFacts};
 use vaider_base::error::VaiderError;
 
@@ -92,7 +92,7 @@ impl RawVideo {
                         .try_recv()
                         .unwrap_or_else(|_| vec![0; out.frame_len()]);
                     shrink.frame(&frame, &mut shrunk);
-                    shrunk
+                    Sample::sampled(shrunk)
                 });
                 let failed = shrunk.is_err();
                 // The receiver is gone when reading stopped early: stop too.
@@ -310,12 +310,12 @@ impl Iterator for Chunks<'_> {
 }
 
 /// Shrinks 4:2:0 frames by averaging boxes of pixels, as ffmpeg's `area` scaler does.
-struct Shrinker {
+pub(super) struct Shrinker {
     planes: [PlaneProber; 3],
 }
 
 impl Shrinker {
-    fn new(from: Geometry, to: Geometry) -> Shrinker {
+    pub(super) fn new(from: Geometry, to: Geometry) -> Shrinker {
         // The same box averaging as the change detector's probes (`change::PlaneProber`).
         let luma = PlaneProber::new(from.width, from.height, to.width, to.height);
         let chroma = || {
@@ -331,7 +331,7 @@ impl Shrinker {
         }
     }
 
-    fn frame(&self, frame: &[u8], out: &mut [u8]) {
+    pub(super) fn frame(&self, frame: &[u8], out: &mut [u8]) {
         let (mut input, mut output) = (frame, out);
         for plane in &self.planes {
             let (inside, rest) =

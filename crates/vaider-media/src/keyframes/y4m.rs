@@ -9,10 +9,24 @@ pub(super) fn stream_error(e: std::io::Error) -> VaiderError {
     VaiderError::internal("read ffmpeg's frames", e)
 }
 
+/// One sampled frame (its 4:2:0 planes), with the time it is shown from when its source
+/// says so (an animation's frames, each as long as its delay); a video's samples are
+/// `sample_fps` a second, and carry none.
+pub(super) struct Sample {
+    pub(super) pixels: Vec<u8>,
+    pub(super) at: Option<f64>,
+}
+
+impl Sample {
+    pub(super) fn sampled(pixels: Vec<u8>) -> Sample {
+        Sample { pixels, at: None }
+    }
+}
+
 /// Frames read ahead from the pipe on their own task, so that ffmpeg goes on decoding while
 /// the last frame is measured (the pipe itself holds a fraction of one frame).
 pub(super) struct FrameReader {
-    pub(super) frames: tokio::sync::mpsc::Receiver<Result<Vec<u8>>>,
+    pub(super) frames: tokio::sync::mpsc::Receiver<Result<Sample>>,
     pub(super) spare: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
     pub(super) task: tokio::task::JoinHandle<()>,
 }
@@ -41,7 +55,7 @@ impl FrameReader {
                         // Buffers come back once measured, so a long video allocates few.
                         let mut frame = spares.try_recv().unwrap_or_else(|_| vec![0; frame_len]);
                         match stream.read_exact(&mut frame).await {
-                            Ok(_) => Ok(frame),
+                            Ok(_) => Ok(Sample::sampled(frame)),
                             Err(e) => Err(stream_error(e)),
                         }
                     }
@@ -62,7 +76,7 @@ impl FrameReader {
     }
 
     /// The next frame, or `None` at the end of the stream.
-    pub(super) async fn next(&mut self) -> Result<Option<Vec<u8>>> {
+    pub(super) async fn next(&mut self) -> Result<Option<Sample>> {
         self.frames.recv().await.transpose()
     }
 

@@ -136,10 +136,10 @@ pub(super) fn ebml_doctype(buf: &[u8]) -> DocType<'_> {
 }
 
 pub(super) struct Element {
-    id: u32,
+    pub(super) id: u32,
     /// None: unknown size (allowed for Segment and Cluster in live recordings).
-    size: Option<u64>,
-    header_len: u64,
+    pub(super) size: Option<u64>,
+    pub(super) header_len: u64,
 }
 
 pub(super) fn element_header(src: &mut Source, pos: u64) -> Result<Element, Fault> {

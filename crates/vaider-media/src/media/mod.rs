@@ -6,7 +6,8 @@
 //!
 //! Here: what a file is (its magic bytes) and the reading they share (a bounded window on the
 //! file, the element budget, the fault). Each container's walk is its own file: `matroska`,
-//! `iso_bmff`, `riff` (AVI, WebP) and `images` (PNG, JPEG, GIF).
+//! `iso_bmff`, `riff` (AVI, WebP) and `images` (PNG, JPEG, GIF); `animation` tells an animated
+//! GIF, APNG or WebP (a recording) from a still, and `sound` a file with no picture at all.
 
 use std::fs::{self, File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -15,10 +16,15 @@ use std::path::Path;
 // The error and the kind it names live in vaider-base, so the one error type can carry them.
 pub use vaider_base::media_error::{MediaError, MediaKind};
 
+mod animation;
 mod images;
 mod iso_bmff;
 mod matroska;
 mod riff;
+mod sound;
+pub use animation::{
+    shown_ms, Animation, MAX_ANIMATION_FRAMES, MAX_ANIMATION_PIXELS, MAX_DECODED_PIXELS,
+};
 use images::*;
 use iso_bmff::*;
 use matroska::*;
@@ -34,6 +40,26 @@ pub struct MediaInfo {
     /// Human name: "WebM", "Matroska", "MP4", "QuickTime MOV", "AVI", "PNG", "JPEG", "WebP", "GIF".
     pub format: &'static str,
     pub size_bytes: u64,
+    /// For a GIF, PNG or WebP of more than one frame: the animation, which the video tools
+    /// watch as a recording and the image tools see by its first frame.
+    pub animation: Option<Animation>,
+}
+
+impl MediaInfo {
+    /// "an animated GIF (12 frames, 00:04.3)", for the notes that tell a recording apart.
+    pub fn animation_text(&self) -> Option<String> {
+        let a = self.animation?;
+        let seconds = a.duration_ms as f64 / 1000.0;
+        Some(format!(
+            "an animated {} ({} frames, {seconds:.1} s)",
+            self.format, a.frames
+        ))
+    }
+
+    /// Whether this file is what a video tool watches: a video, or an animated image.
+    pub fn is_recording(&self) -> bool {
+        self.kind == MediaKind::Video || self.animation.is_some()
+    }
 }
 
 /// Default upload limit (2 GB).
@@ -76,16 +102,32 @@ pub fn inspect(
     };
     let prefix = read_prefix(&mut src).map_err(unreadable)?;
     let Some((kind, mime_type, format)) = sniff(&prefix) else {
-        return Err(not_media(path, &prefix, size));
-    };
-    if let Some(expected) = expected {
-        if expected != kind {
-            return Err(MediaError::WrongKind {
+        if let Some(what) = sound::audio_file(&prefix) {
+            return Err(MediaError::NoPicture {
                 path: path.to_path_buf(),
-                expected,
-                found: format,
+                what,
             });
         }
+        return Err(not_media(path, &prefix, size));
+    };
+    let wrong_kind = || MediaError::WrongKind {
+        path: path.to_path_buf(),
+        expected: expected.unwrap_or(kind),
+        found: format,
+    };
+    // A still image is never a recording, so it is turned away before any walk; an image
+    // may be an animation, which a video tool takes.
+    if expected == Some(MediaKind::Image) && kind == MediaKind::Video {
+        if sound::has_picture(&mut src, format) == Some(false) {
+            return Err(no_picture(path, format));
+        }
+        return Err(wrong_kind());
+    }
+    if expected == Some(MediaKind::Video)
+        && !matches!(format, "GIF" | "PNG" | "WebP")
+        && kind == MediaKind::Image
+    {
+        return Err(wrong_kind());
     }
     match check_container(&mut src, format) {
         // Running out of work budget means everything seen so far was sound; the rest of an
@@ -100,12 +142,35 @@ pub fn inspect(
             })
         }
     }
+    if kind == MediaKind::Video && sound::has_picture(&mut src, format) == Some(false) {
+        return Err(no_picture(path, format));
+    }
+    let animation = animation::animation_of(&mut src, format);
+    if expected == Some(MediaKind::Video) && kind == MediaKind::Image && animation.is_none() {
+        return Err(wrong_kind());
+    }
     Ok(MediaInfo {
         kind,
         mime_type,
         format,
         size_bytes: size,
+        animation,
     })
+}
+
+/// A video container whose tracks are all sound.
+fn no_picture(path: &Path, format: &'static str) -> MediaError {
+    let what = match format {
+        "WebM" => "a WebM file with sound only",
+        "Matroska" => "a Matroska file with sound only",
+        "MP4" => "an MP4 file with sound only",
+        "QuickTime MOV" => "a QuickTime MOV file with sound only",
+        _ => "an AVI file with sound only",
+    };
+    MediaError::NoPicture {
+        path: path.to_path_buf(),
+        what,
+    }
 }
 
 /// The size of `path`, once it is known to be a regular file that is neither empty nor over

@@ -13,6 +13,9 @@ use vaider_base::secrets::ApiKey;
 
 const API_VERSION: &str = "2023-06-01";
 const MAX_TOKENS: u32 = 4096;
+/// With thinking on, the answer's 4096 tokens and room for the thinking before it (the size
+/// Anthropic's own thinking examples use).
+const MAX_TOKENS_THINKING: u32 = 16_000;
 
 pub struct AnthropicProvider {
     upstream: Upstream,
@@ -150,11 +153,30 @@ fn messages_request(job: &ProviderJob<'_>) -> Result<Value, VaiderError> {
         ));
     }
     content.push(json!({"type": "text", "text": prompt}));
-    Ok(json!({
+    let mut body = json!({
         "model": job.model,
         "max_tokens": MAX_TOKENS,
         "system": job.system_prompt,
-        "temperature": 0.2,
         "messages": [{"role": "user", "content": content}],
-    }))
+    });
+    ask_as_guided(&mut body, job);
+    Ok(body)
+}
+
+/// The temperature and thinking the model's family is asked with for this job
+/// (`crate::guidance`): Claude 4.6 and later think adaptively at the job's effort, with no
+/// temperature (4.7 and later refuse one; thinking forbids changing it); earlier models get
+/// 0.2 and no thinking.
+fn ask_as_guided(body: &mut Value, job: &ProviderJob<'_>) {
+    use crate::guidance::{asking, Reasoning};
+    let asked = asking(crate::settings::Adapter::Anthropic, job.model, job.job);
+    if let Some(temperature) = asked.temperature {
+        body["temperature"] = json!(temperature);
+    }
+    if let Some(Reasoning::AdaptiveThinking(effort)) = asked.reasoning {
+        body["thinking"] = json!({"type": "adaptive"});
+        body["output_config"] = json!({"effort": effort.as_str()});
+        // `max_tokens` bounds the thinking and the answer together.
+        body["max_tokens"] = json!(MAX_TOKENS_THINKING);
+    }
 }

@@ -300,7 +300,7 @@ impl VisionProvider for BedrockProvider {
         let body = json!({
             "messages": [{"role": "user", "content": content_blocks(&job).await?}],
             "system": [{"text": job.system_prompt}],
-            "inferenceConfig": {"maxTokens": MAX_TOKENS, "temperature": 0.2},
+            "inferenceConfig": inference_config(job.model, job.job),
         });
         let body = serde_json::to_vec(&body)
             .map_err(|e| VaiderError::internal("write the Bedrock request", e))?;
@@ -332,6 +332,17 @@ impl VisionProvider for BedrockProvider {
         let answer = super::read_json(response, "Bedrock").await?;
         converse_answer(answer, job.model, calls)
     }
+}
+
+/// `inferenceConfig`: the output limit, and the temperature the model's family is asked with
+/// (`crate::guidance`): none for Claude 4.7 and later, which refuse one; 0.2 for the others.
+fn inference_config(model: &str, job: crate::guidance::Job) -> Value {
+    let asked = crate::guidance::asking(crate::settings::Adapter::Bedrock, model, job);
+    let mut config = json!({"maxTokens": MAX_TOKENS});
+    if let Some(temperature) = asked.temperature {
+        config["temperature"] = json!(temperature);
+    }
+    config
 }
 
 /// Reads a Converse answer: `output.message.content[].text`, `stopReason`, `usage`.
@@ -434,6 +445,7 @@ mod tests {
             mime_type,
             format,
             size_bytes,
+            animation: None,
         };
         let block = video_block(&path, &media("video/mp4", "MP4", 26))
             .await

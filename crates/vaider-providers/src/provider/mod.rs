@@ -84,6 +84,9 @@ impl Capabilities {
 pub struct ProviderJob<'a> {
     pub parts: &'a [MediaPart],
     pub model: &'a str,
+    /// What the call is for: with the model, it decides the sampling and reasoning settings
+    /// sent (`crate::guidance`).
+    pub job: crate::guidance::Job,
     pub system_prompt: &'a str,
     pub user_prompt: &'a str,
     /// The user prompt with a note about the media, for a video whose plan is known only

@@ -178,12 +178,25 @@ fn chat_request(job: &ProviderJob<'_>) -> (Value, Vec<(std::path::PathBuf, &'sta
             {"role": "system", "content": job.system_prompt},
             {"role": "user", "content": content}
         ],
-        "temperature": 0.2,
     });
+    ask_as_guided(&mut body, job);
     if let Some(schema) = &job.response_schema {
         body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "vaider_answer", "schema": schema, "strict": true}});
     }
     (body, videos)
+}
+
+/// The temperature and reasoning effort the model's family is asked with for this job
+/// (`crate::guidance`): a reasoning model gets no temperature but an effort; others 0.2.
+fn ask_as_guided(body: &mut Value, job: &ProviderJob<'_>) {
+    use crate::guidance::{asking, Reasoning};
+    let asked = asking(crate::settings::Adapter::Openai, job.model, job.job);
+    if let Some(temperature) = asked.temperature {
+        body["temperature"] = json!(temperature);
+    }
+    if let Some(Reasoning::ReasoningEffort(effort)) = asked.reasoning {
+        body["reasoning_effort"] = json!(effort.as_str());
+    }
 }
 
 /// Stands in the JSON for a video's data URL until the body is streamed.

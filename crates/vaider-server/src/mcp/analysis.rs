@@ -22,7 +22,8 @@ use vaider_core::sampling::VideoSampling;
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AnalyzeVideoArgs {
     /// The video: a path (absolute, or relative to the project), an http(s) or data: URL.
-    /// Playwright writes test-results/<test>/video.webm. WebM, MP4, MOV, AVI, up to 2 GB.
+    /// Playwright writes test-results/<test>/video.webm. WebM, MP4, MOV, AVI, or an animated
+    /// GIF, APNG or WebP (watched frame by frame at its own delays), up to 2 GB.
     #[serde(alias = "videoSource")]
     pub video_source: String,
     /// What to look for (default: a step-by-step description with timestamps).
@@ -39,7 +40,7 @@ pub struct AnalyzeVideoArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct AnalyzeImageArgs {
     /// The image: a path (absolute, or relative to the project), an http(s) or data: URL. PNG,
-    /// JPEG, WebP or GIF.
+    /// JPEG, WebP or GIF (of an animation, its first frame: analyze_video watches it play).
     #[serde(alias = "imageSource")]
     pub image_source: String,
     /// What to look for, e.g. "Is the error message red and below the password field?".

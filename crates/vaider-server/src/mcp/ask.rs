@@ -68,11 +68,11 @@ pub(super) async fn yes_or_no(
     let Some(params) = params(question) else {
         return Asked::CannotAsk;
     };
-    match ctx
+    // Inside a task, the task waits in `input_required` meanwhile.
+    let asking = ctx
         .peer
-        .create_elicitation_with_timeout(params, Some(ANSWER_TIMEOUT))
-        .await
-    {
+        .create_elicitation_with_timeout(params, Some(ANSWER_TIMEOUT));
+    match super::tasks::while_asking(asking).await {
         Ok(answer) => answered(answer),
         Err(error) => {
             tracing::info!(%error, "the client did not answer the question put to its user");

@@ -6,22 +6,26 @@
 //! `validate`, `qa`), each an `impl VaiderMcp` with its own router, joined once here. Each
 //! tool call is a request for the one pipeline.
 //!
-//! Live 2025 sessions are capped in [`sessions`].
+//! Live 2025 sessions are capped in [`sessions`]. Long calls may run as MCP tasks, on either
+//! revision ([`tasks`]).
 //!
 //! Adding a tool to a capability touches only that capability's file; a new capability is a
 //! new module whose router is added in [`registry`].
 
 pub mod analysis;
 mod answer;
+pub mod apps;
 mod ask;
 mod call;
 mod progress;
 mod qa;
+mod resources;
 mod review;
 mod schema;
 pub mod sessions;
 pub mod sse;
 mod status;
+pub mod tasks;
 pub mod tool_set;
 pub mod validate;
 pub mod visual;
@@ -36,8 +40,10 @@ use axum::response::Response;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
@@ -63,6 +69,8 @@ pub struct VaiderMcp {
     /// The log level a 2025 session set (`logging/setLevel`); one server per session.
     #[allow(deprecated)]
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    /// The calls running as tasks, shared by every session of the server.
+    tasks: tasks::Tasks,
 }
 
 /// Every tool, built once: schemas made standard, the same for every session and revision.
@@ -99,12 +107,18 @@ impl VaiderMcp {
     /// The server of the HTTP endpoint: every tool unless a request's URL names a set.
     pub fn new(engine: Arc<Vaider>) -> Self {
         VaiderMcp {
-            engine,
             tool_router: registry().clone(),
             tools: ToolSet::All,
             stdio: false,
             log_level: Arc::default(),
+            tasks: tasks::Tasks::new(engine.history().clone()),
+            engine,
         }
+    }
+
+    /// Shares `tasks` with the other sessions (and the 2025-11-25 translation) of a server.
+    pub fn with_tasks(self, tasks: tasks::Tasks) -> Self {
+        VaiderMcp { tasks, ..self }
     }
 
     /// The server of `vaider stdio`, offering `tools`.
@@ -135,10 +149,17 @@ impl VaiderMcp {
 impl ServerHandler for VaiderMcp {
     fn get_info(&self) -> ServerConfig {
         #[allow(deprecated)] // logging: 2025 clients still set a level (`set_level`)
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
+            .enable_tasks()
+            .enable_resources()
             .build();
+        // MCP Apps: views for the clients that show them (`apps`).
+        capabilities
+            .extensions
+            .get_or_insert_default()
+            .insert(apps::EXTENSION.into(), Default::default());
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("vaider", vaider_core::VERSION).with_title("Vaider"),
@@ -168,6 +189,7 @@ impl ServerHandler for VaiderMcp {
                 .collect(),
         );
         result.result_type = Some(ResultType::COMPLETE);
+        apps::list(&mut result.tools, &ctx);
         if cache_hints {
             result.ttl_ms = Some(TOOLS_TTL_MS);
             result.cache_scope = Some(CacheScope::Public);
@@ -180,6 +202,10 @@ impl ServerHandler for VaiderMcp {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // The views' own tools, for clients that show views.
+        if let Some(answer) = apps::call(self, &request, &ctx).await {
+            return answer;
+        }
         if !self.tool_set(&ctx).contains(&request.name) {
             return Err(ErrorData::invalid_params(
                 format!(
@@ -190,14 +216,70 @@ impl ServerHandler for VaiderMcp {
                 None,
             ));
         }
+        if let Some(started) = self.as_task(&request, &ctx).await {
+            return started;
+        }
         // A call that panics is answered all the same; one the client cancels stops here.
         let cancelled = ctx.ct.clone();
+        let (name, view_ctx) = (request.name.clone(), ctx.clone());
         let call = ToolCallContext::new(self, request, ctx);
-        crate::panics::answered(self.tool_router.call(call), cancelled).await
+        let mut answer = crate::panics::answered(self.tool_router.call(call), cancelled).await;
+        if let Ok(response) = answer.as_mut() {
+            apps::decorate(&name, response, &view_ctx);
+        }
+        answer
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(resources::list(&ctx))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates(&ctx))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&request, &ctx).map(Into::into)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tool_router.get(name).cloned()
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.task_get(request, ctx).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_update(request, ctx).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_cancel(request, ctx).await
     }
 
     /// A 2025 session's log level; a 2026-07-28 request carries its own in `_meta`.

@@ -17,6 +17,7 @@ use serde_json::json;
 use vaider_core::analysis::Door;
 use vaider_visual::review::{self, PendingChange};
 
+use super::apps::{self, ViewContext};
 use super::ask::{self, Asked};
 use super::visual::envelope;
 use super::workspace::answer_in;
@@ -56,8 +57,12 @@ impl VaiderMcp {
         Answers(answers): Answers,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let view = ViewContext::of(&ctx);
         let project = self.project(&ctx, answers, &args.cwd).await;
-        answer_in(project, |project| async move { pending(&project) }).await
+        answer_in(project, |project| async move {
+            pending(&project, view.as_ref())
+        })
+        .await
     }
 
     /// Propose approving a pending change as the new baseline; Vaider asks the user to decide.
@@ -146,8 +151,9 @@ impl VaiderMcp {
     }
 }
 
-/// `review_pending`: the changes, each as a line for the agent and as data with its paths.
-fn pending(project: &Path) -> CallToolResult {
+/// `review_pending`: the changes, each as a line for the agent and as data with its paths;
+/// for a client that shows views, the review view's grants and pictures beside.
+fn pending(project: &Path, view: Option<&ViewContext>) -> CallToolResult {
     let changes = review::Changes::in_project(project).pending();
     let mut sentence = match changes.len() {
         0 => "No pending changes.".to_string(),
@@ -158,7 +164,11 @@ fn pending(project: &Path) -> CallToolResult {
         sentence.push_str(&line(change));
     }
     let listed: Vec<_> = changes.iter().map(|c| summary(project, c)).collect();
-    envelope(Ok(json!({ "changes": listed })), sentence)
+    let mut result = envelope(Ok(json!({ "changes": listed })), sentence);
+    if let Some(view) = view {
+        apps::attach(&mut result, view, apps::review_view_data(project, &changes));
+    }
+    result
 }
 
 /// One change as data: what the agent reads, without the bulky fields; its pictures only

@@ -12,21 +12,25 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use super::comparison::{picture_path, Picture};
-use super::find;
 use crate::api_error::ApiError;
 use crate::signed_url::MEDIA_TTL;
 use crate::AppState;
 use vaider_core::history::Interaction;
+use vaider_core::Vaider;
 
 /// The address the page loads `id`'s media from (`which` is the query, if any), signed for
 /// [`MEDIA_TTL`]. Interaction ids are UUIDs, so the path needs no escaping and reaches the
 /// guard as signed.
 pub(super) fn url(id: &str, which: Option<&str>) -> String {
-    let path = match which {
+    crate::signed_url::sign(&path(id, which), MEDIA_TTL)
+}
+
+/// The unsigned path of `id`'s media (`which` is the query, if any).
+pub(crate) fn path(id: &str, which: Option<&str>) -> String {
+    match which {
         Some(query) => format!("/api/interactions/{id}/media?{query}"),
         None => format!("/api/interactions/{id}/media"),
-    };
-    crate::signed_url::sign(&path, MEDIA_TTL)
+    }
 }
 
 /// A media file may be an HTML or SVG file someone analysed: the browser must not sniff it
@@ -34,11 +38,11 @@ pub(super) fn url(id: &str, which: Option<&str>) -> String {
 const MEDIA_CSP: &str =
     "sandbox; default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'";
 
-#[derive(Debug, Deserialize)]
-pub(super) struct MediaParams {
-    which: Option<String>,
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct MediaParams {
+    pub which: Option<String>,
     /// Which screenshot or trace of a test validation (`which=screenshot|trace`), from 0.
-    n: Option<String>,
+    pub n: Option<String>,
 }
 
 /// Serves only the files the history recorded for this interaction, with Range support so
@@ -51,23 +55,7 @@ pub(super) async fn media(
 ) -> Result<Response, ApiError> {
     use tower::ServiceExt;
 
-    let row = find(&state, &id).await?;
-    let (path, media_type) = recorded_file(&state, row, &params).await?;
-    let Some(path) = path else {
-        return Err(ApiError::not_found(
-            "This interaction has no such media file (it was refused before a file was read).",
-        ));
-    };
-    if !path.is_file() {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "MEDIA_GONE",
-            format!(
-                "{} is no longer there: it was moved or deleted after the analysis.",
-                path.display()
-            ),
-        ));
-    }
+    let (path, media_type) = file(&state.engine, &id, &params).await?;
     let mut response = tower_http::services::ServeFile::new(&path)
         .oneshot(request)
         .await
@@ -98,10 +86,41 @@ pub(super) async fn media(
     Ok(response)
 }
 
+/// The file of `id` that `params` name, with its type when known, for the page and for a chat
+/// view's media tool alike: only a file the history recorded, and only while it is there.
+pub(crate) async fn file(
+    engine: &Vaider,
+    id: &str,
+    params: &MediaParams,
+) -> Result<(PathBuf, Option<String>), ApiError> {
+    let history = engine.history().clone();
+    let key = id.to_string();
+    let row = super::blocking(move || history.get(&key))
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("No interaction {id:?} in the history.")))?;
+    let (path, media_type) = recorded_file(engine, row, params).await?;
+    let Some(path) = path else {
+        return Err(ApiError::not_found(
+            "This interaction has no such media file (it was refused before a file was read).",
+        ));
+    };
+    if !path.is_file() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "MEDIA_GONE",
+            format!(
+                "{} is no longer there: it was moved or deleted after the analysis.",
+                path.display()
+            ),
+        ));
+    }
+    Ok((path, media_type))
+}
+
 /// The file `which` names and its type, as the history recorded it: no path to serve is ever
 /// read from a file in the project's folder, which anyone who can write there could change.
 async fn recorded_file(
-    state: &AppState,
+    engine: &Vaider,
     row: Interaction,
     params: &MediaParams,
 ) -> Result<(Option<PathBuf>, Option<String>), ApiError> {
@@ -111,13 +130,13 @@ async fn recorded_file(
         Some("expected") => (row.expected_path.map(PathBuf::from), None),
         Some("screenshot") => {
             let n = number(params, "screenshot")?;
-            let history = state.engine.history().clone();
+            let history = engine.history().clone();
             let path = super::blocking(move || Ok(super::job::screenshot(&history, &row, n))).await?;
             (path, png())
         }
         Some("trace") => {
             let n = number(params, "trace")?;
-            let history = state.engine.history().clone();
+            let history = engine.history().clone();
             let path = super::blocking(move || Ok(super::job::trace(&history, &row, n))).await?;
             (path, Some("application/zip".to_string()))
         }

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use vaider_core::analysis::Door;
 use vaider_core::person::Decision;
+use vaider_core::source::percent_encode;
 use vaider_visual::review::{self, picture, Changes, PendingChange, PICTURES};
 
 use crate::api_error::ApiError;
@@ -204,31 +205,39 @@ fn with_pictures(project: &Path, change: &PendingChange) -> Value {
 }
 
 fn picture_url(project: &Path, id: &str, which: &str) -> String {
-    let path = format!(
-        "/api/review/picture?project={}&id={}&which={which}",
-        encode(&project.display().to_string()),
-        encode(id)
-    );
-    crate::signed_url::sign(&path, MEDIA_TTL)
+    crate::signed_url::sign(&picture_path(project, id, which), MEDIA_TTL)
 }
 
-/// Percent-encodes everything but the unreserved characters.
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+/// The unsigned path of a change's picture.
+pub(crate) fn picture_path(project: &Path, id: &str, which: &str) -> String {
+    format!(
+        "/api/review/picture?project={}&id={}&which={}",
+        percent_encode(&project.display().to_string()),
+        percent_encode(id),
+        percent_encode(which)
+    )
 }
 
 #[derive(Debug, Deserialize)]
-pub(super) struct PictureQuery {
-    project: String,
-    id: String,
-    which: String,
+pub(crate) struct PictureQuery {
+    pub project: String,
+    pub id: String,
+    pub which: String,
+}
+
+/// The file of a change's picture `which`, where the review loop keeps it: for the page and
+/// for a chat view's media tool alike.
+pub(crate) fn picture_of(project: &str, id: &str, which: &str) -> Result<PathBuf, ApiError> {
+    let project = project_dir(project)?;
+    let change = Changes::in_project(&project)
+        .get(id)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
+    picture(&project, &change, which).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "The change {} has no {which:?} picture (use baseline, actual, diff, annotated, heatmap or closeups).",
+            change.id
+        ))
+    })
 }
 
 /// `GET /api/review/picture?project=&id=&which=`: one of a change's pictures (loaded by the
@@ -239,16 +248,7 @@ pub(super) async fn picture_file(
 ) -> Result<Response, ApiError> {
     use tower::ServiceExt;
 
-    let project = project_dir(&query.project)?;
-    let change = Changes::in_project(&project)
-        .get(&query.id)
-        .map_err(|e| ApiError::not_found(e.to_string()))?;
-    let path = picture(&project, &change, &query.which).ok_or_else(|| {
-        ApiError::not_found(format!(
-            "The change {} has no {:?} picture (use baseline, actual, diff, annotated, heatmap or closeups).",
-            change.id, query.which
-        ))
-    })?;
+    let path = picture_of(&query.project, &query.id, &query.which)?;
     let mut response = tower_http::services::ServeFile::new(&path)
         .oneshot(request)
         .await

@@ -151,6 +151,9 @@ pub struct TestClient {
     pub approve: Option<bool>,
     /// The questions Vaider asked.
     pub asked: Arc<Mutex<Vec<String>>>,
+    /// Declares MCP Apps (`io.modelcontextprotocol/ui` with the HTML view type), as a host
+    /// that shows views does.
+    pub views: bool,
 }
 
 impl ClientHandler for TestClient {
@@ -161,6 +164,12 @@ impl ClientHandler for TestClient {
         }
         if self.approve.is_some() {
             capabilities.elicitation = Some(Default::default());
+        }
+        if self.views {
+            let settings = serde_json::json!({"mimeTypes": ["text/html;profile=mcp-app"]});
+            let settings = settings.as_object().cloned().unwrap_or_default();
+            capabilities.extensions =
+                Some([("io.modelcontextprotocol/ui".to_string(), settings)].into());
         }
         rmcp::model::ClientConfig::new(
             capabilities,

@@ -102,8 +102,9 @@ fn learned(shots: &[Shot]) -> Vec<IgnoredArea> {
     super::noise::learn_noise(&images)
 }
 
-/// A web page's viewport (`1280x800`, `1280x800-full` for a whole page); a desktop or device
-/// shot's platform.
+/// A web page's viewport (`1280x800`, `1280x800-full` for a whole page) or device
+/// (`iPhone-13`, `iPhone-13-390x500` at a viewport of its own); a desktop or device shot's
+/// platform.
 pub fn variant_of(target: &Target, shot: &Shot) -> String {
     let page = match target {
         Target::Web(page) => Some(page),
@@ -111,21 +112,52 @@ pub fn variant_of(target: &Target, shot: &Shot) -> String {
         _ => None,
     };
     match page {
-        Some(page) => format!(
-            "{}x{}{}",
-            page.viewport.width,
-            page.viewport.height,
-            if page.full_page { "-full" } else { "" }
-        ),
+        Some(page) => web_variant(page),
         None => shot.platform.to_string(),
     }
+}
+
+/// The variant of a web page's baseline.
+pub fn web_variant(page: &vaider_capture::WebPage) -> String {
+    let size = format!("{}x{}", page.viewport.width, page.viewport.height);
+    let shown = match &page.device {
+        Some(device) if device.viewport == page.viewport => file_safe(&device.name),
+        Some(device) => format!("{}-{size}", file_safe(&device.name)),
+        None => size,
+    };
+    format!("{shown}{}", if page.full_page { "-full" } else { "" })
+}
+
+/// A device's name as part of a file name: "iPhone 13 Pro" → "iPhone-13-Pro", "Galaxy S9+"
+/// → "Galaxy-S9-plus" (no two of Playwright's names meet).
+fn file_safe(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            out.push(c);
+        } else if c == '+' {
+            if !out.is_empty() && !out.ends_with('-') {
+                out.push('-');
+            }
+            out.push_str("plus");
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_string()
 }
 
 /// One sentence on a capture's baseline, for the CLI and the MCP tool's text.
 pub fn baseline_sentence(check: &super::BaselineCheck) -> String {
     use super::changes::BaselineStatus;
     match (&check.status, &check.change) {
-        (BaselineStatus::Unchanged, _) => format!("Baseline: unchanged ({}).", check.baseline.display()),
+        (BaselineStatus::Unchanged, Some(change)) => format!(
+            "Baseline: unchanged ({}){}: approve pending change {} to keep them ignored.",
+            check.baseline.display(),
+            noise_words(change),
+            change.id
+        ),
+        (BaselineStatus::Unchanged, None) => format!("Baseline: unchanged ({}).", check.baseline.display()),
         (BaselineStatus::New, Some(change)) => format!(
             "Baseline: new, no baseline yet; pending change {} (approve it with `vaider review approve {}`){}.",
             change.id,

@@ -137,12 +137,7 @@ fn compare_now(spec: ChangeSpec) -> Result<BaselineCheck> {
         .collect();
     let mut comparison = compare_images(expected, actual, &options);
     if comparison.total_changes() == 0 {
-        changes.drop_pending_of(&spec.baseline, None);
-        return Ok(BaselineCheck {
-            status: BaselineStatus::Unchanged,
-            baseline: spec.baseline,
-            change: None,
-        });
+        return unchanged(&changes, spec, change, &id);
     }
     let dir = changes.create_dir(&id)?;
     write_atomic(&dir.join("actual.png"), &spec.png)?;
@@ -162,6 +157,57 @@ fn compare_now(spec: ChangeSpec) -> Result<BaselineCheck> {
         baseline: spec.baseline,
         change: Some(change),
     })
+}
+
+/// An unchanged capture closes the baseline's pending changes; the noise it learned that the
+/// baseline does not ignore yet is still offered, as a pending change that fails nothing
+/// (its status stays `unchanged`) and whose approval keeps those regions with the baseline.
+fn unchanged(
+    changes: &Changes,
+    spec: ChangeSpec,
+    mut change: PendingChange,
+    id: &str,
+) -> Result<BaselineCheck> {
+    change.status = BaselineStatus::Unchanged;
+    change
+        .proposed_ignore
+        .retain(|area| !mostly_ignored(area, &spec.ignored));
+    if change.proposed_ignore.is_empty() {
+        changes.drop_pending_of(&spec.baseline, None);
+        return Ok(BaselineCheck {
+            status: BaselineStatus::Unchanged,
+            baseline: spec.baseline,
+            change: None,
+        });
+    }
+    let dir = changes.create_dir(id)?;
+    write_atomic(&dir.join("actual.png"), &spec.png)?;
+    changes.drop_pending_of(&spec.baseline, Some(id));
+    changes.save(&change)?;
+    Ok(BaselineCheck {
+        status: BaselineStatus::Unchanged,
+        baseline: spec.baseline,
+        change: Some(change),
+    })
+}
+
+/// Whether the areas the baseline ignores already hold all but a sliver of `area`. A clock's
+/// changing box is a pixel wider or narrower from one learning to the next (other digits):
+/// offering it again for that pixel would ask the person the same question twice.
+fn mostly_ignored(area: &IgnoredArea, known: &[IgnoredArea]) -> bool {
+    let size = u64::from(area.width) * u64::from(area.height);
+    let inside: u64 = known.iter().map(|k| overlap(area, k)).sum();
+    size == 0 || inside * 10 >= size * 9
+}
+
+/// The pixels `a` and `b` share.
+fn overlap(a: &IgnoredArea, b: &IgnoredArea) -> u64 {
+    let span =
+        |a0: u32, a1: u32, b0: u32, b1: u32| u64::from(a1.min(b1).saturating_sub(a0.max(b0)));
+    // Saturating: a baseline's JSON is a file people edit.
+    let end = |at: u32, len: u32| at.saturating_add(len);
+    span(a.x, end(a.x, a.width), b.x, end(b.x, b.width))
+        * span(a.y, end(a.y, a.height), b.y, end(b.y, b.height))
 }
 
 fn new_change(spec: &ChangeSpec, id: &str) -> PendingChange {
@@ -217,4 +263,28 @@ fn region_data(region: &crate::Region) -> RegionData {
 /// Reads a picture file for a change, with a sentence when it cannot.
 pub fn read_png(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| io_error("read", path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn area(x: u32, y: u32, width: u32, height: u32) -> IgnoredArea {
+        IgnoredArea {
+            x,
+            y,
+            width,
+            height,
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_box_a_pixel_wider_than_an_ignored_one_is_already_ignored_and_a_new_one_is_not() {
+        let clock = [area(42, 23, 76, 22)];
+        assert!(mostly_ignored(&area(42, 23, 77, 22), &clock));
+        assert!(!mostly_ignored(&area(42, 23, 120, 22), &clock));
+        assert!(!mostly_ignored(&area(300, 200, 20, 20), &clock));
+        assert!(!mostly_ignored(&area(u32::MAX - 1, 0, 10, 10), &clock));
+    }
 }

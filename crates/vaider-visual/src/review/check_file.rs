@@ -1,10 +1,11 @@
 //! The pages `vaider check` captures, from the project's `.vaider/check.toml` (committed with
-//! the baselines): each page's name, URL, viewport, ignore selectors and expected changes.
-//! `vaider check --init` writes a commented one.
+//! the baselines): each page's name, URL, viewport or device (one of Playwright's: "iPhone
+//! 13", "Pixel 7"), and ignore selectors. `vaider check --init` writes a commented one.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use vaider_capture::{Target, Viewport, WebPage};
 
 use super::{io_error, Result, ReviewError};
 
@@ -22,14 +23,56 @@ pub struct CheckFile {
 pub struct CheckPage {
     pub name: String,
     pub url: String,
-    /// WIDTHxHEIGHT; 1280x800 when not given.
+    /// WIDTHxHEIGHT; the device's, or 1280x800, when not given.
     #[serde(default)]
     pub viewport: Option<String>,
+    /// A device by Playwright's name for it ("iPhone 13", "Pixel 7"): its viewport, scale,
+    /// mobile layout, touch and user agent. The baseline is kept under its name.
+    #[serde(default)]
+    pub device: Option<String>,
     #[serde(default)]
     pub full_page: bool,
     /// CSS selectors of elements never compared (a clock, an ad).
     #[serde(default)]
     pub ignore: Vec<String>,
+}
+
+impl CheckPage {
+    /// What to capture: the page at its viewport, shown as its device when it names one (from
+    /// the project's installed Playwright's descriptors, else Vaider's copy of them).
+    pub async fn target(&self, project: &Path) -> Result<Target> {
+        let device = match self.device.as_deref() {
+            Some(name) => Some(
+                vaider_capture::find_device(name, Some(project))
+                    .await
+                    .map_err(|e| ReviewError(format!("page {:?}: {e}", self.name)))?,
+            ),
+            None => None,
+        };
+        let viewport = match (&self.viewport, &device) {
+            (Some(text), _) => parse_viewport(text)
+                .map_err(|e| ReviewError(format!("page {:?}: {e}", self.name)))?,
+            (None, Some(device)) => device.viewport,
+            (None, None) => Viewport::default(),
+        };
+        Ok(Target::Web(WebPage {
+            url: self.url.clone(),
+            viewport,
+            full_page: self.full_page,
+            ignore_selectors: self.ignore.clone(),
+            device,
+        }))
+    }
+}
+
+/// `WIDTHxHEIGHT` as a viewport.
+pub fn parse_viewport(text: &str) -> std::result::Result<Viewport, String> {
+    let wrong = || format!("{text:?} is not WIDTHxHEIGHT, e.g. 1280x800");
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(wrong)?;
+    match (w.trim().parse(), h.trim().parse()) {
+        (Ok(width), Ok(height)) if width > 0 && height > 0 => Ok(Viewport { width, height }),
+        _ => Err(wrong()),
+    }
 }
 
 /// `<project>/.vaider/check.toml`.
@@ -69,6 +112,9 @@ name = "home"
 url = "http://localhost:3000/"
 # WIDTHxHEIGHT (default 1280x800)
 viewport = "1280x800"
+# Or a device by Playwright's name for it ("iPhone 13", "Pixel 7"): its viewport, scale,
+# mobile layout and user agent; the baseline is then .vaider/baselines/<name>@<device>.png
+# device = "iPhone 13"
 # The whole scrollable page rather than the viewport.
 full_page = false
 # CSS selectors of elements never compared (a clock, an ad, a random avatar).

@@ -74,21 +74,22 @@ pub fn approve(
     decision: &Decision,
     reason: &str,
 ) -> Result<DecisionRecord> {
-    let changes = Changes::in_project(project);
-    let _lock = changes.lock()?;
-    let mut change = open_change(&changes, id)?;
-    let record = new_record(project, &change, Action::Approved, decision, reason);
-    keep_previous(&changes, &change, &record.id)?;
-    let png = std::fs::read(&change.actual).map_err(|e| io_error("read", &change.actual, e))?;
-    match &change.source {
-        ChangeSource::Vaider => write_vaider_baseline(project, &change, &png, decision)?,
-        ChangeSource::Playwright { .. } => write_snapshot(&change.baseline, &png)?,
-    }
-    change.state = ChangeState::Approved;
-    change.decided_by = Some(record.id.clone());
-    changes.save(&change)?;
-    append(project, &record)?;
-    Ok(record)
+    close(
+        project,
+        id,
+        Action::Approved,
+        decision,
+        reason,
+        |changes, change, record| {
+            keep_previous(changes, change, &record.id)?;
+            let png =
+                std::fs::read(&change.actual).map_err(|e| io_error("read", &change.actual, e))?;
+            match &change.source {
+                ChangeSource::Vaider => write_vaider_baseline(project, change, &png, decision),
+                ChangeSource::Playwright { .. } => write_snapshot(&change.baseline, &png),
+            }
+        },
+    )
 }
 
 /// Rejects a pending change: the baseline stays as it is, the change is closed as rejected.
@@ -98,11 +99,35 @@ pub fn reject(
     decision: &Decision,
     reason: &str,
 ) -> Result<DecisionRecord> {
+    close(
+        project,
+        id,
+        Action::Rejected,
+        decision,
+        reason,
+        |_, _, _| Ok(()),
+    )
+}
+
+/// Closes a pending change with a decision: under the review lock, `act` does what the
+/// decision does to the baseline, then the change is closed and the decision logged.
+fn close(
+    project: &Path,
+    id: &str,
+    action: Action,
+    decision: &Decision,
+    reason: &str,
+    act: impl FnOnce(&Changes, &PendingChange, &DecisionRecord) -> Result<()>,
+) -> Result<DecisionRecord> {
     let changes = Changes::in_project(project);
     let _lock = changes.lock()?;
     let mut change = open_change(&changes, id)?;
-    let record = new_record(project, &change, Action::Rejected, decision, reason);
-    change.state = ChangeState::Rejected;
+    let record = new_record(project, &change, action, decision, reason);
+    act(&changes, &change, &record)?;
+    change.state = match action {
+        Action::Approved => ChangeState::Approved,
+        _ => ChangeState::Rejected,
+    };
     change.decided_by = Some(record.id.clone());
     changes.save(&change)?;
     append(project, &record)?;
@@ -193,9 +218,7 @@ fn git_user(project: &Path) -> Option<String> {
 /// The baseline an approval replaces, kept in the change's folder for undo (`previous.png`,
 /// `previous.json`), or a marker that there was none.
 fn keep_previous(changes: &Changes, change: &PendingChange, decision: &str) -> Result<()> {
-    let dir = changes
-        .change_dir(&change.id)
-        .join(format!("before-{decision}"));
+    let dir = before_dir(changes, change, decision);
     std::fs::create_dir_all(&dir).map_err(|e| io_error("create", &dir, e))?;
     if let Ok(png) = std::fs::read(&change.baseline) {
         write_atomic(&dir.join("previous.png"), &png)?;
@@ -208,10 +231,15 @@ fn keep_previous(changes: &Changes, change: &PendingChange, decision: &str) -> R
     Ok(())
 }
 
-fn restore_previous(changes: &Changes, change: &PendingChange, decision: &str) -> Result<()> {
-    let dir = changes
+/// Where an approval keeps the baseline it replaced.
+fn before_dir(changes: &Changes, change: &PendingChange, decision: &str) -> PathBuf {
+    changes
         .change_dir(&change.id)
-        .join(format!("before-{decision}"));
+        .join(format!("before-{decision}"))
+}
+
+fn restore_previous(changes: &Changes, change: &PendingChange, decision: &str) -> Result<()> {
+    let dir = before_dir(changes, change, decision);
     let meta = change.baseline.with_extension("json");
     match std::fs::read(dir.join("previous.png")) {
         Ok(png) => write_atomic(&change.baseline, &png)?,
@@ -309,20 +337,18 @@ pub async fn record_in_history(
             project: Some(project),
         })
         .await
-        .map_err(|e| {
-            ReviewError(format!(
-                "the decision is logged, but not in the history: {e}"
-            ))
-        })?;
+        .map_err(not_in_history)?;
     let description = format!("{source} by {}: {}", record.user, record.reason);
     let result = serde_json::to_value(record).unwrap_or_default();
     job.finish(description, result, vaider_core::job::Verdict::Passed, None)
         .await
-        .map_err(|e| {
-            ReviewError(format!(
-                "the decision is logged, but not in the history: {e}"
-            ))
-        })
+        .map_err(not_in_history)
+}
+
+fn not_in_history(error: impl std::fmt::Display) -> ReviewError {
+    ReviewError(format!(
+        "the decision is logged, but not in the history: {error}"
+    ))
 }
 
 pub fn action_word(action: Action) -> &'static str {

@@ -20,6 +20,7 @@ pub mod noise;
 pub mod pictures;
 pub mod playwright;
 pub mod report;
+mod snapshot_file;
 pub mod verdict;
 
 use std::path::Path;

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use vaider_core::analysis::{AnalysisRequest, TaskOptions};
 use vaider_core::progress::NoProgress;
 use vaider_core::prompts::strict_object;
-use vaider_core::task::{Task, TaskMedia, Tool};
+use vaider_core::task::{Job, Task, TaskMedia, Tool};
 use vaider_core::{Door, Vaider};
 
 use super::changes::{PendingChange, RegionVerdict};
@@ -21,6 +21,7 @@ pub const VERDICTS: [&str; 3] = ["regression", "intentional", "noise"];
 pub const REVIEW_VERDICT: Tool = Tool::new(&Task {
     name: "review_verdict",
     media: TaskMedia::TwoImages,
+    job: Job::Judge,
     system: Some("Your task: judge each changed region between an approved screenshot (BASELINE, the first image) and a new capture of the same screen (ACTUAL, the second image, where a pixel diff boxed and numbered every changed region). For each numbered region give one verdict: \"intentional\" when the change is one of the changes the developer declared, \"noise\" when it is rendering noise or content that changes on its own (a clock, a counter, an animation frame, anti-aliasing), \"regression\" when something is broken, missing, misplaced or changed without being declared. Give a short reason for each, naming what you see."),
     default_prompt: "Give a verdict for each numbered region.",
     answer: Some(verdict_answer),

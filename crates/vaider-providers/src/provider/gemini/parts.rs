@@ -63,7 +63,7 @@ impl Contents {
                 .push(json!({"text": (job.user_prompt_with)(note)})),
             None => self.parts.push(json!({"text": job.user_prompt})),
         }
-        let mut generation_config = json!({"temperature": 0.2});
+        let mut generation_config = sampling_and_thinking(job);
         if let Some(resolution) = self.resolution {
             generation_config["mediaResolution"] = json!(resolution.api_name());
         }
@@ -79,6 +79,22 @@ impl Contents {
         let estimate = estimate_of(&body, rules, &self.videos);
         (body, estimate)
     }
+}
+
+/// The start of `generationConfig`: the temperature and the thinking level the model's family
+/// is asked with for this job (`crate::guidance`): none and a level on Gemini 3, 0.2 as
+/// ever on Gemini 2.x.
+fn sampling_and_thinking(job: &ProviderJob<'_>) -> Value {
+    use crate::guidance::{asking, Reasoning};
+    let asked = asking(crate::settings::Adapter::Gemini, job.model, job.job);
+    let mut config = json!({});
+    if let Some(temperature) = asked.temperature {
+        config["temperature"] = json!(temperature);
+    }
+    if let Some(Reasoning::ThinkingLevel(level)) = asked.reasoning {
+        config["thinkingConfig"] = json!({"thinkingLevel": level.as_str()});
+    }
+    config
 }
 
 pub(super) fn add_image(
