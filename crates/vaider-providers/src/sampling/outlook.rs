@@ -281,6 +281,8 @@ mod tests {
 
     fn change(at: f64, lasting: bool) -> Change {
         Change {
+            // The sample it was found at, a quarter second apart.
+            index: (at * 4.0) as u64,
             at,
             share: 0.5,
             detail: false,
