@@ -355,8 +355,25 @@ function on(use, own) {{
   return u;
 }}
 const server = (s) => ({{ ...s, cwd: abs(s.cwd ?? '.') }});
+// Playwright resolves snapshot paths against the config's folder, which is now the run's: a
+// relative snapshotDir or path template must keep pointing into the project.
+const template = (t) => (typeof t === 'string' && !path.isAbsolute(t) && !/^\{{(testDir|snapshotDir)\}}/.test(t) ? path.join(dir, t) : t);
+function snapshots(c) {{
+  const s = {{}};
+  if (c.snapshotDir) s.snapshotDir = abs(c.snapshotDir);
+  if (c.snapshotPathTemplate) s.snapshotPathTemplate = template(c.snapshotPathTemplate);
+  if (c.expect) {{
+    s.expect = {{ ...c.expect }};
+    for (const key of ['toHaveScreenshot', 'toMatchSnapshot', 'toMatchAriaSnapshot']) {{
+      const own = c.expect[key];
+      if (own && own.pathTemplate) s.expect[key] = {{ ...own, pathTemplate: template(own.pathTemplate) }};
+    }}
+  }}
+  return s;
+}}
 const config = {{
   ...base,
+  ...snapshots(base),
   testDir: abs(base.testDir ?? '.'),
   outputDir: {out},
   reporter: [['list'], ['json', {{ outputFile: {report} }}]],
@@ -368,6 +385,7 @@ if (base.webServer) config.webServer = Array.isArray(base.webServer) ? base.webS
 if (Array.isArray(base.projects)) {{
   config.projects = base.projects.map(({{ outputDir, ...p }}) => ({{
     ...p,
+    ...snapshots(p),
     ...(p.testDir ? {{ testDir: abs(p.testDir) }} : {{}}),
     use: on(p.use, true),
   }}));
