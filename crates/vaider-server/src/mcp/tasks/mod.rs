@@ -163,6 +163,8 @@ pub struct Tasks {
 /// A task that has not ended yet in this process.
 struct Running {
     principal: String,
+    /// The tool called: its result's chat view is made when the result is read.
+    tool: String,
     created_at: String,
     ttl_ms: u64,
     cancel: CancellationToken,
@@ -195,6 +197,20 @@ impl Tasks {
             .get(id)
             .filter(|task| task.principal == principal)
             .cloned()
+    }
+
+    /// The tool a task of `principal` calls.
+    pub async fn tool_of(&self, id: &str, principal: &str) -> Option<String> {
+        if let Some(task) = self.running(id, principal) {
+            return Some(task.tool.clone());
+        }
+        let (history, key, who) = (self.history.clone(), id.to_string(), principal.to_string());
+        let row = history
+            .run(move |h| h.task(&key, &who))
+            .await
+            .ok()
+            .flatten();
+        row.map(|row| row.tool)
     }
 
     /// The task as `tasks/get` shows it, if `principal` may see it and it has not expired.
