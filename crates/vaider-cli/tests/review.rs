@@ -145,34 +145,28 @@ fn pending(sandbox: &Sandbox, root: &Path) -> Vec<serde_json::Value> {
     serde_json::from_str(&stdout(&output)).unwrap()
 }
 
-/// A JUnit file read by Python's XML parser: (tests, failures, the failing cases' names).
+/// The first thumbnail's address in a Markdown summary.
+fn first_thumbnail(summary: &str) -> String {
+    let start = summary.find("<img src=\"").expect("a thumbnail") + "<img src=\"".len();
+    let end = summary[start..].find('"').unwrap() + start;
+    summary[start..end].to_string()
+}
+
+/// A JUnit file read by a JUnit parser, as a CI's test report would read it: (tests, failures,
+/// the failing cases' names) of its one suite.
 fn junit_counts(path: &Path) -> (String, String, Vec<String>) {
-    let script = "import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-assert root.tag == 'testsuites', root.tag
-suite = root.find('testsuite')
-failing = [c.get('name') for c in suite.iter('testcase') if c.find('failure') is not None]
-print(suite.get('tests')); print(suite.get('failures')); print(','.join(failing))";
-    let output = Command::new("python3")
-        .args(["-c", script])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let lines: Vec<&str> = text.lines().collect();
-    (
-        lines[0].into(),
-        lines[1].into(),
-        lines
-            .get(2)
-            .map(|l| l.split(',').map(str::to_string).collect())
-            .unwrap_or_default(),
-    )
+    let file = std::fs::File::open(path).unwrap();
+    let report = junit_parser::from_reader(std::io::BufReader::new(file))
+        .unwrap_or_else(|e| panic!("{} is not JUnit XML: {e}", path.display()));
+    assert_eq!(report.suites.len(), 1, "one suite: {report:?}");
+    let suite = &report.suites[0];
+    let failing = suite
+        .cases
+        .iter()
+        .filter(|case| case.status.is_failure())
+        .map(|case| case.original_name.clone())
+        .collect();
+    (suite.tests.to_string(), suite.failures.to_string(), failing)
 }
 
 #[test]
@@ -200,7 +194,10 @@ fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
             "summary.md",
         ])
         .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_STEP_SUMMARY", &summary_file);
+        .env("GITHUB_STEP_SUMMARY", &summary_file)
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env("GITHUB_REPOSITORY", "someone/app")
+        .env("GITHUB_RUN_ID", "42");
     let output = run(command);
     assert_eq!(
         output.status.code(),
@@ -218,12 +215,19 @@ fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
     let (tests, failures, failing) = junit_counts(&root.join("junit.xml"));
     assert_eq!((tests.as_str(), failures.as_str()), ("1", "1"));
     assert_eq!(failing, ["home@chromium"]);
+    // The summary file shows the pictures from beside it; GitHub's page, which shows only
+    // https pictures, names them and the run that keeps them.
     let summary = std::fs::read_to_string(root.join("summary.md")).unwrap();
+    let thumbnail = first_thumbnail(&summary);
+    assert!(summary.contains("1 to review"), "{summary}");
+    assert!(root.join(&thumbnail).is_file(), "{thumbnail} in {summary}");
+    let on_github = std::fs::read_to_string(&summary_file).unwrap();
+    assert!(!on_github.contains("<img"), "{on_github}");
     assert!(
-        summary.contains("1 to review") && summary.contains("<img src="),
-        "{summary}"
+        on_github.contains("`.vaider/local/review/")
+            && on_github.contains("(https://github.com/someone/app/actions/runs/42)"),
+        "{on_github}"
     );
-    assert_eq!(std::fs::read_to_string(&summary_file).unwrap(), summary);
 
     let changes = pending(&sandbox, root);
     assert_eq!(changes.len(), 1, "{changes:?}");
@@ -286,6 +290,71 @@ fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     drop(report);
+}
+
+/// A validation whose test fails on `toHaveScreenshot` puts the snapshot up for review: the
+/// result names the pending change, `vaider review list` shows it, and its approval writes the
+/// snapshot file, so the test and the next validation pass.
+#[test]
+fn a_validations_failed_snapshot_is_pending_review_and_approving_it_makes_the_test_pass() {
+    let sandbox = Sandbox::new();
+    // A template relative to the config's folder: the validation's own config, written in its
+    // run folder, must still compare with the project's file.
+    let dir = project(false, Some("__screenshots__/{testFilePath}/{arg}{ext}"));
+    let root = dir.path();
+    let home = root.join("__screenshots__/home.spec.mjs/home.png");
+    assert!(home.is_file());
+    // The agent's change: the heading turns red.
+    let spec_file = root.join("tests/home.spec.mjs");
+    let spec = std::fs::read_to_string(&spec_file).unwrap();
+    let red = spec.replace("process.env.COLOUR || 'black'", "'red'");
+    assert_ne!(red, spec);
+    std::fs::write(&spec_file, red).unwrap();
+    let mut command = sandbox.vaider();
+    command
+        .current_dir(root)
+        .args(["validate", "tests/home.spec.mjs", "--json"]);
+    let output = run(command);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let result: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let changes = result["data"]["snapshot_changes"].as_array().cloned();
+    let changes = changes.unwrap_or_else(|| panic!("no snapshot_changes in {result:#}"));
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["snapshot"], home.display().to_string());
+    assert_eq!(changes[0]["status"], "changed");
+    assert!(changes[0]["changed_pixels"].as_u64().unwrap() > 0);
+    let warnings = result["data"]["rubric_validation"]["warnings"].to_string();
+    assert!(
+        warnings.contains("1 screenshot (home) differs from its snapshot: pending review"),
+        "{warnings}"
+    );
+
+    let id = changes[0]["id"].as_str().unwrap();
+    let listed = pending(&sandbox, root);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], id);
+    let approve = ["review", "approve", id, "--yes", "--reason", "red it is"];
+    let approved = vaider_in(&sandbox, root, &approve);
+    assert!(approved.status.success(), "{}", stderr(&approved));
+    assert_eq!(
+        git(root, &["diff", "--name-only"]).trim(),
+        "__screenshots__/home.spec.mjs/home.png\ntests/home.spec.mjs"
+    );
+    assert!(playwright(root, &["test"], None).status.success());
+    // And so does the next validation, which compares with the same file.
+    let mut again = sandbox.vaider();
+    again
+        .current_dir(root)
+        .args(["validate", "tests/home.spec.mjs", "--json"]);
+    let again = run(again);
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+    assert!(pending(&sandbox, root).is_empty());
 }
 
 #[test]
