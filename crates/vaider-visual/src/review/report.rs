@@ -318,30 +318,12 @@ mod tests {
 
     #[test]
     fn update_takes_every_pending_change_the_noise_offers_of_unchanged_pictures_too() {
-        use crate::review::changes::{ChangeSource, ChangeState};
+        use crate::review::changes::ChangeState;
+        let base = Path::new(".vaider/baselines/home@400x300.png");
         let offer = |status, state| PendingChange {
-            id: "c1".into(),
-            name: "home".into(),
-            variant: "400x300".into(),
-            source: ChangeSource::Vaider,
             status,
             state,
-            baseline: ".vaider/baselines/home@400x300.png".into(),
-            actual: ".vaider/local/review/c1/actual.png".into(),
-            diff_image: None,
-            annotated: None,
-            heat_map: None,
-            close_ups: None,
-            changed_pixels: 0,
-            regions: Vec::new(),
-            verdicts: Vec::new(),
-            summary: None,
-            expected_changes: Vec::new(),
-            proposed_ignore: Vec::new(),
-            ignored: Vec::new(),
-            interaction_id: None,
-            created: "2026-11-29T00:00:00Z".into(),
-            decided_by: None,
+            ..crate::review::changes::tests::change("c1", "2026-11-29T00:00:00Z", base)
         };
         let mut noise = entry("home", BaselineStatus::Unchanged);
         noise.change = Some(offer(BaselineStatus::Unchanged, ChangeState::Pending));
