@@ -399,6 +399,7 @@ async fn playwright_entries(
         results,
         config: None,
         model: None,
+        parent_id: None,
     };
     let imported = loop_::playwright::review_run(engine, run, Door::Cli).await?;
     if let Some(note) = &imported.layout_note {

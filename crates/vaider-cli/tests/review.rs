@@ -243,8 +243,9 @@ fn a_playwright_snapshot_failure_is_approved_into_exactly_its_snapshot_file() {
 /// A validation whose test fails on `toHaveScreenshot` puts the snapshot up for review: the
 /// result names the pending change, `vaider review list` shows it, and its approval writes the
 /// snapshot file, so the test and the next validation pass.
-#[test]
-fn a_validations_failed_snapshot_is_pending_review_and_approving_it_makes_the_test_pass() {
+#[tokio::test(flavor = "multi_thread")]
+async fn a_validations_failed_snapshot_is_pending_review_and_approving_it_makes_the_test_pass() {
+    let fake = fake_gemini::FakeGemini::start().await;
     let sandbox = Sandbox::new();
     // A template relative to the config's folder: the validation's own config, written in its
     // run folder, must still compare with the project's file.
@@ -261,7 +262,9 @@ fn a_validations_failed_snapshot_is_pending_review_and_approving_it_makes_the_te
     let mut command = sandbox.vaider();
     command
         .current_dir(root)
-        .args(["validate", "tests/home.spec.mjs", "--json"]);
+        .args(["validate", "tests/home.spec.mjs", "--json"])
+        .env("GEMINI_API_KEY", fake_gemini::FakeGemini::API_KEY)
+        .env("VAIDER_GEMINI_BASE_URL", fake.base_url());
     let output = run(command);
     assert_eq!(
         output.status.code(),
@@ -277,6 +280,13 @@ fn a_validations_failed_snapshot_is_pending_review_and_approving_it_makes_the_te
     assert_eq!(changes[0]["snapshot"], home.display().to_string());
     assert_eq!(changes[0]["status"], "changed");
     assert!(changes[0]["changed_pixels"].as_u64().unwrap() > 0);
+    // The model judged it, and what that cost is the validation's.
+    let summary = changes[0]["summary"].as_str().unwrap_or_default();
+    assert!(
+        !summary.is_empty() && !summary.contains("could not judge"),
+        "{summary}"
+    );
+    assert!(result["cost_usd"].as_f64().unwrap() > 0.0, "{result:#}");
     let warnings = result["data"]["rubric_validation"]["warnings"].to_string();
     assert!(
         warnings.contains("1 screenshot (home) differs from its snapshot: pending review"),

@@ -222,11 +222,12 @@ async fn judge_run(
         report: &output.report,
         door: request.door,
         model: request.model.clone(),
+        parent_id: Some(job.id().to_string()),
     };
-    let (snapshot_changes, snapshot_problem) = crate::snapshots::review(engine, &report, run).await;
+    let snapshots = crate::snapshots::review(engine, &report, run).await;
     let mut notes = recording_notes(&report, output, ran.ffmpeg.as_deref());
-    notes.extend(crate::snapshots::sentence(&snapshot_changes));
-    notes.extend(snapshot_problem);
+    notes.extend(crate::snapshots::sentence(&snapshots.changes));
+    notes.extend(snapshots.note);
     let extra = Extra {
         timed_out_after_sec: output.timed_out.then_some(plan.timeout.as_secs()),
         not_shown: video_analysis
@@ -248,7 +249,8 @@ async fn judge_run(
         rubric,
         report,
         video_analysis,
-        snapshot_changes,
+        snapshot_changes: snapshots.changes,
+        snapshot_cost_usd: snapshots.cost_usd,
     };
     answer(job, &ran, judged, extra.setup_failed).await
 }
@@ -260,6 +262,8 @@ struct Judged {
     report: Report,
     video_analysis: Option<VideoAnalysis>,
     snapshot_changes: Vec<SnapshotChange>,
+    /// What the model's verdicts on the failed snapshots cost.
+    snapshot_cost_usd: f64,
 }
 
 /// The `AgentResult` with its verdict, kept as the run's `agent-result.json` and in the job.
@@ -271,7 +275,8 @@ async fn answer(job: Job, ran: &Ran, judged: Judged, setup_failed: bool) -> Agen
         .attachments_named("video")
         .find(|p| Path::new(p).is_file())
         .map(str::to_string);
-    let cost_usd = judged.video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
+    let video_cost = judged.video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
+    let cost_usd = video_cost + judged.snapshot_cost_usd;
     let data = ValidateData {
         screenshots: judged.validation.screenshots.clone(),
         validation_result: judged.validation,

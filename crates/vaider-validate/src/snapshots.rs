@@ -36,6 +36,8 @@ pub struct SnapshotChange {
 #[derive(Debug, Clone, Default)]
 pub struct Reviewed {
     pub changes: Vec<SnapshotChange>,
+    /// What the model's verdicts cost.
+    pub cost_usd: f64,
     /// Said when the project's Playwright config could not be loaded, so the snapshot files
     /// were found another way.
     pub note: Option<String>,
@@ -53,6 +55,8 @@ pub struct Run<'a> {
     pub door: Door,
     /// The model the validation was asked to use, for the verdicts too.
     pub model: Option<String>,
+    /// The validation's history entry: the verdicts are part of it.
+    pub parent_id: Option<String>,
 }
 
 /// The review loop, as a validation calls it.
@@ -78,30 +82,26 @@ fn failed_on_a_snapshot(report: &Report) -> bool {
     })
 }
 
-/// The run's failed snapshots as pending changes, with a sentence for anything that went
-/// wrong (the validation's result stands either way).
-pub(crate) async fn review(
-    engine: &Vaider,
-    report: &Report,
-    run: Run<'_>,
-) -> (Vec<SnapshotChange>, Option<String>) {
+/// The run's failed snapshots as pending changes (what judging them cost), with a sentence for
+/// anything that went wrong (the validation's result stands either way).
+pub(crate) async fn review(engine: &Vaider, report: &Report, run: Run<'_>) -> Reviewed {
     let Some(reviewer) = REVIEWER.get() else {
-        return (Vec::new(), None);
+        return Reviewed::default();
     };
     if !failed_on_a_snapshot(report) || !run.report.is_file() {
-        return (Vec::new(), None);
+        return Reviewed::default();
     }
     let (project, report_file) = (run.project, run.report);
     match reviewer.review(engine, run).await {
-        Ok(reviewed) => (reviewed.changes, reviewed.note),
-        Err(e) => (
-            Vec::new(),
-            Some(format!(
+        Ok(reviewed) => reviewed,
+        Err(e) => Reviewed {
+            note: Some(format!(
                 "The failed screenshots could not be put up for review: {e}. In {}, `vaider check --playwright {}` tries again.",
                 project.display(),
                 report_file.display()
             )),
-        ),
+            ..Reviewed::default()
+        },
     }
 }
 

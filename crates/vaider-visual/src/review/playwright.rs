@@ -67,6 +67,8 @@ pub fn read_results(
 #[derive(Debug, Default)]
 pub struct Imported {
     pub checks: Vec<BaselineCheck>,
+    /// What the model's verdicts cost.
+    pub cost_usd: f64,
     /// Why the project's Playwright config was not used, when it was not: the snapshot files
     /// were then found from the expected pictures.
     pub layout_note: Option<String>,
@@ -109,6 +111,7 @@ pub async fn import(project: &Path, results: &Path, config: Option<&Path>) -> Re
     }
     Ok(Imported {
         checks,
+        cost_usd: 0.0,
         layout_note,
     })
 }
@@ -121,6 +124,8 @@ pub struct PlaywrightRun<'a> {
     pub results: &'a Path,
     pub config: Option<&'a Path>,
     pub model: Option<String>,
+    /// The history entry the verdicts are part of (a validation), if any.
+    pub parent_id: Option<String>,
 }
 
 /// A Playwright run in the loop: each failed snapshot compared with its file and, when it
@@ -138,9 +143,10 @@ pub async fn review_run(
     };
     for change in imported.checks.iter_mut().filter_map(|c| c.change.as_mut()) {
         if change.status == BaselineStatus::Changed {
-            let model = run.model.clone();
-            if let Err(e) = super::verdict::ask_verdicts(engine, change, door, model).await {
-                change.summary = Some(e.to_string());
+            let (model, parent) = (run.model.clone(), run.parent_id.clone());
+            match super::verdict::ask_verdicts(engine, change, door, model, parent).await {
+                Ok(cost) => imported.cost_usd += cost,
+                Err(e) => change.summary = Some(e.to_string()),
             }
             Changes::in_project(run.project).save(change)?;
         }
@@ -164,6 +170,7 @@ impl Reviewer for ValidationSnapshots {
                 results: run.report,
                 config: run.config,
                 model: run.model,
+                parent_id: run.parent_id,
             };
             let imported = review_run(Some(engine), playwright, run.door)
                 .await
@@ -205,6 +212,7 @@ fn reviewed(imported: &Imported) -> Reviewed {
         .collect::<Vec<_>>();
     Reviewed {
         changes,
+        cost_usd: imported.cost_usd,
         note: (!note.is_empty()).then(|| note.join(" ")),
     }
 }
