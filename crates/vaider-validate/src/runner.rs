@@ -309,15 +309,12 @@ fn wrapper_config(plan: &RunPlan, output: &RunOutput) -> String {
     let (head, load, export) = match (&plan.config, module) {
         (Some(config), true) => (
             "import path from 'node:path';",
-            format!(
-                "import * as loaded from {};\nconst base = unwrap(loaded);",
-                serde_json::to_string(&file_url(config)).unwrap_or_default()
-            ),
+            load_config_js(config),
             "export default config;",
         ),
         (Some(config), false) => (
             "const path = require('node:path');",
-            format!("const base = unwrap(require({}));", js(config)),
+            load_config_js(config),
             "module.exports = config;",
         ),
         (None, _) => (
@@ -331,11 +328,6 @@ fn wrapper_config(plan: &RunPlan, output: &RunOutput) -> String {
 // the JSON report and (when Playwright's recorder is installed) video merged into its own
 // settings. The project's own file is unchanged.
 {head}
-function unwrap(m) {{
-  let c = m && 'default' in m ? m.default : m;
-  if (c && c.__esModule && 'default' in c) c = c.default;
-  return c || {{}};
-}}
 {load}
 const dir = {dir};
 const recorder = {recorder};
@@ -399,6 +391,27 @@ if (Array.isArray(base.projects)) {{
     )
 }
 
+/// The JavaScript that loads a project's Playwright config into `base` as Playwright reads it
+/// (an ES module imported, else CommonJS required; its default export unwrapped), for the
+/// scripts Vaider writes beside a project: a run's config and the snapshot-path loader.
+pub(crate) fn load_config_js(config: &Path) -> String {
+    let load = if is_module(config) {
+        let url = serde_json::to_string(&file_url(config)).unwrap_or_default();
+        format!("import * as loaded from {url};\nconst base = unwrap(loaded);")
+    } else {
+        let file = serde_json::to_string(&config.display().to_string()).unwrap_or_default();
+        format!("const base = unwrap(require({file}));")
+    };
+    format!(
+        "function unwrap(m) {{
+  let c = m && 'default' in m ? m.default : m;
+  if (c && c.__esModule && 'default' in c) c = c.default;
+  return c || {{}};
+}}
+{load}"
+    )
+}
+
 /// Playwright reads a file argument as a regular expression over the file's path: the path's
 /// own `.`, `(`, `+`, `$` ... must match themselves.
 fn file_filter(path: &Path) -> String {
@@ -414,16 +427,12 @@ fn file_filter(path: &Path) -> String {
 
 /// `file:///...` for an absolute path, so the import works whatever characters it has.
 pub(crate) fn file_url(path: &Path) -> String {
-    let mut url = String::from("file://");
-    for byte in path.display().to_string().bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                url.push(byte as char)
-            }
-            _ => url.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    url
+    let text = path.display().to_string();
+    let parts: Vec<String> = text
+        .split('/')
+        .map(vaider_core::source::percent_encode)
+        .collect();
+    format!("file://{}", parts.join("/"))
 }
 
 #[cfg(test)]
