@@ -143,6 +143,10 @@ pub fn decorate(tool: &str, response: &mut CallToolResponse, ctx: &RequestContex
 
 /// [`decorate`] for a result kept as JSON (a task's): the view's data made for this reader.
 pub fn decorate_stored(tool: &str, result: &mut JsonObject, ctx: &RequestContext<RoleServer>) {
+    // A reader that shows no views gets the result as kept, without a round trip through it.
+    if ViewContext::of(ctx).is_none() {
+        return;
+    }
     let Ok(stored) = serde_json::from_value::<CallToolResult>(Value::Object(result.clone())) else {
         return;
     };

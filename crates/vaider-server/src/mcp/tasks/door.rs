@@ -36,18 +36,16 @@ impl VaiderMcp {
     ) -> Result<GetTaskResult, ErrorData> {
         let id = request.task_id;
         let who = principal(&ctx);
-        let mut task = self
+        let (mut task, tool) = self
             .tasks
-            .get(&id, &who)
+            .read(&id, &who)
             .await
             .map_err(|r| refused(r, &id))?;
         // A finished call's result gets its chat view's data as a call answered at once
         // does, made now for this reader: its media links are fresh, and only a client that
         // shows views gets them.
         if let TaskPayload::Completed { result } = &mut task.payload {
-            if let Some(tool) = self.tasks.tool_of(&id, &who).await {
-                crate::mcp::apps::decorate_stored(&tool, result, &ctx);
-            }
+            crate::mcp::apps::decorate_stored(&tool, result, &ctx);
         }
         Ok(GetTaskResult::new(task))
     }
