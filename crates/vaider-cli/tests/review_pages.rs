@@ -9,19 +9,7 @@ use std::process::Command;
 
 use common::review::*;
 use common::*;
-
-/// A picture of `w`x`h` pixels of one colour, as PNG bytes.
-fn png(w: u32, h: u32, rgb: [u8; 3]) -> Vec<u8> {
-    let image = image::RgbImage::from_pixel(w, h, image::Rgb(rgb));
-    let mut bytes = Vec::new();
-    image
-        .write_to(
-            &mut std::io::Cursor::new(&mut bytes),
-            image::ImageFormat::Png,
-        )
-        .unwrap();
-    bytes
-}
+use vaider_test_support::pictures::solid_png;
 
 /// Runs `vaider review` in a real pseudo-terminal (Python's pty module), answering each
 /// "Approve?" with the next of `answers`; gives what the terminal showed.
@@ -83,17 +71,17 @@ fn a_person_decides_at_a_terminal_and_nothing_is_decided_without_one() {
             "tests/app.spec.ts-snapshots/{name}-chromium-linux.png"
         ));
         std::fs::create_dir_all(snapshot.parent().unwrap()).unwrap();
-        std::fs::write(&snapshot, png(40, 30, [255, 255, 255])).unwrap();
+        std::fs::write(&snapshot, solid_png(40, 30, [255, 255, 255])).unwrap();
         let results = root.join(format!("test-results/app-{name}-chromium"));
         std::fs::create_dir_all(&results).unwrap();
         std::fs::write(
             results.join(format!("{name}-expected.png")),
-            png(40, 30, [255, 255, 255]),
+            solid_png(40, 30, [255, 255, 255]),
         )
         .unwrap();
         std::fs::write(
             results.join(format!("{name}-actual.png")),
-            png(40, 30, colour),
+            solid_png(40, 30, colour),
         )
         .unwrap();
     }
@@ -161,8 +149,8 @@ fn a_person_decides_at_a_terminal_and_nothing_is_decided_without_one() {
         )))
         .unwrap()
     };
-    assert_ne!(snapshot(&order[0]), png(40, 30, [255, 255, 255]));
-    assert_eq!(snapshot(&order[1]), png(40, 30, [255, 255, 255]));
+    assert_ne!(snapshot(&order[0]), solid_png(40, 30, [255, 255, 255]));
+    assert_eq!(snapshot(&order[1]), solid_png(40, 30, [255, 255, 255]));
 }
 
 /// The app `vaider check` captures: `/cards` as served, its title `TITLE`.
