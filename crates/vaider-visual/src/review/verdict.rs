@@ -99,7 +99,7 @@ pub async fn ask_verdicts(
     request.parent_id = parent_id;
     let result = engine.analyse(request, &NoProgress).await.map_err(|failure| {
         ReviewError(format!(
-            "the model could not judge the change ({}: {}); the pictures are kept, and `--no-model` checks the pixels alone",
+            "the model could not judge the change ({}: {}); the pictures are kept, and a person can decide from them",
             failure.error.code().as_str(),
             failure.error
         ))
