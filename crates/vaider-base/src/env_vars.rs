@@ -123,6 +123,9 @@ pub const ALL: &[EnvVar] = &[
     var("XDG_SESSION_TYPE", Group::Programs, "Tells a Wayland session (where other programs' windows cannot be listed)."),
     var("GITHUB_ACTIONS", Group::Programs, "true in GitHub Actions: `vaider check` prints an ::error annotation per unapproved visual change."),
     var("GITHUB_STEP_SUMMARY", Group::Programs, "GitHub Actions' job summary file: `vaider check` appends its Markdown summary."),
+    var("GITHUB_SERVER_URL", Group::Programs, "Set by GitHub Actions: with GITHUB_REPOSITORY and GITHUB_RUN_ID, the address of the run `vaider check`'s job summary links to (its artifacts keep the pictures)."),
+    var("GITHUB_REPOSITORY", Group::Programs, "Set by GitHub Actions (owner/name): part of the run's address in `vaider check`'s job summary."),
+    var("GITHUB_RUN_ID", Group::Programs, "Set by GitHub Actions: part of the run's address in `vaider check`'s job summary."),
     var("VAIDER_DESKTOP", Group::Install, "1 builds and starts the tray app, 0 the headless server, whatever the session."),
 ];
 

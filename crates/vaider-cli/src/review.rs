@@ -13,7 +13,7 @@ use anyhow::Result;
 use vaider_capture::Target;
 use vaider_core::person::Decision;
 use vaider_core::{Config, Door, Vaider};
-use vaider_visual::review::report::{self, CheckEntry};
+use vaider_visual::review::report::{self, CheckEntry, Pictures};
 use vaider_visual::review::{self as loop_, BaselineCheck, CaptureCheck, Changes, PendingChange};
 
 /// What `vaider review` was asked.
@@ -249,10 +249,16 @@ pub struct CheckArgs {
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Write a Markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set).
+    /// Write a Markdown summary here, its thumbnails relative to it. $GITHUB_STEP_SUMMARY, when
+    /// set, gets one too, naming the pictures (GitHub shows no local files).
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
-    /// Approve everything new or changed: your own command, like Playwright's -u.
+    /// Where the summary's pictures are published (the address `.vaider/local/review/` is
+    /// served at): its thumbnails then link there, on GitHub too.
+    #[arg(long, value_name = "URL")]
+    pub image_url: Option<String>,
+    /// Approve everything new or changed, and take the noise offered to be ignored: your own
+    /// command, like Playwright's -u.
     #[arg(long)]
     pub update: bool,
     /// Pixels only: no model verdicts.
@@ -269,6 +275,13 @@ pub async fn check(args: CheckArgs) -> Result<ExitCode> {
         println!("{}", path.display());
         eprintln!("Edit it to list your pages, then run `vaider check`.");
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(url) = &args.image_url {
+        if !(url.starts_with("https://") || url.starts_with("http://")) {
+            anyhow::bail!(
+                "--image-url takes the http(s) address .vaider/local/review/ is published at (such as https://example.com/pr-12/), not {url:?}"
+            );
+        }
     }
     let engine = match args.no_model {
         true => None,
@@ -381,17 +394,18 @@ async fn playwright_entries(
     results: &Path,
 ) -> Result<Vec<CheckEntry>> {
     let mut entries = Vec::new();
-    for mut checked in loop_::playwright::import(project, results).await? {
-        if let (Some(engine), Some(change)) = (engine, &mut checked.change) {
-            if change.status == loop_::BaselineStatus::Changed {
-                // The pixels tell the change even when the model cannot judge it.
-                if let Err(e) = loop_::verdict::ask_verdicts(engine, change, Door::Cli, None).await
-                {
-                    change.summary = Some(e.to_string());
-                }
-                Changes::in_project(project).save(change)?;
-            }
-        }
+    let run = loop_::playwright::PlaywrightRun {
+        project,
+        results,
+        config: None,
+        model: None,
+        parent_id: None,
+    };
+    let imported = loop_::playwright::review_run(engine, run, Door::Cli).await?;
+    if let Some(note) = &imported.layout_note {
+        eprintln!("vaider: {note}");
+    }
+    for checked in imported.checks {
         let (name, variant) = match &checked.change {
             Some(c) => (c.name.clone(), c.variant.clone()),
             None => (
@@ -408,10 +422,11 @@ async fn playwright_entries(
     Ok(entries)
 }
 
-/// `--update`: every new or changed capture approved, as the user's own command.
+/// `--update`: every new or changed capture approved, and every noise offer taken, as the
+/// user's own command.
 async fn update(project: &Path, entries: &mut [CheckEntry]) -> Result<()> {
     let decision = Decision::on_command_line();
-    for entry in entries.iter_mut().filter(|e| e.fails()) {
+    for entry in entries.iter_mut().filter(|e| e.awaits_decision()) {
         if let Some(change) = &entry.change {
             let record = loop_::approve(project, &change.id, &decision, "vaider check --update")?;
             remember(project, &record).await;
@@ -421,22 +436,63 @@ async fn update(project: &Path, entries: &mut [CheckEntry]) -> Result<()> {
     Ok(())
 }
 
+/// This GitHub Actions run's page, from the variables the runner sets.
+fn github_run_url() -> Option<String> {
+    let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
+    Some(format!(
+        "{}/{}/actions/runs/{}",
+        var("GITHUB_SERVER_URL")?,
+        var("GITHUB_REPOSITORY")?,
+        var("GITHUB_RUN_ID")?
+    ))
+}
+
 fn write_reports(project: &Path, args: &CheckArgs, entries: &[CheckEntry]) -> Result<()> {
+    let changes = Changes::in_project(project).dir().to_path_buf();
     if let Some(path) = &args.junit {
         std::fs::write(path, report::junit_xml(entries))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    let summary = report::markdown_summary(entries, project);
     if let Some(path) = &args.summary {
-        std::fs::write(path, &summary)
+        // The folder as the file system names it (`..` and links resolved), as the pictures'
+        // paths are (under the working folder), so the relative paths lead to them.
+        let summary_dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(dir) => std::fs::canonicalize(dir)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+            None => std::env::current_dir()?,
+        };
+        let pictures = match &args.image_url {
+            Some(base) => Pictures::Published {
+                changes: &changes,
+                base,
+            },
+            None => Pictures::Beside {
+                summary_dir: &summary_dir,
+            },
+        };
+        std::fs::write(path, report::markdown_summary(entries, pictures))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
+    // GitHub's pages show pictures from https addresses only: a local path would be a broken
+    // image there, so the pictures are named, with the run they belong to.
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let run = github_run_url();
+        let pictures = match &args.image_url {
+            Some(base) => Pictures::Published {
+                changes: &changes,
+                base,
+            },
+            None => Pictures::Named {
+                project,
+                changes: &changes,
+                run: run.as_deref(),
+            },
+        };
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)?;
-        file.write_all(summary.as_bytes())?;
+        file.write_all(report::markdown_summary(entries, pictures).as_bytes())?;
     }
     if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") {
         for line in report::github_annotations(entries) {

@@ -54,20 +54,8 @@ pub fn fit(bytes: Vec<u8>, mime_type: &'static str, limits: &ImageLimits) -> Res
             adapted: None,
         });
     }
-    let mut image = image::load_from_memory(&bytes).map_err(|e| decode_error(mime_type, e))?;
-    let mut notes = Vec::new();
-    if !fits_side {
-        image = image.resize(
-            limits.max_side,
-            limits.max_side,
-            image::imageops::FilterType::Triangle,
-        );
-        notes.push(format!(
-            "downscaled from {width}x{height} to {}x{}",
-            image.width(),
-            image.height()
-        ));
-    }
+    let image = image::load_from_memory(&bytes).map_err(|e| decode_error(mime_type, e))?;
+    let (image, notes) = within_side(image, limits);
     encode_within(image, mime_type, limits, notes)
 }
 
@@ -79,22 +67,29 @@ pub fn first_frame(
     mime_type: &'static str,
     limits: &ImageLimits,
 ) -> Result<FittedImage> {
-    let mut image = image::load_from_memory(&bytes).map_err(|e| decode_error(mime_type, e))?;
-    let mut notes = Vec::new();
-    let (width, height) = (image.width(), image.height());
-    if limits.max_side != 0 && width.max(height) > limits.max_side {
-        image = image.resize(
-            limits.max_side,
-            limits.max_side,
-            image::imageops::FilterType::Triangle,
-        );
-        notes.push(format!(
-            "downscaled from {width}x{height} to {}x{}",
-            image.width(),
-            image.height()
-        ));
-    }
+    let image = image::load_from_memory(&bytes).map_err(|e| decode_error(mime_type, e))?;
+    let (image, notes) = within_side(image, limits);
     encode_within(image, mime_type, limits, notes)
+}
+
+/// The image no longer than the provider's longest side (its proportions kept), with the note
+/// that says so when it had to shrink.
+fn within_side(image: DynamicImage, limits: &ImageLimits) -> (DynamicImage, Vec<String>) {
+    let (width, height) = (image.width(), image.height());
+    if limits.max_side == 0 || width.max(height) <= limits.max_side {
+        return (image, Vec::new());
+    }
+    let image = image.resize(
+        limits.max_side,
+        limits.max_side,
+        image::imageops::FilterType::Triangle,
+    );
+    let note = format!(
+        "downscaled from {width}x{height} to {}x{}",
+        image.width(),
+        image.height()
+    );
+    (image, vec![note])
 }
 
 /// Encodes the image in a format the provider takes, within its byte limit: smaller by a

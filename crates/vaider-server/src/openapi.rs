@@ -181,7 +181,14 @@ fn agent_result() -> Value {
                 "screenshots": {"type": "array", "items": {"type": "string"}},
                 "artifacts_dir": {"type": "string"},
                 "report": {"type": "array", "items": {"type": "object"}, "description": "Per test: title, status, duration_ms, error {message, location}, retries, attachments."},
-                "video_analysis": {"type": "object", "description": "When expectations were given: the description and each expectation's verdict."}
+                "video_analysis": {"type": "object", "description": "When expectations were given: the description and each expectation's verdict."},
+                "snapshot_changes": {"type": "array", "description": "The run's failed toHaveScreenshot snapshots, pending a person's review (docs/review.md).", "items": {"type": "object", "required": ["id", "name", "snapshot", "status", "changed_pixels"], "properties": {
+                    "id": {"type": "string"},
+                    "name": {"type": "string"},
+                    "snapshot": {"type": "string", "description": "The snapshot file an approval writes."},
+                    "status": {"type": "string", "enum": ["changed", "new"]},
+                    "changed_pixels": {"type": "integer", "minimum": 0},
+                    "summary": {"type": "string", "description": "The model's verdict in a line, or why there is none."}}}}
             }},
             "error": {"type": ["string", "null"], "description": "The rubric's errors joined with \"; \"."},
             "execution_time_ms": {"type": "integer", "minimum": 0},

@@ -282,6 +282,18 @@ fn validation_lines(result: &AgentResult) -> Vec<String> {
             e["expectation"].as_str().unwrap_or_default()
         ));
     }
+    for c in data["snapshot_changes"].as_array().into_iter().flatten() {
+        let summary = c["summary"].as_str().map(|s| format!(": {s}"));
+        lines.push(format!(
+            "- snapshot pending review: {} ({}, {} pixels) {}, change {}{}",
+            c["name"].as_str().unwrap_or_default(),
+            c["status"].as_str().unwrap_or_default(),
+            c["changed_pixels"],
+            c["snapshot"].as_str().unwrap_or_default(),
+            c["id"].as_str().unwrap_or_default(),
+            summary.unwrap_or_default()
+        ));
+    }
     let rubric = &data["rubric_validation"];
     lines.extend(
         texts(&rubric["warnings"])

@@ -6,13 +6,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use base64::Engine as _;
+use common::review::{baseline, pending_change};
 use common::{call, text_of, TestClient, TestServer, TOKEN};
 use rmcp::model::Tool;
 use serde_json::{json, Value};
-use vaider_visual::review::{self, BaselineKey, Baselines, Changes, CheckRequest};
+use vaider_visual::review::Changes;
 
 const UI: &str = "io.modelcontextprotocol/ui";
 
@@ -271,39 +270,6 @@ async fn media_open_only_through_an_unexpired_unaltered_signed_path() {
             text_of(&refused)
         );
     }
-}
-
-fn png(rgb: [u8; 3]) -> Vec<u8> {
-    let picture = image::RgbImage::from_pixel(40, 30, image::Rgb(rgb));
-    let mut bytes = std::io::Cursor::new(Vec::new());
-    picture
-        .write_to(&mut bytes, image::ImageFormat::Png)
-        .unwrap();
-    bytes.into_inner()
-}
-
-async fn pending_change(project: &Path, name: &str) -> review::PendingChange {
-    let bytes = png([20, 120, 220]);
-    let request = CheckRequest {
-        project,
-        key: BaselineKey::new(name, "40x30").unwrap(),
-        png: &bytes,
-        ignored: Vec::new(),
-        proposed_ignore: Vec::new(),
-        expected_changes: Vec::new(),
-        ask_model: false,
-        door: vaider_core::Door::Cli,
-        model: None,
-    };
-    review::check_capture(None, request)
-        .await
-        .unwrap()
-        .change
-        .expect("a new capture is a pending change")
-}
-
-fn baseline(project: &Path, name: &str) -> PathBuf {
-    Baselines::in_project(project).png_path(&BaselineKey::new(name, "40x30").unwrap())
 }
 
 #[tokio::test]

@@ -21,10 +21,12 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{json, Value};
 
-/// A 2026-07-28 client that may declare the tasks extension and elicitation.
-#[derive(Clone)]
+/// A 2026-07-28 client that may declare the tasks extension and the chat views' (MCP Apps),
+/// and elicitation.
+#[derive(Clone, Default)]
 struct Client {
     tasks: bool,
+    views: bool,
 }
 
 impl ClientHandler for Client {
@@ -34,11 +36,27 @@ impl ClientHandler for Client {
             false => ClientCapabilities::default(),
         };
         capabilities.elicitation = Some(Default::default());
+        if self.views {
+            let settings = json!({"mimeTypes": ["text/html;profile=mcp-app"]});
+            let settings = settings.as_object().cloned().unwrap_or_default();
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert("io.modelcontextprotocol/ui".to_string(), settings);
+        }
         ClientConfig::new(capabilities, Implementation::new("tasks-test", "1.0"))
     }
 }
 
 async fn connect(server: &TestServer, tasks: bool) -> RunningService<RoleClient, Client> {
+    let client = Client {
+        tasks,
+        ..Client::default()
+    };
+    connect_as(server, client).await
+}
+
+async fn connect_as(server: &TestServer, client: Client) -> RunningService<RoleClient, Client> {
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.url))
             .auth_header(TOKEN),
@@ -46,7 +64,7 @@ async fn connect(server: &TestServer, tasks: bool) -> RunningService<RoleClient,
     let lifecycle = ClientLifecycleMode::Discover {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
     };
-    Client { tasks }
+    client
         .serve_with_lifecycle(transport, lifecycle)
         .await
         .expect("2026-07-28 discovery")
@@ -133,6 +151,51 @@ async fn a_long_video_analysis_runs_as_a_task_and_its_result_outlives_the_connec
     // And the task methods are not for it (-32021: it did not declare the extension).
     let refused = plain.get_task(GetTaskParams::new(&id)).await;
     assert!(format!("{refused:?}").contains("-32021"), "{refused:?}");
+}
+
+/// A task's result is the answer a call gets at once: for a client that shows chat views, with
+/// the view's data (docs/chat-views.md), made when it is read.
+#[tokio::test]
+async fn a_task_result_carries_its_chat_views_data_as_an_answer_at_once_does() {
+    let server = TestServer::start().await;
+    let video = server.media_path("login-flow.webm");
+    let client = Client {
+        tasks: true,
+        views: true,
+    };
+    let client = connect_as(&server, client).await;
+    let arguments = json!({"video_source": video, "timeout_sec": 300});
+    let created = client
+        .call_tool_once(params("analyze_video", arguments))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = created else {
+        panic!("not a task: {created:?}");
+    };
+    let TaskPayload::Completed { result } = settled(&client, &created.task.task_id).await else {
+        panic!("the task did not complete");
+    };
+    let view = &result["_meta"]["vaider/view"];
+    let path = view["media"]["video"].as_str().unwrap_or_default();
+    assert!(
+        path.contains("/media"),
+        "no video for the view in {result:?}"
+    );
+    assert_eq!(view["origin"], server.url.as_str(), "{view}");
+
+    // The view's data is made for each reader: a client that shows no views reads the same
+    // result without it.
+    let plain = connect(&server, true).await;
+    let read = plain
+        .get_task(GetTaskParams::new(&created.task.task_id))
+        .await
+        .unwrap();
+    let TaskPayload::Completed { result: plain } = read.task.payload else {
+        panic!("not completed for the second reader");
+    };
+    let view = plain.get("_meta").and_then(|meta| meta.get("vaider/view"));
+    assert!(view.is_none(), "{plain:?}");
+    assert_eq!(plain["structuredContent"], result["structuredContent"]);
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 
 pub mod animations;
 pub mod loopback;
+pub mod pictures;
 pub mod pixelmatch;
 pub mod playwright;
 pub mod random;

@@ -18,6 +18,7 @@ pub mod runner;
 pub mod screenshots;
 pub mod service;
 pub mod snapshot_paths;
+pub mod snapshots;
 pub mod trace;
 pub mod trace_zip;
 pub mod verdict;

@@ -60,7 +60,8 @@ pub struct Extra {
     /// Playwright could not run the tests (config, dependency, recorder): no browser was
     /// started, so "Browser failed to launch" would point the wrong way.
     pub setup_failed: bool,
-    /// What the run did not record and why (never failing).
+    /// What the rubric notes without failing: what the run did not record and why, and its
+    /// screenshots now pending review.
     pub notes: Vec<String>,
 }
 

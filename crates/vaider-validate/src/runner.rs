@@ -309,15 +309,12 @@ fn wrapper_config(plan: &RunPlan, output: &RunOutput) -> String {
     let (head, load, export) = match (&plan.config, module) {
         (Some(config), true) => (
             "import path from 'node:path';",
-            format!(
-                "import * as loaded from {};\nconst base = unwrap(loaded);",
-                serde_json::to_string(&file_url(config)).unwrap_or_default()
-            ),
+            load_config_js(config),
             "export default config;",
         ),
         (Some(config), false) => (
             "const path = require('node:path');",
-            format!("const base = unwrap(require({}));", js(config)),
+            load_config_js(config),
             "module.exports = config;",
         ),
         (None, _) => (
@@ -331,11 +328,6 @@ fn wrapper_config(plan: &RunPlan, output: &RunOutput) -> String {
 // the JSON report and (when Playwright's recorder is installed) video merged into its own
 // settings. The project's own file is unchanged.
 {head}
-function unwrap(m) {{
-  let c = m && 'default' in m ? m.default : m;
-  if (c && c.__esModule && 'default' in c) c = c.default;
-  return c || {{}};
-}}
 {load}
 const dir = {dir};
 const recorder = {recorder};
@@ -355,8 +347,25 @@ function on(use, own) {{
   return u;
 }}
 const server = (s) => ({{ ...s, cwd: abs(s.cwd ?? '.') }});
+// Playwright resolves snapshot paths against the config's folder, which is now the run's: a
+// relative snapshotDir or path template must keep pointing into the project.
+const template = (t) => (typeof t === 'string' && !path.isAbsolute(t) && !/^\{{(testDir|snapshotDir)\}}/.test(t) ? path.join(dir, t) : t);
+function snapshots(c) {{
+  const s = {{}};
+  if (c.snapshotDir) s.snapshotDir = abs(c.snapshotDir);
+  if (c.snapshotPathTemplate) s.snapshotPathTemplate = template(c.snapshotPathTemplate);
+  if (c.expect) {{
+    s.expect = {{ ...c.expect }};
+    for (const key of ['toHaveScreenshot', 'toMatchSnapshot', 'toMatchAriaSnapshot']) {{
+      const own = c.expect[key];
+      if (own && own.pathTemplate) s.expect[key] = {{ ...own, pathTemplate: template(own.pathTemplate) }};
+    }}
+  }}
+  return s;
+}}
 const config = {{
   ...base,
+  ...snapshots(base),
   testDir: abs(base.testDir ?? '.'),
   outputDir: {out},
   reporter: [['list'], ['json', {{ outputFile: {report} }}]],
@@ -368,6 +377,7 @@ if (base.webServer) config.webServer = Array.isArray(base.webServer) ? base.webS
 if (Array.isArray(base.projects)) {{
   config.projects = base.projects.map(({{ outputDir, ...p }}) => ({{
     ...p,
+    ...snapshots(p),
     ...(p.testDir ? {{ testDir: abs(p.testDir) }} : {{}}),
     use: on(p.use, true),
   }}));
@@ -378,6 +388,27 @@ if (Array.isArray(base.projects)) {{
         recorder = plan.recorder,
         out = js(&output.output_dir),
         report = js(&output.report),
+    )
+}
+
+/// The JavaScript that loads a project's Playwright config into `base` as Playwright reads it
+/// (an ES module imported, else CommonJS required; its default export unwrapped), for the
+/// scripts Vaider writes beside a project: a run's config and the snapshot-path loader.
+pub(crate) fn load_config_js(config: &Path) -> String {
+    let load = if is_module(config) {
+        let url = serde_json::to_string(&file_url(config)).unwrap_or_default();
+        format!("import * as loaded from {url};\nconst base = unwrap(loaded);")
+    } else {
+        let file = serde_json::to_string(&config.display().to_string()).unwrap_or_default();
+        format!("const base = unwrap(require({file}));")
+    };
+    format!(
+        "function unwrap(m) {{
+  let c = m && 'default' in m ? m.default : m;
+  if (c && c.__esModule && 'default' in c) c = c.default;
+  return c || {{}};
+}}
+{load}"
     )
 }
 
@@ -396,16 +427,12 @@ fn file_filter(path: &Path) -> String {
 
 /// `file:///...` for an absolute path, so the import works whatever characters it has.
 pub(crate) fn file_url(path: &Path) -> String {
-    let mut url = String::from("file://");
-    for byte in path.display().to_string().bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                url.push(byte as char)
-            }
-            _ => url.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    url
+    let text = path.display().to_string();
+    let parts: Vec<String> = text
+        .split('/')
+        .map(vaider_core::source::percent_encode)
+        .collect();
+    format!("file://{}", parts.join("/"))
 }
 
 #[cfg(test)]

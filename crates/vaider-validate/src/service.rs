@@ -16,6 +16,7 @@ use vaider_core::Vaider;
 use crate::report::{Report, TestReport};
 use crate::rubric::{self, Extra, Limits, RubricValidation, ValidationResult};
 use crate::runner::{self, RunOutput, RunPlan};
+use crate::snapshots::SnapshotChange;
 use crate::trace::{self, PageEvents};
 use crate::video::{self, Asker, VideoAnalysis};
 use crate::{resolve, screenshots};
@@ -75,6 +76,9 @@ pub struct ValidateData {
     /// What the model saw in the recording, when expectations were given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub video_analysis: Option<VideoAnalysis>,
+    /// The run's failed `toHaveScreenshot`s, now pending review.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_changes: Vec<SnapshotChange>,
 }
 
 /// Runs and judges one test file.
@@ -212,6 +216,18 @@ async fn judge_run(
     };
     let (video_analysis, video_problem) =
         watch_video(engine, &asker, &report, &request.expectations, progress).await;
+    let run = crate::snapshots::Run {
+        project: &plan.project_dir,
+        config: plan.config.as_deref(),
+        report: &output.report,
+        door: request.door,
+        model: request.model.clone(),
+        parent_id: Some(job.id().to_string()),
+    };
+    let snapshots = crate::snapshots::review(engine, &report, run).await;
+    let mut notes = recording_notes(&report, output, ran.ffmpeg.as_deref());
+    notes.extend(crate::snapshots::sentence(&snapshots.changes));
+    notes.extend(snapshots.note);
     let extra = Extra {
         timed_out_after_sec: output.timed_out.then_some(plan.timeout.as_secs()),
         not_shown: video_analysis
@@ -225,7 +241,7 @@ async fn judge_run(
         video_problem,
         causes: verdict.causes,
         setup_failed: verdict.setup_failed,
-        notes: recording_notes(&report, output, ran.ffmpeg.as_deref()),
+        notes,
     };
     let rubric = rubric::judge(&validation, &request.limits, &extra);
     let judged = Judged {
@@ -233,6 +249,8 @@ async fn judge_run(
         rubric,
         report,
         video_analysis,
+        snapshot_changes: snapshots.changes,
+        snapshot_cost_usd: snapshots.cost_usd,
     };
     answer(job, &ran, judged, extra.setup_failed).await
 }
@@ -243,6 +261,9 @@ struct Judged {
     rubric: RubricValidation,
     report: Report,
     video_analysis: Option<VideoAnalysis>,
+    snapshot_changes: Vec<SnapshotChange>,
+    /// What the model's verdicts on the failed snapshots cost.
+    snapshot_cost_usd: f64,
 }
 
 /// The `AgentResult` with its verdict, kept as the run's `agent-result.json` and in the job.
@@ -254,7 +275,8 @@ async fn answer(job: Job, ran: &Ran, judged: Judged, setup_failed: bool) -> Agen
         .attachments_named("video")
         .find(|p| Path::new(p).is_file())
         .map(str::to_string);
-    let cost_usd = judged.video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
+    let video_cost = judged.video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
+    let cost_usd = video_cost + judged.snapshot_cost_usd;
     let data = ValidateData {
         screenshots: judged.validation.screenshots.clone(),
         validation_result: judged.validation,
@@ -263,6 +285,7 @@ async fn answer(job: Job, ran: &Ran, judged: Judged, setup_failed: bool) -> Agen
         artifacts_dir: plan.run_dir.display().to_string(),
         report: judged.report.tests,
         video_analysis: judged.video_analysis,
+        snapshot_changes: judged.snapshot_changes,
     };
     let metadata = metadata(
         job.id(),

@@ -326,28 +326,14 @@ async fn run_loader(
 fn loader_script(config: &Path) -> String {
     let js = |p: &Path| serde_json::to_string(&p.display().to_string()).unwrap_or_default();
     let config_dir = config.parent().unwrap_or(Path::new("/"));
-    let (head, load) = if runner::is_module(config) {
-        (
-            "import path from 'node:path';\nimport fs from 'node:fs';",
-            format!(
-                "import * as loaded from {};\nconst base = unwrap(loaded);",
-                serde_json::to_string(&runner::file_url(config)).unwrap_or_default()
-            ),
-        )
-    } else {
-        (
-            "const path = require('node:path');\nconst fs = require('node:fs');",
-            format!("const base = unwrap(require({}));", js(config)),
-        )
+    let head = match runner::is_module(config) {
+        true => "import path from 'node:path';\nimport fs from 'node:fs';",
+        false => "const path = require('node:path');\nconst fs = require('node:fs');",
     };
+    let load = runner::load_config_js(config);
     format!(
         r#"// Written by Vaider to read where this project's Playwright keeps its snapshots.
 {head}
-function unwrap(m) {{
-  let c = m && 'default' in m ? m.default : m;
-  if (c && c.__esModule && 'default' in c) c = c.default;
-  return c || {{}};
-}}
 {load}
 const configDir = {config_dir};
 const resolve = (p) => (p ? path.resolve(configDir, p) : undefined);

@@ -404,3 +404,9 @@ pub fn thumbnail(path: &Path, max_side: u32) -> Result<Vec<u8>> {
 pub fn register_tasks() {
     vaider_core::task::register(&[task::VISUAL_COMPARE, review::verdict::REVIEW_VERDICT]);
 }
+
+/// Puts a validation's failed `toHaveScreenshot`s up for review (see
+/// `vaider_validate::snapshots`). The server and the CLI call it when they start.
+pub fn register_snapshot_review() {
+    review::playwright::review_validations();
+}

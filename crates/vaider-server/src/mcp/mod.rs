@@ -104,6 +104,34 @@ pub fn tool_names() -> Vec<&'static str> {
 }
 
 impl VaiderMcp {
+    /// Calls a tool and puts its chat view's data on the answer. A call that panics is
+    /// answered all the same; one that is `cancelled` stops here.
+    pub(crate) async fn answer_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+        cancelled: tokio_util::sync::CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (name, view_ctx) = (request.name.clone(), ctx.clone());
+        let mut answer = self.call_tool_plain(request, ctx, cancelled).await;
+        if let Ok(response) = answer.as_mut() {
+            apps::decorate(&name, response, &view_ctx);
+        }
+        answer
+    }
+
+    /// Calls a tool: its answer without a chat view's data (a task's result, which gets it
+    /// when it is read).
+    pub(crate) async fn call_tool_plain(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+        cancelled: tokio_util::sync::CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = ToolCallContext::new(self, request, ctx);
+        crate::panics::answered(self.tool_router.call(call), cancelled).await
+    }
+
     /// The server of the HTTP endpoint: every tool unless a request's URL names a set.
     pub fn new(engine: Arc<Vaider>) -> Self {
         VaiderMcp {
@@ -219,15 +247,8 @@ impl ServerHandler for VaiderMcp {
         if let Some(started) = self.as_task(&request, &ctx).await {
             return started;
         }
-        // A call that panics is answered all the same; one the client cancels stops here.
         let cancelled = ctx.ct.clone();
-        let (name, view_ctx) = (request.name.clone(), ctx.clone());
-        let call = ToolCallContext::new(self, request, ctx);
-        let mut answer = crate::panics::answered(self.tool_router.call(call), cancelled).await;
-        if let Ok(response) = answer.as_mut() {
-            apps::decorate(&name, response, &view_ctx);
-        }
-        answer
+        self.answer_tool(request, ctx, cancelled).await
     }
 
     async fn list_resources(

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod review;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -253,10 +253,11 @@ fn check_id(id: &str) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn change(id: &str, created: &str, baseline: &Path) -> PendingChange {
+    /// A pending new capture of `baseline`, for the review's unit tests.
+    pub(crate) fn change(id: &str, created: &str, baseline: &Path) -> PendingChange {
         PendingChange {
             id: id.into(),
             name: "home".into(),

@@ -74,7 +74,8 @@ pub async fn check_capture(
             // Without the model's word the pixels still tell a change: it stays pending, and
             // the summary says why there is no verdict.
             if let Err(e) =
-                super::verdict::ask_verdicts(engine, change, request.door, request.model).await
+                super::verdict::ask_verdicts(engine, change, request.door, request.model, None)
+                    .await
             {
                 change.summary = Some(e.to_string());
             }

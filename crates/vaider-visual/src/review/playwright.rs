@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use vaider_core::{Door, Vaider};
 use vaider_validate::snapshot_paths::SnapshotConfig;
+use vaider_validate::snapshots::{ReviewFuture, Reviewed, Reviewer, Run, SnapshotChange};
 
-use super::changes::ChangeSource;
+use super::changes::{BaselineStatus, ChangeSource, Changes};
 use super::check::{compare_with_baseline, BaselineCheck, ChangeSpec};
 use super::snapshot_file;
 use super::{io_error, Result, ReviewError};
@@ -61,9 +63,29 @@ pub fn read_results(
     Ok(last.into_values().collect())
 }
 
-/// Each failed snapshot compared with its file, as pending changes.
-pub async fn import(project: &Path, results: &Path) -> Result<Vec<BaselineCheck>> {
-    let layout = snapshot_file::load_layout(project, results).await;
+/// A run's failed snapshots, compared with their files.
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub checks: Vec<BaselineCheck>,
+    /// What the model's verdicts cost.
+    pub cost_usd: f64,
+    /// Why the project's Playwright config was not used, when it was not: the snapshot files
+    /// were then found from the expected pictures.
+    pub layout_note: Option<String>,
+}
+
+/// Each failed snapshot compared with its file, as pending changes; `config` is the project's
+/// Playwright config when the caller knows it (else it is looked for).
+pub async fn import(project: &Path, results: &Path, config: Option<&Path>) -> Result<Imported> {
+    let (layout, layout_note) = match snapshot_file::load_layout(project, results, config).await {
+        Ok(layout) => (Some(layout), None),
+        Err(why) => (
+            None,
+            Some(format!(
+                "The project's Playwright config was not used ({why}): each snapshot file was found by its expected picture instead."
+            )),
+        ),
+    };
     let mut checks = Vec::new();
     for failed in read_results(project, results, layout.as_ref())? {
         let png = std::fs::read(&failed.actual).map_err(|e| io_error("read", &failed.actual, e))?;
@@ -87,7 +109,112 @@ pub async fn import(project: &Path, results: &Path) -> Result<Vec<BaselineCheck>
         };
         checks.push(compare_with_baseline(spec).await?);
     }
-    Ok(checks)
+    Ok(Imported {
+        checks,
+        cost_usd: 0.0,
+        layout_note,
+    })
+}
+
+/// A Playwright run to put in the loop: its JSON report (also a merged one) or test-results
+/// folder, the project's config when known, and the model for the verdicts (None: the
+/// configured one).
+pub struct PlaywrightRun<'a> {
+    pub project: &'a Path,
+    pub results: &'a Path,
+    pub config: Option<&'a Path>,
+    pub model: Option<String>,
+    /// The history entry the verdicts are part of (a validation), if any.
+    pub parent_id: Option<String>,
+}
+
+/// A Playwright run in the loop: each failed snapshot compared with its file and, when it
+/// changed and there is an `engine`, judged region by region by the model (when the model
+/// cannot judge it, the pixels still tell the change and the summary says why); kept as
+/// pending changes. What `vaider check --playwright` and a validation's run share.
+pub async fn review_run(
+    engine: Option<&Vaider>,
+    run: PlaywrightRun<'_>,
+    door: Door,
+) -> Result<Imported> {
+    let mut imported = import(run.project, run.results, run.config).await?;
+    let Some(engine) = engine else {
+        return Ok(imported);
+    };
+    for change in imported.checks.iter_mut().filter_map(|c| c.change.as_mut()) {
+        if change.status == BaselineStatus::Changed {
+            let (model, parent) = (run.model.clone(), run.parent_id.clone());
+            match super::verdict::ask_verdicts(engine, change, door, model, parent).await {
+                Ok(cost) => imported.cost_usd += cost,
+                Err(e) => change.summary = Some(e.to_string()),
+            }
+            Changes::in_project(run.project).save(change)?;
+        }
+    }
+    Ok(imported)
+}
+
+/// Hands the loop to this process's validations: a validation's failed `toHaveScreenshot`s
+/// become pending changes. Whatever builds the service (the server, the CLI) calls it once.
+pub fn review_validations() {
+    vaider_validate::snapshots::set_reviewer(std::sync::Arc::new(ValidationSnapshots));
+}
+
+struct ValidationSnapshots;
+
+impl Reviewer for ValidationSnapshots {
+    fn review<'a>(&'a self, engine: &'a Vaider, run: Run<'a>) -> ReviewFuture<'a> {
+        Box::pin(async move {
+            let playwright = PlaywrightRun {
+                project: run.project,
+                results: run.report,
+                config: run.config,
+                model: run.model,
+                parent_id: run.parent_id,
+            };
+            let imported = review_run(Some(engine), playwright, run.door)
+                .await
+                .map_err(|e| e.0)?;
+            Ok(reviewed(&imported))
+        })
+    }
+}
+
+/// A validation's view of the imported snapshots: the changes a person decides, and a note
+/// for those Playwright failed where Vaider sees nothing to decide.
+fn reviewed(imported: &Imported) -> Reviewed {
+    let mut changes = Vec::new();
+    let mut same = Vec::new();
+    for check in &imported.checks {
+        match &check.change {
+            Some(change) if change.status != BaselineStatus::Unchanged => {
+                changes.push(SnapshotChange {
+                    id: change.id.clone(),
+                    name: change.name.clone(),
+                    snapshot: change.baseline.display().to_string(),
+                    status: change.status.as_str().to_string(),
+                    changed_pixels: change.changed_pixels,
+                    summary: change.summary.clone(),
+                })
+            }
+            _ => same.push(check.baseline.display().to_string()),
+        }
+    }
+    let same = (!same.is_empty()).then(|| {
+        format!(
+            "Playwright failed {} on toHaveScreenshot, but Vaider sees no difference beyond noise (what changed between the test's retries, or fewer pixels than its tolerance): nothing to review; a `mask` or `maxDiffPixels` in the test keeps Playwright from failing on it.",
+            same.join(", ")
+        )
+    });
+    let note = [imported.layout_note.clone(), same]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
+    Reviewed {
+        changes,
+        cost_usd: imported.cost_usd,
+        note: (!note.is_empty()).then(|| note.join(" ")),
+    }
 }
 
 /// What differed between a test's retries of the same screen, proposed as ignore regions (a

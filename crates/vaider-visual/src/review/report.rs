@@ -30,6 +30,16 @@ impl CheckEntry {
         self.status != Some(BaselineStatus::Unchanged) && !self.approved
     }
 
+    /// What `--update` approves: a pending change of this run, failing (new, changed) or not
+    /// (noise learned on an unchanged picture, offered to be ignored from now on).
+    pub fn awaits_decision(&self) -> bool {
+        !self.approved
+            && self
+                .change
+                .as_ref()
+                .is_some_and(|c| c.state == super::changes::ChangeState::Pending)
+    }
+
     fn label(&self) -> String {
         format!("{}@{}", self.name, self.variant)
     }
@@ -106,9 +116,92 @@ fn escape(text: &str) -> String {
         .collect()
 }
 
+/// Where the summary's thumbnails are found by whoever reads it.
+#[derive(Debug, Clone, Copy)]
+pub enum Pictures<'a> {
+    /// A summary file read beside the project's files: paths relative to the file's folder.
+    Beside { summary_dir: &'a Path },
+    /// The pending changes' folder (`.vaider/local/review/`) published at this address
+    /// (`--image-url`): each picture's path in that folder is appended to it.
+    Published { changes: &'a Path, base: &'a str },
+    /// Read where no local file can show (GitHub's step summary: its pages show images from
+    /// https addresses only): each picture is named by its path, with where to find it.
+    Named {
+        project: &'a Path,
+        changes: &'a Path,
+        run: Option<&'a str>,
+    },
+}
+
+impl Pictures<'_> {
+    /// A thumbnail of `path` (a file in the project), or its name where none can show.
+    fn thumbnail(&self, path: &Path) -> String {
+        match *self {
+            Pictures::Beside { summary_dir } => img(&relative(summary_dir, path)),
+            Pictures::Published { changes, base } => {
+                let inside = path.strip_prefix(changes).unwrap_or(path);
+                let parts: Vec<String> = inside
+                    .components()
+                    .map(|c| vaider_core::source::percent_encode(&c.as_os_str().to_string_lossy()))
+                    .collect();
+                img(&format!(
+                    "{}/{}",
+                    base.trim_end_matches('/'),
+                    parts.join("/")
+                ))
+            }
+            Pictures::Named { project, .. } => {
+                format!("`{}`", path.strip_prefix(project).unwrap_or(path).display())
+            }
+        }
+    }
+
+    /// The sentence under the table that says where the pictures are, when they are not shown.
+    fn note(&self) -> Option<String> {
+        let Pictures::Named {
+            project,
+            changes,
+            run,
+        } = *self
+        else {
+            return None;
+        };
+        let folder = changes.strip_prefix(project).unwrap_or(changes).display();
+        let this_run = run
+            .map(|run| format!(" of [this run]({run})"))
+            .unwrap_or_default();
+        Some(format!(
+            "\nThe pictures are in `{folder}/`: upload it as an artifact{this_run} to keep them (actions/upload-artifact needs `include-hidden-files: true` for it), or publish it and pass its address as `--image-url` to see them here.\n"
+        ))
+    }
+}
+
+fn img(src: &str) -> String {
+    format!("<img src=\"{}\" width=\"160\">", escape(src))
+}
+
+/// `to` as a path from the folder `from` (both absolute, or both relative to one folder):
+/// `../.vaider/local/review/x/actual.png` for a summary written one folder down.
+fn relative(from: &Path, to: &Path) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to_parts: Vec<_> = to.components().collect();
+    let shared = from
+        .iter()
+        .zip(&to_parts)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut parts: Vec<String> = vec!["..".into(); from.len() - shared];
+    parts.extend(
+        to_parts[shared..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
+}
+
 /// The Markdown summary: a line of counts, then a table row per capture that needs review,
-/// with thumbnails of the new picture and of the diff (paths relative to `relative_to`).
-pub fn markdown_summary(entries: &[CheckEntry], relative_to: &Path) -> String {
+/// with thumbnails of the new picture and of the diff where `pictures` can show them.
+pub fn markdown_summary(entries: &[CheckEntry], pictures: Pictures<'_>) -> String {
     let failing: Vec<&CheckEntry> = entries.iter().filter(|e| e.fails()).collect();
     let mut text = format!(
         "## Vaider check\n\n{} captures: {} unchanged, {} to review.\n",
@@ -120,13 +213,7 @@ pub fn markdown_summary(entries: &[CheckEntry], relative_to: &Path) -> String {
         return text;
     }
     text.push_str("\n| capture | status | actual | diff |\n|---|---|---|---|\n");
-    let picture = |path: Option<&Path>| match path {
-        Some(p) => format!(
-            "<img src=\"{}\" width=\"160\">",
-            p.strip_prefix(relative_to).unwrap_or(p).display()
-        ),
-        None => String::new(),
-    };
+    let picture = |path: Option<&Path>| path.map(|p| pictures.thumbnail(p)).unwrap_or_default();
     for entry in failing {
         let change = entry.change.as_ref();
         text.push_str(&format!(
@@ -137,6 +224,7 @@ pub fn markdown_summary(entries: &[CheckEntry], relative_to: &Path) -> String {
             picture(change.and_then(|c| c.annotated.as_deref())),
         ));
     }
+    text.extend(pictures.note());
     text
 }
 
@@ -180,10 +268,74 @@ mod tests {
         let xml = junit_xml(&entries);
         assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
         assert!(xml.contains("a&lt;b&gt;&amp;&quot;@400x300"), "{xml}");
-        let summary = markdown_summary(&entries, Path::new("/"));
+        let pictures = Pictures::Beside {
+            summary_dir: Path::new("/p"),
+        };
+        let summary = markdown_summary(&entries, pictures);
         assert!(summary.contains("1 unchanged, 1 to review"), "{summary}");
         let notes = github_annotations(&entries);
         assert_eq!(notes.len(), 1);
         assert!(notes[0].starts_with("::error file=.vaider/baselines/a<b>&\"@400x300.png"));
+    }
+
+    #[test]
+    fn thumbnails_point_where_the_reader_finds_the_pictures() {
+        let project = Path::new("/p");
+        let actual = Path::new("/p/.vaider/local/review/a b/actual.png");
+        let beside = Pictures::Beside {
+            summary_dir: Path::new("/p/reports"),
+        };
+        assert_eq!(
+            beside.thumbnail(actual),
+            "<img src=\"../.vaider/local/review/a b/actual.png\" width=\"160\">"
+        );
+        let published = Pictures::Published {
+            changes: Path::new("/p/.vaider/local/review"),
+            base: "https://example.test/run/7/",
+        };
+        assert_eq!(
+            published.thumbnail(actual),
+            "<img src=\"https://example.test/run/7/a%20b/actual.png\" width=\"160\">"
+        );
+        let named = Pictures::Named {
+            project,
+            changes: Path::new("/p/.vaider/local/review"),
+            run: Some("https://github.com/o/r/actions/runs/9"),
+        };
+        assert_eq!(
+            named.thumbnail(actual),
+            "`.vaider/local/review/a b/actual.png`"
+        );
+        let note = named.note().unwrap();
+        assert!(note.contains("`.vaider/local/review/`"), "{note}");
+        assert!(
+            note.contains("[this run](https://github.com/o/r/actions/runs/9)"),
+            "{note}"
+        );
+        assert!(note.contains("--image-url"), "{note}");
+        assert_eq!(beside.note(), None);
+    }
+
+    #[test]
+    fn update_takes_every_pending_change_the_noise_offers_of_unchanged_pictures_too() {
+        use crate::review::changes::ChangeState;
+        let base = Path::new(".vaider/baselines/home@400x300.png");
+        let offer = |status, state| PendingChange {
+            status,
+            state,
+            ..crate::review::changes::tests::change("c1", "2026-11-29T00:00:00Z", base)
+        };
+        let mut noise = entry("home", BaselineStatus::Unchanged);
+        noise.change = Some(offer(BaselineStatus::Unchanged, ChangeState::Pending));
+        assert!(!noise.fails() && noise.awaits_decision());
+        let mut changed = entry("home", BaselineStatus::Changed);
+        changed.change = Some(offer(BaselineStatus::Changed, ChangeState::Pending));
+        assert!(changed.fails() && changed.awaits_decision());
+        changed.approved = true;
+        assert!(!changed.awaits_decision());
+        let mut decided = entry("home", BaselineStatus::Unchanged);
+        decided.change = Some(offer(BaselineStatus::Unchanged, ChangeState::Rejected));
+        assert!(!decided.awaits_decision());
+        assert!(!entry("home", BaselineStatus::Unchanged).awaits_decision());
     }
 }

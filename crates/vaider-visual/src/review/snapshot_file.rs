@@ -12,11 +12,16 @@ use vaider_validate::snapshot_paths::{
     sanitize_for_file_path, test_name, Screenshot, SnapshotConfig, SnapshotProject,
 };
 
-/// The project's Playwright config, loaded by its own Playwright: the one the JSON report
-/// names when it is on this machine, else the `playwright.config.*` in the project. None when
-/// it cannot be loaded (no Node, no Playwright installed): the path is then found from the
-/// pictures.
-pub(super) async fn load_layout(project: &Path, results: &Path) -> Option<SnapshotConfig> {
+/// The project's Playwright config, loaded by its own Playwright: `config` when the caller
+/// knows it, else the one the JSON report names when it is on this machine, else the
+/// `playwright.config.*` in the project. When it cannot be loaded (no config, no Node, no
+/// Playwright installed), why: the snapshot files are then found from the pictures, and the
+/// user is told so.
+pub(super) async fn load_layout(
+    project: &Path,
+    results: &Path,
+    config: Option<&Path>,
+) -> std::result::Result<SnapshotConfig, String> {
     let named = results
         .is_file()
         .then(|| std::fs::read(results).ok())
@@ -24,9 +29,17 @@ pub(super) async fn load_layout(project: &Path, results: &Path) -> Option<Snapsh
         .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
         .and_then(|v| v["config"]["configFile"].as_str().map(PathBuf::from))
         .filter(|c| c.is_file());
-    let config = named.or_else(|| vaider_validate::runner::config_in(project))?;
-    let dir = config.parent()?.to_path_buf();
-    SnapshotConfig::load(&dir, Some(&config)).await.ok()
+    let known = config.map(Path::to_path_buf);
+    let found = known
+        .or(named)
+        .or_else(|| vaider_validate::runner::config_in(project));
+    let Some(config) = found else {
+        return Err(format!("no playwright.config.* in {}", project.display()));
+    };
+    let dir = config.parent().unwrap_or(project).to_path_buf();
+    SnapshotConfig::load(&dir, Some(&config))
+        .await
+        .map_err(|e| format!("{} could not be loaded: {e}", config.display()))
 }
 
 /// The snapshot paths of a JSON report's test: its file is relative to the config's top

@@ -75,13 +75,15 @@ pub fn verdict_prompt(change: &PendingChange) -> String {
     text
 }
 
-/// Asks the model for the verdicts and writes them into the change.
+/// Asks the model for the verdicts and writes them into the change; what the call cost.
+/// `parent_id` is the history entry it is part of (a validation), if any.
 pub async fn ask_verdicts(
     engine: &Vaider,
     change: &mut PendingChange,
     door: Door,
     model: Option<String>,
-) -> Result<()> {
+    parent_id: Option<String>,
+) -> Result<f64> {
     let annotated = change.annotated.clone().ok_or_else(|| {
         ReviewError("the change has no annotated picture to show the model".into())
     })?;
@@ -94,9 +96,10 @@ pub async fn ask_verdicts(
         .collect();
     request.prompt = Some(verdict_prompt(change));
     request.model = model;
+    request.parent_id = parent_id;
     let result = engine.analyse(request, &NoProgress).await.map_err(|failure| {
         ReviewError(format!(
-            "the model could not judge the change ({}: {}); the pictures are kept, and `--no-model` checks the pixels alone",
+            "the model could not judge the change ({}: {}); the pictures are kept, and a person can decide from them",
             failure.error.code().as_str(),
             failure.error
         ))
@@ -108,7 +111,7 @@ pub async fn ask_verdicts(
         .or(Some(result.description));
     change.verdicts = read_verdicts(&details, change);
     change.interaction_id = Some(result.interaction_id);
-    Ok(())
+    Ok(result.cost_usd)
 }
 
 /// One verdict per region, in the regions' order; a region the model skipped or gave an

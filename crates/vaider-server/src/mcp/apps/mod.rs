@@ -12,7 +12,9 @@ pub(crate) mod media;
 pub(crate) mod views;
 
 use axum::http::header;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, MetaObject, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, MetaObject, Tool,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{json, Map, Value};
@@ -136,6 +138,24 @@ pub fn decorate(tool: &str, response: &mut CallToolResponse, ctx: &RequestContex
     };
     if let Some(data) = media::for_result(tool, structured) {
         attach(result, &view, data);
+    }
+}
+
+/// [`decorate`] for a result kept as JSON (a task's): the view's data made for this reader.
+pub fn decorate_stored(tool: &str, result: &mut JsonObject, ctx: &RequestContext<RoleServer>) {
+    // A reader that shows no views gets the result as kept, without a round trip through it.
+    if ViewContext::of(ctx).is_none() {
+        return;
+    }
+    let Ok(stored) = serde_json::from_value::<CallToolResult>(Value::Object(result.clone())) else {
+        return;
+    };
+    let mut response = CallToolResponse::Complete(stored);
+    decorate(tool, &mut response, ctx);
+    if let CallToolResponse::Complete(decorated) = response {
+        if let Ok(Value::Object(object)) = serde_json::to_value(&decorated) {
+            *result = object;
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
-    CreateTaskResult, DetailedTask, GetTaskParams, GetTaskResult, MetaObject, UpdateTaskParams,
+    CreateTaskResult, DetailedTask, GetTaskParams, GetTaskResult, MetaObject, TaskPayload,
+    UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -34,8 +35,19 @@ impl VaiderMcp {
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let id = request.task_id;
-        let task = self.tasks.get(&id, &principal(&ctx)).await;
-        task.map(GetTaskResult::new).map_err(|r| refused(r, &id))
+        let who = principal(&ctx);
+        let (mut task, tool) = self
+            .tasks
+            .read(&id, &who)
+            .await
+            .map_err(|r| refused(r, &id))?;
+        // A finished call's result gets its chat view's data as a call answered at once
+        // does, made now for this reader: its media links are fresh, and only a client that
+        // shows views gets them.
+        if let TaskPayload::Completed { result } = &mut task.payload {
+            crate::mcp::apps::decorate_stored(&tool, result, &ctx);
+        }
+        Ok(GetTaskResult::new(task))
     }
 
     pub(in crate::mcp) async fn task_update(

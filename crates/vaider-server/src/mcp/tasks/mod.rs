@@ -163,6 +163,8 @@ pub struct Tasks {
 /// A task that has not ended yet in this process.
 struct Running {
     principal: String,
+    /// The tool called: its result's chat view is made when the result is read.
+    tool: String,
     created_at: String,
     ttl_ms: u64,
     cancel: CancellationToken,
@@ -199,8 +201,13 @@ impl Tasks {
 
     /// The task as `tasks/get` shows it, if `principal` may see it and it has not expired.
     pub async fn get(&self, id: &str, principal: &str) -> Result<DetailedTask, Refusal> {
+        self.read(id, principal).await.map(|(task, _)| task)
+    }
+
+    /// [`Tasks::get`], with the tool the task calls (its result's chat view is made from it).
+    pub async fn read(&self, id: &str, principal: &str) -> Result<(DetailedTask, String), Refusal> {
         if let Some(task) = self.running(id, principal) {
-            return Ok(task.detailed(id));
+            return Ok((task.detailed(id), task.tool.clone()));
         }
         let (history, key, who) = (self.history.clone(), id.to_string(), principal.to_string());
         let row = history
@@ -212,7 +219,7 @@ impl Tasks {
         if expired(&row) {
             return Err(Refusal::Unknown);
         }
-        Ok(detailed_of_row(&row))
+        Ok((detailed_of_row(&row), row.tool))
     }
 
     /// Waits until the task is over, then shows it (2025-11-25's `tasks/result`).

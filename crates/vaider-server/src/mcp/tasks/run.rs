@@ -8,7 +8,6 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomNotification, DetailedTask, InputRequests,
     InputResponses, JsonObject, ServerNotification, TaskPayload, TaskStatus,
@@ -61,6 +60,7 @@ impl Tasks {
         };
         let task = Arc::new(Running {
             principal: row.principal.clone(),
+            tool: row.tool.clone(),
             created_at: now.clone(),
             ttl_ms,
             cancel: tokio_util::sync::CancellationToken::new(),
@@ -111,9 +111,11 @@ impl Tasks {
             params.request_state = state.clone();
             let mut call_ctx = ctx.clone();
             call_ctx.ct = task.cancel.clone();
-            let call = ToolCallContext::new(&mcp, params, call_ctx);
-            let called =
-                crate::panics::answered(mcp.tool_router.call(call), task.cancel.clone()).await;
+            // Kept without its chat view's data, which is made for each reader (`task_get`):
+            // its media links last minutes, the result days.
+            let called = mcp
+                .call_tool_plain(params, call_ctx, task.cancel.clone())
+                .await;
             if task.cancel.is_cancelled() {
                 // `cancel` settled and recorded the task; the call's future is dropped, and
                 // with it the work it started.
