@@ -82,6 +82,16 @@ async fn analyse(server: &TestServer, video: &Path) -> (Value, Vec<f64>) {
     (result.structured_content.unwrap(), seen.moments())
 }
 
+/// Analyses as [`analyse`] does, with Gemini processing the file for 20 s, as a real one
+/// takes seconds: the scan is done before the answer would weigh waiting for it. Whether a
+/// scan is worth waiting for depends on how fast this machine scans (a loaded 2-core CI
+/// runner scans a minute of video in 10 s or more), and these tests are about what the
+/// chosen plan shows the model; `sampling::planned`'s own tests cover the wait.
+async fn analyse_scanned(server: &TestServer, video: &Path) -> (Value, Vec<f64>) {
+    server.fake.set_processing_polls(1000); // 20 s at the tests' 20 ms poll
+    analyse(server, video).await
+}
+
 /// Whether a frame at `at` shows the state from `from` to `until`: a frame shows the last
 /// video frame at or before its time.
 fn shows(at: f64, from: f64, until: f64) -> bool {
@@ -146,7 +156,7 @@ async fn nine_full_screen_states_all_reach_the_model_even_the_pale_ones() {
         (48.52, "ffffff"),
     ];
     let video = colour_states(server.media.path(), "pale.webm", &states, 60.0);
-    let (result, moments) = analyse(&server, &video).await;
+    let (result, moments) = analyse_scanned(&server, &video).await;
     assert_eq!(
         result["sampling"]["used"], "clips",
         "{}",
@@ -184,7 +194,7 @@ async fn pale_changes_at_several_contrasts_reach_the_model_as_keyframes() {
         (27.56, "ffffff"),
     ];
     let video = colour_states(server.media.path(), "contrasts.webm", &states, 30.0);
-    let (result, moments) = analyse(&server, &video).await;
+    let (result, moments) = analyse_scanned(&server, &video).await;
     assert_eq!(
         result["sampling"]["used"], "keyframes",
         "{}",
@@ -245,11 +255,7 @@ enable='between(t,15.04,17.99)'",
         "color=c=0xfff3d6:s=640x360:r=25:d=24".to_string(),
     ];
     let video = encode(server.media.path(), "kinds.webm", &inputs, &graph, "1M");
-    // Its clips save only a few frames, which are not worth waiting for once the upload is
-    // done: Gemini processes the file for seconds, as it does a real one, so that the
-    // scan is done by then (this test is about what the clips show).
-    server.fake.set_processing_polls(250); // 5 s at the tests' 20 ms poll
-    let (result, moments) = analyse(&server, &video).await;
+    let (result, moments) = analyse_scanned(&server, &video).await;
     assert_eq!(
         result["sampling"]["used"], "clips",
         "{}",
@@ -336,7 +342,7 @@ async fn small_toasts_spinners_and_text_changes_at_several_contrasts_reach_the_m
         "color=c=white:s=12x12:r=25:d=28".to_string(),
     ];
     let video = encode(server.media.path(), "small.webm", &inputs, &graph, "1M");
-    let (result, moments) = analyse(&server, &video).await;
+    let (result, moments) = analyse_scanned(&server, &video).await;
     let sampling = &result["sampling"];
     assert_ne!(sampling["used"], "full", "{sampling}");
     let mut states = vec![
