@@ -19,6 +19,7 @@ pub mod screenshots;
 pub mod service;
 pub mod snapshot_paths;
 pub mod snapshots;
+pub mod timeline;
 pub mod trace;
 pub mod trace_zip;
 pub mod verdict;
