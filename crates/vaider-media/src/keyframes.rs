@@ -32,7 +32,7 @@ mod watch;
 mod y4m;
 
 pub use blinks::{Change, Ongoing};
-pub use ffmpeg::duration_seconds;
+pub use ffmpeg::{command as ffmpeg_command, duration_seconds};
 use ffmpeg::{decode_with_ffmpeg, InputFacts};
 use jpeg::Encoder;
 use measure::{detector_geometry, measure_frames, Found};

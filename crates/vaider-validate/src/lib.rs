@@ -6,19 +6,23 @@
 //! error as context.
 //!
 //! One module per job: `runner` (the Playwright process), `report` (its JSON report),
-//! `trace` (trace.zip and the stderr rules), `trace_zip` (its limits), `screenshots` (the
-//! design's search order), `rubric` (the criteria and their texts), `video` (the pipeline
-//! call), `service` and `results` (the two entry points every door calls).
+//! `trace` (trace.zip and the stderr rules), `trace_zip` (its limits), `timeline` (the
+//! test's steps and screencast frames on its video's clock), `screencast` (a video of those
+//! frames when Playwright recorded none), `screenshots` (the design's search order),
+//! `rubric` (the criteria and their texts), `video` (the pipeline call), `service` and
+//! `results` (the two entry points every door calls).
 
 pub mod again;
 pub mod report;
 pub mod results;
 pub mod rubric;
 pub mod runner;
+pub mod screencast;
 pub mod screenshots;
 pub mod service;
 pub mod snapshot_paths;
 pub mod snapshots;
+pub mod timeline;
 pub mod trace;
 pub mod trace_zip;
 pub mod verdict;

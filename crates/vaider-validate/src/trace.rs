@@ -121,6 +121,24 @@ fn read_lines(
     events: &mut PageEvents,
     console_network: &mut PageEvents,
 ) -> std::io::Result<u64> {
+    json_lines(
+        reader,
+        |_| true,
+        |value| match kind {
+            Kind::Events => read_event(value, events, console_network),
+            Kind::Network => read_request(value, events),
+        },
+    )
+}
+
+/// Calls `each` with every line of `reader` that `wanted` keeps (asked of its raw bytes, so
+/// that a DOM snapshot is not parsed only to be dropped) and that is a JSON value, as a
+/// stream: a line over [`MAX_LINE_BYTES`] is skipped unheld. Returns the bytes read.
+pub(crate) fn json_lines(
+    reader: &mut dyn Read,
+    wanted: impl Fn(&[u8]) -> bool,
+    mut each: impl FnMut(&Value),
+) -> std::io::Result<u64> {
     let mut reader = BufReader::new(reader);
     let mut line = Vec::new();
     let mut read = 0;
@@ -137,11 +155,11 @@ fn read_lines(
             read += skip_line(&mut reader)?;
             continue;
         }
+        if !wanted(&line) {
+            continue;
+        }
         if let Ok(value) = serde_json::from_slice::<Value>(&line) {
-            match kind {
-                Kind::Events => read_event(&value, events, console_network),
-                Kind::Network => read_request(&value, events),
-            }
+            each(&value);
         }
     }
 }

@@ -303,6 +303,13 @@ fn parse_seconds(text: &str) -> Option<f64> {
     (seconds.is_finite() && seconds > 0.0).then_some(seconds)
 }
 
+/// ffmpeg as Vaider starts it everywhere, for a caller that makes a video rather than
+/// reading one (a trace's screencast): from `VAIDER_FFMPEG` or PATH, with the tools'
+/// environment, killed when dropped.
+pub fn command() -> tokio::process::Command {
+    ffmpeg()
+}
+
 /// ffmpeg from PATH, or `VAIDER_FFMPEG`. Killed if the analysis is dropped (timeout).
 fn ffmpeg() -> tokio::process::Command {
     let program = std::env::var_os("VAIDER_FFMPEG").unwrap_or_else(|| "ffmpeg".into());
