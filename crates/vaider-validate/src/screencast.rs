@@ -7,9 +7,10 @@
 //!
 //! VP8 in WebM: Debian's ffmpeg has libvpx; WebM is what Playwright's own videos are, so
 //! everything downstream (the scan's WebM path, providers taking `video/webm`) treats both
-//! alike; VP8 in realtime mode encodes faster than VP9 and, with no B-frames, every frame
-//! keeps its own time. The frames keep their timestamps (variable frame rate): a state shown
-//! for 30 ms is in the video, and an unchanging page costs one frame, not 25 a second.
+//! alike; VP8 in realtime mode encodes faster than VP9 (about 90 changing 720p frames a
+//! second on one core here) and, with no B-frames, every frame keeps its own time. The frames
+//! keep their timestamps to the millisecond (variable frame rate): a state shown for 30 ms is
+//! in the video, and an unchanging page costs one frame, not 25 a second.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -95,8 +96,16 @@ pub async fn write_screencast(
     };
     let end = video_end(timeline, last);
     let list = work.path().join("frames.ffconcat");
-    std::fs::write(&list, concat_list(&unpacked, end)).map_err(io(&list))?;
-    encode(&list, (width, height), unpacked.len(), out).await?;
+    let size = (width, height);
+    std::fs::write(&list, concat_list(&unpacked, end, Timing::Exact)).map_err(io(&list))?;
+    let exact = encode(&list, Timing::Exact, size, unpacked.len(), out).await;
+    if let Err(ScreencastError::Ffmpeg(_)) = exact {
+        // An ffmpeg older than 5.0 reads no `option` in a list: frames on 40 ms ticks.
+        std::fs::write(&list, concat_list(&unpacked, end, Timing::Ticks)).map_err(io(&list))?;
+        encode(&list, Timing::Ticks, size, unpacked.len(), out).await?;
+    } else {
+        exact?;
+    }
     Ok(Screencast {
         path: out.to_path_buf(),
         duration: end,
@@ -166,24 +175,37 @@ fn copy_jpeg(entry: &mut dyn Read, path: &Path, limit: u64) -> std::io::Result<u
     Ok(3 + rest)
 }
 
+/// How precisely the frames keep their times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Timing {
+    /// To the millisecond: each JPEG is read at 1,000 frames a second (an `option` line,
+    /// which ffmpeg reads from 5.0 on), so the joined stream's time base is 1/1000 s.
+    Exact,
+    /// On the 40 ms ticks of a JPEG's default 25 frames a second, as Playwright's own video.
+    Ticks,
+}
+
 /// ffmpeg's concat list: each frame from its time until the next, the last until `end`.
 /// Durations are differences of times rounded to the millisecond, so their sum never drifts
 /// from the frames' own times.
-fn concat_list(frames: &[(f64, String)], end: f64) -> String {
+fn concat_list(frames: &[(f64, String)], end: f64, timing: Timing) -> String {
     let ms = |t: f64| (t * 1000.0).round() as u64;
+    let option = match timing {
+        Timing::Exact => "option framerate 1000\n",
+        Timing::Ticks => "",
+    };
     let mut list = String::from("ffconcat version 1.0\n");
     for (index, (time, name)) in frames.iter().enumerate() {
         let next = frames.get(index + 1).map_or(end, |f| f.0);
         let shown = ms(next).saturating_sub(ms(*time)).max(1);
+        let (seconds, millis) = (shown / 1000, shown % 1000);
         list.push_str(&format!(
-            "file {name}\nduration {}.{:03}\n",
-            shown / 1000,
-            shown % 1000
+            "file {name}\n{option}duration {seconds}.{millis:03}\n"
         ));
     }
     // The concat demuxer ignores the last duration unless the last file is named again.
     if let Some((_, name)) = frames.last() {
-        list.push_str(&format!("file {name}\n"));
+        list.push_str(&format!("file {name}\n{option}"));
     }
     list
 }
@@ -192,16 +214,22 @@ fn concat_list(frames: &[(f64, String)], end: f64) -> String {
 /// frames (VP8 in realtime mode encodes well over 20 frames a second on one core).
 async fn encode(
     list: &Path,
+    timing: Timing,
     (width, height): (u32, u32),
     frames: usize,
     out: &Path,
 ) -> Result<(), ScreencastError> {
     let limit = 60 + frames as u64 / 20;
+    let safe = match timing {
+        Timing::Exact => "0",
+        Timing::Ticks => "1",
+    };
     let mut command = vaider_core::keyframes::ffmpeg_command();
     command
         .args(["-nostdin", "-hide_banner", "-loglevel", "error", "-y"])
-        // `-safe 1`: the list names only files beside it.
-        .args(["-f", "concat", "-safe", "1", "-i"])
+        // The list is Vaider's, naming only the frames beside it; `-safe 0` only lets it set
+        // their frame rate.
+        .args(["-f", "concat", "-safe", safe, "-i"])
         .arg(list)
         .args(["-an", "-sn", "-dn", "-vf", &size_filter(width, height)])
         .args([
@@ -276,11 +304,56 @@ mod tests {
             (2.0204, "frame-000003.jpg".to_string()),
         ];
         assert_eq!(
-            concat_list(&frames, 3.5),
+            concat_list(&frames, 3.5, Timing::Ticks),
             "ffconcat version 1.0\nfile frame-000001.jpg\nduration 0.967\n\
 file frame-000002.jpg\nduration 1.053\nfile frame-000003.jpg\nduration 1.480\n\
 file frame-000003.jpg\n"
         );
+        let exact = concat_list(&frames, 3.5, Timing::Exact);
+        assert!(exact.starts_with(
+            "ffconcat version 1.0\nfile frame-000001.jpg\noption framerate 1000\nduration 0.967\n"
+        ));
+        assert!(exact.ends_with("file frame-000003.jpg\noption framerate 1000\n"));
+    }
+
+    /// The fallback for an ffmpeg before 5.0 makes a video too, its frames on 40 ms ticks.
+    #[tokio::test]
+    async fn without_exact_timing_the_frames_fall_on_ticks() {
+        let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/timeline.trace.zip");
+        let timeline = crate::timeline::read_timeline(&trace).unwrap();
+        let frames: Vec<Frame> = timeline.video_frames().cloned().collect();
+        let dir = tempfile::tempdir().unwrap();
+        let unpacked = unpack(&trace, &frames, dir.path()).unwrap();
+        assert_eq!(unpacked.len(), frames.len());
+        let list = dir.path().join("frames.ffconcat");
+        let end = video_end(&timeline, unpacked.last().unwrap().0);
+        std::fs::write(&list, concat_list(&unpacked, end, Timing::Ticks)).unwrap();
+        let out = dir.path().join("out.webm");
+        encode(&list, Timing::Ticks, (640, 400), unpacked.len(), &out)
+            .await
+            .unwrap();
+        let probe = std::process::Command::new("ffprobe")
+            .args(["-v", "error", "-select_streams", "v", "-show_entries"])
+            .args(["frame=pts_time", "-of", "csv=p=0"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let times: Vec<f64> = String::from_utf8_lossy(&probe.stdout)
+            .lines()
+            .filter_map(|l| l.trim().trim_end_matches(',').parse().ok())
+            .collect();
+        assert!(times.len() >= 3, "{times:?}");
+        for time in &times {
+            let ticks = time / 0.04;
+            assert!((ticks - ticks.round()).abs() < 0.01, "{times:?}");
+        }
+        // Each frame on the first tick at or after its time, or the nearest.
+        for ((time, _), shown) in unpacked.iter().zip(&times) {
+            assert!(
+                (shown - time).abs() <= 0.04 + 1e-9,
+                "{time} shown at {shown}"
+            );
+        }
     }
 
     #[test]

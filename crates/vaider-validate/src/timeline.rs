@@ -1,11 +1,15 @@
 //! A test's steps and screencast frames on its video's clock, read from its `trace.zip`
 //! (docs/validation.md, "The test's timeline"). The test runner's `test.trace` records every
 //! `test.step`, Playwright action, `expect`, hook and fixture as before/after events; the
-//! library's `N-trace.trace` files hold the screencast frames. Both are on Playwright's
-//! monotonic clock in milliseconds; the video starts at the page's first screencast frame,
-//! so a time in seconds since that frame is a time in the video (measured on Playwright 1.65:
-//! within one 40 ms frame; tests/timeline.rs checks it against a real recording). Everything
-//! is read through [`crate::trace_zip`], line by line.
+//! library's `N-trace.trace` files hold the screencast frames. Playwright's video places each
+//! frame at the time Chromium showed it (`frameSwapWallTime`, wall clock) and starts at the
+//! page's first frame; so does the timeline. The steps are on Playwright's monotonic clock,
+//! put on the wall clock by their file's `context-options` (which pairs the two). Not the
+//! frames' monotonic `timestamp`: that is when a frame reached Playwright, up to 0.3 s late
+//! on a busy machine for the first frame, which would shift every time. Measured on
+//! Playwright 1.65 (tests/timeline.rs checks it against a real recording): a step's colour
+//! change shows in the video within one 40 ms frame. Everything is read through
+//! [`crate::trace_zip`], line by line.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -106,8 +110,12 @@ pub struct Frame {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Clock {
-    /// The first screencast frame of the test's first page: where its video starts.
+    /// The first screencast frame of the test's first page: where its video starts. Frames
+    /// are placed by when Chromium showed them, as in Playwright's video.
     Video,
+    /// The same origin, for a trace without the frames' swap times or the files' wall
+    /// clock (before Playwright 1.5x): by when each frame reached Playwright.
+    VideoArrival,
     /// The page's creation (it sent no frame): about where a video would have started.
     PageCreated,
     /// The test's start (it opened no page).
@@ -222,13 +230,27 @@ struct RawStep {
     error: Option<String>,
 }
 
+/// A raw screencast frame.
+#[derive(Debug)]
+struct RawFrame {
+    /// When it reached Playwright (monotonic ms).
+    mono: f64,
+    /// When Chromium showed it (wall ms): what Playwright's video places it by.
+    swap_wall: Option<f64>,
+    entry: String,
+    width: u32,
+    height: u32,
+    page: String,
+}
+
 /// What the event files said, before the clock is chosen.
 #[derive(Debug, Default)]
 struct Raw {
     steps: Vec<RawStep>,
     by_call: HashMap<String, usize>,
-    /// (monotonic ms, entry, width, height, page id)
-    frames: Vec<(f64, String, u32, u32, String)>,
+    /// Wall ms minus monotonic ms in the file the steps came from.
+    steps_wall_offset: Option<f64>,
+    frames: Vec<RawFrame>,
     /// (monotonic ms, page id) of each page's creation.
     pages: Vec<(f64, String)>,
     /// The test runner's start (test.trace's `context-options`).
@@ -239,25 +261,45 @@ impl Raw {
     /// Chooses the clock and places every step and frame on it.
     fn place(mut self) -> Timeline {
         let order = self.page_order();
-        let page_of = |id: &str| order.iter().position(|p| p == id).unwrap_or(order.len());
-        self.frames.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let first_frame = self.frames.iter().find(|f| page_of(&f.4) == 0).map(|f| f.0);
-        let first_page = self.pages.iter().map(|p| p.0).min_by(f64::total_cmp);
-        let (clock, origin) = match (first_frame, first_page) {
-            (Some(ms), _) => (Clock::Video, ms),
-            (None, Some(ms)) => (Clock::PageCreated, ms),
-            (None, None) => (Clock::TestStart, self.test_start().unwrap_or(0.0)),
+        let index: HashMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.as_str(), i))
+            .collect();
+        let page_of = |id: &str| index.get(id).copied().unwrap_or(order.len());
+        // On the wall clock when the steps' file pairs its clocks and the page's first frame
+        // has its swap time, as Playwright's video does; else on the monotonic clock.
+        let first = self.frames.iter().filter(|f| page_of(&f.page) == 0);
+        let first_swap = first
+            .clone()
+            .filter_map(|f| f.swap_wall)
+            .min_by(f64::total_cmp);
+        let first_mono = first.map(|f| f.mono).min_by(f64::total_cmp);
+        let offset = self.steps_wall_offset.filter(|_| first_swap.is_some());
+        let frame_ms = |f: &RawFrame| match offset {
+            Some(offset) => f.swap_wall.unwrap_or(f.mono + offset),
+            None => f.mono,
         };
+        self.frames
+            .sort_by(|a, b| frame_ms(a).total_cmp(&frame_ms(b)));
+        let first_page = self.pages.iter().map(|p| p.0).min_by(f64::total_cmp);
+        let (clock, origin) = match (first_swap.zip(offset), first_mono, first_page) {
+            (Some((swap, offset)), ..) => (Clock::Video, swap - offset),
+            (None, Some(ms), _) => (Clock::VideoArrival, ms),
+            (None, None, Some(ms)) => (Clock::PageCreated, ms),
+            (None, None, None) => (Clock::TestStart, self.test_start().unwrap_or(0.0)),
+        };
+        // Every time as monotonic ms of the steps' file, less the origin.
         let at = |ms: f64| ((ms - origin) / 1000.0).max(0.0);
         let frames = self
             .frames
             .iter()
-            .map(|(ms, entry, width, height, page)| Frame {
-                time: at(*ms),
-                entry: entry.clone(),
-                width: *width,
-                height: *height,
-                page: page_of(page),
+            .map(|f| Frame {
+                time: at(frame_ms(f) - offset.unwrap_or(0.0)),
+                entry: f.entry.clone(),
+                width: f.width,
+                height: f.height,
+                page: page_of(&f.page),
             })
             .collect();
         Timeline {
@@ -272,12 +314,13 @@ impl Raw {
         let mut pages = self.pages.clone();
         pages.sort_by(|a, b| a.0.total_cmp(&b.0));
         let mut order: Vec<String> = Vec::new();
+        let mut known = std::collections::HashSet::new();
         let seen = pages
             .iter()
             .map(|p| &p.1)
-            .chain(self.frames.iter().map(|f| &f.4));
+            .chain(self.frames.iter().map(|f| &f.page));
         for id in seen {
-            if !order.contains(id) {
+            if known.insert(id) {
                 order.push(id.clone());
             }
         }

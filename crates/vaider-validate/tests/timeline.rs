@@ -18,7 +18,11 @@ const WITHIN: f64 = 0.2;
 fn run_playwright(out: &Path) -> (PathBuf, PathBuf) {
     let project = vaider_test_support::playwright::project_dir();
     vaider_test_support::playwright::ensure_playwright_ffmpeg(&project);
-    let status = Command::new("node")
+    run_spec(&project, out, Command::new("node"))
+}
+
+fn run_spec(project: &Path, out: &Path, mut command: Command) -> (PathBuf, PathBuf) {
+    let status = command
         .arg(project.join("node_modules/@playwright/test/cli.js"))
         .args([
             "test",
@@ -27,7 +31,7 @@ fn run_playwright(out: &Path) -> (PathBuf, PathBuf) {
             "--output",
         ])
         .arg(out)
-        .current_dir(&project)
+        .current_dir(project)
         .env("FORCE_COLOR", "0")
         .env_remove("CI")
         .status()
@@ -188,6 +192,15 @@ async fn the_steps_fall_where_the_video_changes_and_the_screencast_matches_it() 
     assert_eq!(screencast.frames, timeline.video_frames().count());
     let cast = colours(&made);
     assert_paints_match(&timeline, &cast, "the screencast");
+    // Exactly: each of its frames is at a trace frame's time (to the millisecond).
+    let times: Vec<f64> = timeline.video_frames().map(|f| f.time).collect();
+    for (shown, _) in &cast[..cast.len() - 1] {
+        let nearest = times
+            .iter()
+            .map(|t| (t - shown).abs())
+            .fold(f64::MAX, f64::min);
+        assert!(nearest < 0.002, "{shown} is at no frame's time: {times:?}");
+    }
     // At each wait after a paint (the page still for 0.8 s), both videos show its colour.
     let waits: Vec<&Step> = timeline
         .steps
@@ -223,6 +236,29 @@ async fn the_steps_fall_where_the_video_changes_and_the_screencast_matches_it() 
         !left.iter().any(|n| n.starts_with(".screencast")),
         "{left:?}"
     );
+}
+
+/// Without Playwright's ffmpeg there is no video, but the trace's frames make one that
+/// shows each paint during the step that made it.
+#[tokio::test]
+async fn without_playwrights_ffmpeg_the_screencast_is_the_video() {
+    let out = tempfile::tempdir().unwrap();
+    let no_browsers = tempfile::tempdir().unwrap();
+    let project = vaider_test_support::playwright::project_dir();
+    let mut command = Command::new("node");
+    command
+        .env("PLAYWRIGHT_BROWSERS_PATH", no_browsers.path())
+        .env("TIMELINE_VIDEO", "off");
+    let (trace, video) = run_spec(&project, out.path(), command);
+    assert!(!video.exists());
+    let timeline = read_timeline(&trace).unwrap();
+    assert_eq!(timeline.clock, Clock::Video);
+    assert_eq!(timeline.failing_step().unwrap().step.number, Some(11));
+    let made = out.path().join("screencast.webm");
+    write_screencast(&trace, &timeline, &made).await.unwrap();
+    let cast = colours(&made);
+    assert_eq!(cast[0].1, Colour::White, "{cast:?}");
+    assert_paints_match(&timeline, &cast, "the screencast without a video");
 }
 
 #[tokio::test]

@@ -3,7 +3,8 @@
 // check them against the colours the video shows. The colours fill the page below the button.
 import { test, expect } from '@playwright/test';
 
-test.use({ video: 'on', trace: 'on' });
+// TIMELINE_VIDEO=off: a machine without Playwright's ffmpeg, where only the trace records.
+test.use({ video: process.env.TIMELINE_VIDEO === 'off' ? 'off' : 'on', trace: 'on' });
 
 const paint = (page, colour) =>
   page.evaluate((c) => { document.body.style.background = c; }, colour);

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{error_message, Raw, RawStep, StepKind, MAX_STEPS};
+use super::{error_message, Raw, RawFrame, RawStep, StepKind, MAX_STEPS};
 use crate::trace::json_lines;
 use crate::trace_zip::{TraceZipError, MAX_ENTRIES};
 
@@ -44,8 +44,16 @@ fn wanted(line: &[u8]) -> bool {
 
 fn read_event(event: &Value, raw: &mut Raw, runner: bool, steps: bool) {
     match event["type"].as_str() {
-        Some("context-options") if runner => {
-            raw.test_start_ms = raw.test_start_ms.or(event["monotonicTime"].as_f64());
+        Some("context-options") => {
+            let mono = event["monotonicTime"].as_f64();
+            if runner {
+                raw.test_start_ms = raw.test_start_ms.or(mono);
+            }
+            // Each file's wall clock minus its monotonic one: steps are put on the wall
+            // clock the frames' swap times are on.
+            if let (true, Some(mono), Some(wall)) = (steps, mono, event["wallTime"].as_f64()) {
+                raw.steps_wall_offset = raw.steps_wall_offset.or(Some(wall - mono));
+            }
         }
         Some("before") if steps => before(event, raw, runner),
         Some("after") if steps => after(event, raw),
@@ -130,7 +138,14 @@ fn frame(event: &Value, raw: &mut Raw) {
         return;
     };
     if entry.len() <= MAX_ENTRY_NAME {
-        raw.frames.push((time, entry, width, height, page));
+        raw.frames.push(RawFrame {
+            mono: time,
+            swap_wall: event["frameSwapWallTime"].as_f64(),
+            entry,
+            width,
+            height,
+            page,
+        });
     }
 }
 

@@ -184,7 +184,7 @@ fn a_trace_without_the_runners_file_uses_the_librarys_actions() {
 "#;
     zip_of(&path, &[("trace.trace", library)]);
     let timeline = read_timeline(&path).unwrap();
-    assert_eq!(timeline.clock, Clock::Video);
+    assert_eq!(timeline.clock, Clock::VideoArrival, "no swap times");
     assert_eq!(titles(&timeline), [(1, "page.click"), (2, "Frame.goto")]);
     assert_eq!(timeline.steps[0].start, Some(0.5));
     assert_eq!(timeline.steps[0].end, Some(0.7));
@@ -195,6 +195,32 @@ fn a_trace_without_the_runners_file_uses_the_librarys_actions() {
         Some("boom")
     );
     assert!(timeline.failing_step().unwrap().within.is_none());
+}
+
+/// A busy machine: the first frame reached Playwright 300 ms after Chromium showed it. The
+/// video places frames by when they were shown, and so must the timeline.
+#[test]
+fn frames_are_placed_by_when_chromium_showed_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trace.zip");
+    // Wall = monotonic + 1,000,000 in both files.
+    let runner = r#"{"type":"context-options","origin":"testRunner","wallTime":1001000,"monotonicTime":1000}
+{"type":"before","callId":"a","startTime":2000,"method":"pw:api","title":"Evaluate"}
+{"type":"after","callId":"a","endTime":2010}
+"#;
+    let library = r#"{"type":"context-options","origin":"library","wallTime":1001000,"monotonicTime":1000}
+{"type":"screencast-frame","pageId":"p","file":"a.jpeg","width":8,"height":8,"timestamp":1800,"frameSwapWallTime":1001500}
+{"type":"screencast-frame","pageId":"p","file":"b.jpeg","width":8,"height":8,"timestamp":2030,"frameSwapWallTime":1002020}
+"#;
+    zip_of(&path, &[("test.trace", runner), ("1-trace.trace", library)]);
+    let timeline = read_timeline(&path).unwrap();
+    assert_eq!(timeline.clock, Clock::Video);
+    let times: Vec<f64> = timeline.frames.iter().map(|f| f.time).collect();
+    assert_eq!(times, [0.0, 0.52]);
+    // The step (wall 1,002,000) is 0.5 s after the first frame was shown, just before the
+    // frame it made; by arrival times it would be at 0.2.
+    assert_eq!(timeline.steps[0].start, Some(0.5));
+    assert_eq!(timeline.steps[0].end, Some(0.51));
 }
 
 #[test]
