@@ -60,6 +60,9 @@ pub struct AnalysisRequest {
     pub timeout: Option<Duration>,
     /// How a video goes to a model that takes video; None: the config's `video_sampling`.
     pub sampling: Option<crate::sampling::VideoSampling>,
+    /// A video's stretch watched closely in place of the whole (a failed test's last steps);
+    /// it overrides `sampling`.
+    pub stretch: Option<crate::sampling::Stretch>,
     pub no_cache: bool,
     /// Folders a relative path may be relative to, in order: the client's MCP roots, then its
     /// explicit `cwd`. The server's own working directory is tried last.
@@ -90,6 +93,7 @@ impl AnalysisRequest {
             options: TaskOptions::default(),
             timeout: None,
             sampling: None,
+            stretch: None,
             no_cache: false,
             base_dirs: Vec::new(),
             id: None,

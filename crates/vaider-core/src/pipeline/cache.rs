@@ -121,6 +121,8 @@ fn lower_this_threads_priority() {}
 pub(super) struct KeyParts {
     pub tool: &'static str,
     pub sampling: Option<&'static str>,
+    /// A stretch watched closely (`Stretch::key`).
+    pub stretch: Option<String>,
     pub provider: String,
     pub model: String,
     pub system: String,
@@ -138,6 +140,7 @@ impl KeyParts {
             self.user.clone(),
         ];
         parts.extend(self.sampling.map(str::to_string));
+        parts.extend(self.stretch.clone());
         key(&parts.iter().map(String::as_str).collect::<Vec<_>>())
     }
 }

@@ -141,6 +141,7 @@ impl Call {
                 .tool
                 .takes_video()
                 .then(|| self.sampling().as_str()),
+            stretch: self.request.stretch.map(|s| s.key()),
             provider: self.provider.clone(),
             model: self.model.clone(),
             system: self.prompts.system.clone(),

@@ -255,7 +255,7 @@ impl Vaider {
                 &call.model,
                 call.request.tool,
                 record.log_dir(),
-                call.sampling(),
+                (call.sampling(), call.request.stretch),
             )
             .await?;
         let user_prompt = call.prompts.user(prepared.note.as_deref());

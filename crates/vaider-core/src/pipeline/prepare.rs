@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::video::{add_animation, add_keyframes, add_video, Video};
+use super::video::{add_animation, add_keyframes, add_stretch, add_video, Video};
 use crate::analysis::Tool;
 use crate::config::ProviderConfig;
 use crate::engine::Vaider;
@@ -16,7 +16,7 @@ use crate::error::{Result, VaiderError};
 use crate::image_fit;
 use crate::media::{MediaInfo, MediaKind};
 use crate::provider::{Capabilities, MediaPart};
-use crate::sampling::{Plan, PlannedVideo, Sending, VideoSampling};
+use crate::sampling::{Plan, PlannedVideo, Sending, Stretch, VideoSampling};
 use crate::tokens::TokenRules;
 
 /// What was sent for one call: the parts, the prompt note and what was adapted.
@@ -112,7 +112,7 @@ impl Vaider {
         model: &str,
         tool: Tool,
         work_dir: &Path,
-        sampling: VideoSampling,
+        (sampling, stretch): (VideoSampling, Option<Stretch>),
     ) -> Result<Prepared> {
         let caps = Capabilities::of(provider);
         let rules = TokenRules::for_model(model);
@@ -121,7 +121,13 @@ impl Vaider {
             match info.kind {
                 MediaKind::Video if caps.video => {
                     let video = Video { path, info };
-                    add_video(&mut prepared, video, &caps, work_dir, sampling, rules).await?
+                    match stretch {
+                        Some(stretch) => add_stretch(&mut prepared, video, &caps, stretch, rules),
+                        None => {
+                            add_video(&mut prepared, video, &caps, work_dir, sampling, rules)
+                                .await?
+                        }
+                    }
                 }
                 MediaKind::Video => {
                     let why = format!("{} takes no video", provider.name);

@@ -10,7 +10,9 @@ use super::prepare::{Prepared, Sampled};
 use crate::error::{Result, VaiderError};
 use crate::media::MediaInfo;
 use crate::provider::{Capabilities, MediaPart, VideoClips};
-use crate::sampling::{self, PlannedVideo, Scanning, Sending, Studied, Used, VideoSampling};
+use crate::sampling::{
+    self, PlannedVideo, Scanning, Sending, Stretch, Studied, Used, VideoSampling,
+};
 use crate::tokens::TokenRules;
 use crate::{image_fit, keyframes};
 
@@ -69,6 +71,52 @@ pub(super) async fn add_video(
         }
     }
 }
+
+/// A stretch of the video watched closely (a failed test's last steps), whatever the sampling
+/// setting: to Gemini one clip of the uploaded file at the stretch's rate, the plan ready at
+/// once (there is nothing to scan for). A model that takes video but no clips (a vLLM server)
+/// gets the whole video, and the prompt still names the stretch.
+pub(super) fn add_stretch(
+    prepared: &mut Prepared,
+    video: Video<'_>,
+    caps: &Capabilities,
+    stretch: Stretch,
+    rules: TokenRules,
+) {
+    if !caps.video_clips {
+        prepared.parts.push(video.part(None));
+        prepared.adaptations.push(format!(
+            "the provider takes no clips: the whole video was sent, for the stretch {:.1}-{:.1} s",
+            stretch.start, stretch.end
+        ));
+        return;
+    }
+    let path = video.path.to_path_buf();
+    let planned = PlannedVideo::start(move |_| async move {
+        let duration = keyframes::duration_seconds(&path).await;
+        let stretch = stretch.within(duration);
+        // Its frame size is not read: the stretch is there to be read closely, so it goes at
+        // the resolution that keeps text readable.
+        let plan = stretch.plan(rules, READ_CLOSELY, duration.unwrap_or(stretch.end));
+        Sending {
+            reason: plan.reason.clone(),
+            note: Some(stretch.note()),
+            clips: Some(VideoClips {
+                clips: plan.clips.clone(),
+                setting: plan.setting,
+            }),
+            frames_sent: Some(plan.moments.len() as u64),
+            adaptations: vec![plan.reason.clone()],
+            plan: Some(plan),
+            images: Vec::new(),
+        }
+    });
+    prepared.parts.push(video.part(Some(planned.clone())));
+    prepared.planned = Some((VideoSampling::Auto, planned));
+}
+
+/// A frame side past what Gemini shrinks to its lowest resolution without loss.
+const READ_CLOSELY: u32 = 1280;
 
 /// Keyframes asked for by the setting, with what the default sampling would have cost.
 async fn add_asked_keyframes(

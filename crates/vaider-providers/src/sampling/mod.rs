@@ -11,6 +11,7 @@
 mod outlook;
 pub mod plan;
 mod planned;
+pub mod stretch;
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -24,6 +25,7 @@ pub use plan::{Clip, ClipKind, Plan, Used, VideoFacts};
 pub use planned::{
     wait_after_upload, PlannedVideo, ScanProgress, Scanning, Sending, Wait, SECONDS_A_FRAME,
 };
+pub use stretch::Stretch;
 
 use crate::tokens::TokenRules;
 use vaider_base::error::Result;
