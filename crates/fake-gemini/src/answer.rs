@@ -7,7 +7,6 @@ use serde_json::{json, Value};
 
 use crate::generate::{is_pro, thinking_model, Prompt};
 use crate::media::{self, Modality};
-use crate::received::Received;
 use crate::schema;
 
 /// The model's output before it is cut into responses.
@@ -90,7 +89,7 @@ fn default_text(prompt: &Prompt) -> String {
             Value::String(v) => v,
             other => other.to_string(),
         },
-        ("application/json", Some(s)) => scripted(s, &prompt.read, &sentence)
+        ("application/json", Some(s)) => scripted(s, prompt, &sentence)
             .unwrap_or_else(|| schema::example(s, &sentence))
             .to_string(),
         ("application/json", None) => json!({
@@ -119,8 +118,13 @@ fn default_text(prompt: &Prompt) -> String {
 }
 
 /// The answers a test can predict, when the request is one they script: a page judgement
-/// (`judge`), a browsing action (`browse`) or a test plan (`planner`).
-fn scripted(schema: &Value, read: &Received, proof: &str) -> Option<Value> {
+/// (`judge`), a browsing action (`browse`), a test plan (`planner`), a review's verdicts
+/// (`review`) or a failed test's step (`failure`).
+fn scripted(schema: &Value, prompt: &Prompt, proof: &str) -> Option<Value> {
+    let read = &prompt.read;
+    if let Some(watched) = crate::failure::watched(schema, prompt, proof) {
+        return Some(watched);
+    }
     if crate::planner::asks_for_plan(schema) {
         return Some(crate::planner::plan(read, schema, proof));
     }

@@ -29,6 +29,7 @@
 mod answer;
 mod browse;
 mod errors;
+mod failure;
 mod files;
 mod generate;
 mod guidance;

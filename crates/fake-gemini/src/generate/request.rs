@@ -71,6 +71,8 @@ pub(crate) struct MediaPart {
     pub(crate) duration: Option<f64>,
     pub(crate) modality: Modality,
     pub(crate) tokens: u64,
+    /// The stretch of a video watched (`videoMetadata` offsets), in seconds; None: all of it.
+    pub(crate) clip: Option<(f64, f64)>,
 }
 
 /// A validated request.
@@ -387,6 +389,7 @@ impl Reading<'_> {
             duration: file.duration_secs,
             modality,
             tokens,
+            clip: look.clip,
         })
     }
 }
@@ -457,6 +460,7 @@ fn inline_data(blob: &Value, at: &str, what: &str, look: &Look) -> Result<MediaP
         duration,
         modality,
         tokens,
+        clip: look.clip,
     })
 }
 
