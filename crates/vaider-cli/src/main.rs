@@ -182,6 +182,7 @@ fn main() -> std::process::ExitCode {
     // The capabilities' tasks, known by name for `vaider status`.
     vaider_visual::register_tasks();
     vaider_qa::register_tasks();
+    vaider_validate::register_tasks();
     // A validation's failed toHaveScreenshot becomes a pending change in the review loop.
     vaider_visual::register_snapshot_review();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -84,6 +84,7 @@ pub fn router_with(doors: Doors) -> Router {
     // The capabilities' tasks, known by name for the status and the history's "run again".
     vaider_visual::register_tasks();
     vaider_qa::register_tasks();
+    vaider_validate::register_tasks();
     // A validation's failed toHaveScreenshot becomes a pending change in the review loop.
     vaider_visual::register_snapshot_review();
     // The capabilities' jobs, which the history's "run again" starts again through them.

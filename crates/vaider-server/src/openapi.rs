@@ -181,7 +181,19 @@ fn agent_result() -> Value {
                 "screenshots": {"type": "array", "items": {"type": "string"}},
                 "artifacts_dir": {"type": "string"},
                 "report": {"type": "array", "items": {"type": "object"}, "description": "Per test: title, status, duration_ms, error {message, location}, retries, attachments."},
-                "video_analysis": {"type": "object", "description": "When expectations were given: the description and each expectation's verdict."},
+                "video_analysis": {"type": "object", "description": "When expectations were given: the description (naming the test's steps with their times) and each expectation's verdict."},
+                "failure_analysis": {"type": "array", "description": "For the first failed tests: the failing step watched closely (docs/validation.md).", "items": {"type": "object", "required": ["test", "watched", "screen_at_failure", "expected", "cause", "video", "interaction_id", "model", "cost_usd", "cached"], "properties": {
+                    "test": {"type": "string"},
+                    "failing_step": {"type": "string", "description": "As step 3 'add the chair', 00:04.2 (the time on the recording's clock)."},
+                    "watched": {"type": "object", "description": "The stretch of the recording watched: from and to in seconds, at fps frames a second.", "properties": {"from": {"type": "number"}, "to": {"type": "number"}, "fps": {"type": "number"}}},
+                    "screen_at_failure": {"type": "string"},
+                    "expected": {"type": "string"},
+                    "first_wrong": {"type": "string", "description": "The step running when the screen first went wrong, with that moment's time."},
+                    "first_wrong_at": {"type": "number", "description": "Seconds into the recording."},
+                    "cause": {"type": "string"},
+                    "video": {"type": "string", "description": "The recording watched: the test's video, or its trace's screencast made into one."},
+                    "interaction_id": {"type": "string"}, "model": {"type": "string"}, "cost_usd": {"type": "number"}, "cached": {"type": "boolean"}
+                }}},
                 "snapshot_changes": {"type": "array", "description": "The run's failed toHaveScreenshot snapshots, pending a person's review (docs/review.md).", "items": {"type": "object", "required": ["id", "name", "snapshot", "status", "changed_pixels"], "properties": {
                     "id": {"type": "string"},
                     "name": {"type": "string"},

@@ -282,6 +282,19 @@ fn validation_lines(result: &AgentResult) -> Vec<String> {
             e["expectation"].as_str().unwrap_or_default()
         ));
     }
+    for f in data["failure_analysis"].as_array().into_iter().flatten() {
+        lines.push(failure_line(f));
+    }
+    for f in data["flaky"].as_array().into_iter().flatten() {
+        lines.push(format!(
+            "- flaky: {} ({})",
+            f["test"].as_str().unwrap_or_default(),
+            f["attempts"].as_str().unwrap_or_default()
+        ));
+        for d in f["differences"].as_array().into_iter().flatten() {
+            lines.push(format!("  - {}", d.as_str().unwrap_or_default()));
+        }
+    }
     for c in data["snapshot_changes"].as_array().into_iter().flatten() {
         let summary = c["summary"].as_str().map(|s| format!(": {s}"));
         lines.push(format!(
@@ -306,6 +319,26 @@ fn validation_lines(result: &AgentResult) -> Vec<String> {
             .map(|e| format!("error: {e}")),
     );
     lines
+}
+
+/// A failed test's failing step as the model saw it, in a line.
+fn failure_line(f: &serde_json::Value) -> String {
+    let text = |key: &str| f[key].as_str().unwrap_or_default();
+    let mut line = format!(
+        "- failed at {}: {}",
+        f["failing_step"].as_str().unwrap_or("an unnamed step"),
+        text("screen_at_failure")
+    );
+    if !text("expected").is_empty() {
+        line.push_str(&format!(" (expected: {})", text("expected")));
+    }
+    if let Some(first) = f["first_wrong"].as_str() {
+        line.push_str(&format!("; first wrong at {first}"));
+    }
+    if !text("cause").is_empty() {
+        line.push_str(&format!("; likely cause: {}", text("cause")));
+    }
+    line
 }
 
 /// A test run's analysis: its summary, or why there is none.

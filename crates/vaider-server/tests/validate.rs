@@ -627,7 +627,7 @@ async fn expectations_send_the_video_to_the_model_and_count_in_the_rubric() {
 }
 
 #[tokio::test]
-async fn analyse_test_results_watches_each_failed_tests_video() {
+async fn analyse_test_results_watches_each_failed_tests_failing_step() {
     let server = TestServer::start().await;
     let project = Project::copy();
     let (run, _) = validate(
@@ -646,9 +646,13 @@ async fn analyse_test_results_watches_each_failed_tests_video() {
     assert_eq!(failed.len(), 2, "{body}");
     let mut cost = 0.0;
     for test in failed {
-        let analysis = &test["analysis"];
+        // Their traces name the failed step: each is watched closely.
+        let analysis = &test["failure"];
         assert!(
-            analysis["description"].as_str().unwrap().contains("sha256"),
+            analysis["screen_at_failure"]
+                .as_str()
+                .unwrap()
+                .contains("sha256"),
             "{test}"
         );
         cost += analysis["cost_usd"].as_f64().unwrap();
@@ -660,12 +664,13 @@ async fn analyse_test_results_watches_each_failed_tests_video() {
             .any(|f| f.sha256_hex == sha256_hex(Path::new(video))));
     }
     assert!((body["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12);
-    // Each video went with its own test's error as context.
+    // Each video went with its own test's error as context (after the validation's own two).
     let prompts: Vec<String> = server
         .fake
         .generate_requests()
         .iter()
         .map(|r| r.to_string())
+        .skip(2)
         .collect();
     assert_eq!(prompts.len(), 2);
     assert!(prompts
@@ -705,10 +710,204 @@ async fn analyse_test_results_stops_at_its_cap_of_model_calls_and_says_so() {
     assert_eq!(body["success"], true, "{body}");
     let failed = body["data"]["failed_tests"].as_array().unwrap();
     assert_eq!(failed.len(), 2, "{body}");
-    assert!(failed[0]["analysis"].is_object(), "{body}");
+    assert!(failed[0]["failure"].is_object(), "{body}");
+    assert!(failed[1]["failure"].is_null(), "{body}");
     assert!(failed[1]["analysis"].is_null(), "{body}");
     let why = failed[1]["problem"].as_str().unwrap();
     assert!(why.contains("max_model_calls"), "{why}");
     assert_eq!(server.fake.generate_requests().len() - before, 1);
     client.cancel().await.unwrap();
+}
+
+/// The stretch of video a generateContent request sent (its `videoMetadata` offsets and fps),
+/// as the fake received it.
+fn clip_sent(request: &Value) -> Option<(f64, f64, f64)> {
+    let parts = request["contents"][0]["parts"].as_array()?;
+    let meta = parts.iter().find_map(|p| p.get("videoMetadata"))?;
+    let secs = |key: &str| {
+        meta[key]
+            .as_str()?
+            .trim_end_matches('s')
+            .parse::<f64>()
+            .ok()
+    };
+    Some((
+        secs("startOffset")?,
+        secs("endOffset")?,
+        meta["fps"].as_f64()?,
+    ))
+}
+
+/// The failing test's steps from its own trace, read apart from the validation: the step that
+/// failed with its start and end on the video's clock.
+fn failing_step_of(body: &Value) -> (String, f64, f64) {
+    let trace = body["data"]["report"][0]["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "trace")
+        .and_then(|a| a["path"].as_str())
+        .expect("a trace")
+        .to_string();
+    let timeline = vaider_validate::timeline::read_timeline(Path::new(&trace)).unwrap();
+    let failing = timeline.failing_step().expect("a failed step").step;
+    (
+        failing.title.clone(),
+        failing.start.unwrap(),
+        failing.end.unwrap(),
+    )
+}
+
+/// The request that asked about the failing step.
+fn failing_step_request(server: &TestServer) -> Value {
+    server
+        .fake
+        .generate_requests()
+        .into_iter()
+        .find(|r| r.to_string().contains("first_wrong_step"))
+        .expect("a request about the failing step")
+}
+
+/// Checks what a validation of tests/cart.spec.mjs says of its failing step, and what the
+/// model was sent for it, from the fake's side.
+fn assert_failing_step_watched(server: &TestServer, body: &Value) -> Value {
+    let (title, start, end) = failing_step_of(body);
+    assert!(title.contains("toHaveText"), "{title}");
+    let analysis = body["data"]["failure_analysis"][0].clone();
+    let named = analysis["failing_step"].as_str().expect("the failing step");
+    assert!(named.contains(&title), "{analysis}");
+    // The fake received the stretch from the step before through the failure, at 8 fps.
+    let request = failing_step_request(server);
+    let (from, to, fps) = clip_sent(&request).expect("a clip of the video");
+    assert!(
+        from <= start && to >= end,
+        "{from}-{to} does not cover {start}-{end}"
+    );
+    assert!(
+        to - from < 10.0,
+        "the stretch is not the whole run: {from}-{to}"
+    );
+    assert_eq!(fps, 8.0);
+    // With the step list on the video's clock and Playwright's error.
+    let text = request.to_string();
+    assert!(text.contains("'add the chair'"), "{text}");
+    assert!(text.contains("Cart: 1 item"), "{text}");
+    // The fake names the step only when the clip it received covers it: the first wrong
+    // moment is that step, at its time.
+    let first = analysis["first_wrong"]
+        .as_str()
+        .expect("a first wrong moment");
+    assert!(first.contains(&title), "{analysis}");
+    assert!((analysis["first_wrong_at"].as_f64().unwrap() - start).abs() < 0.06);
+    assert!(analysis["cost_usd"].as_f64().unwrap() > 0.0);
+    analysis
+}
+
+/// A test that fails in its second step: the model watches the stretch around that step, with
+/// the steps on the video's clock, and the answer names the step and the moment.
+#[tokio::test]
+async fn a_failed_tests_failing_step_is_watched_closely_and_named() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let client = server.mcp().await;
+    let result = call(
+        &client,
+        "validate_test",
+        json!({"test_path": "tests/cart.spec.mjs", "cwd": project.root()}),
+    )
+    .await;
+    client.cancel().await.unwrap();
+    let body = structured(&result);
+    assert_eq!(body["metadata"]["verdict"], "failed", "{body}");
+    let analysis = assert_failing_step_watched(&server, &body);
+    // Watched on Playwright's own video.
+    assert!(analysis["video"].as_str().unwrap().ends_with(".webm"));
+    assert!(!analysis["video"].as_str().unwrap().contains("screencast"));
+    // The agent reads it in the tool's text too.
+    let text = common::text_of(&result);
+    assert!(text.contains("failed at step"), "{text}");
+}
+
+/// Without Playwright's video recorder no video is recorded: the trace's screencast stands in,
+/// for the failing step and for the expectations alike.
+#[tokio::test]
+async fn without_playwrights_ffmpeg_the_screencast_is_watched() {
+    let empty = tempfile::tempdir().unwrap();
+    std::env::set_var("PLAYWRIGHT_BROWSERS_PATH", empty.path());
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (body, _) = validate(
+        &server,
+        json!({"test_path": "tests/cart.spec.mjs", "cwd": project.root(),
+               "expectations": ["the shop's heading reads Chairs"]}),
+    )
+    .await;
+    assert_eq!(body["metadata"]["runner"]["video"], false, "{body}");
+    let analysis = assert_failing_step_watched(&server, &body);
+    let screencast = analysis["video"].as_str().unwrap();
+    assert!(screencast.ends_with("screencast-1.webm"), "{analysis}");
+    // The expectations were judged on the same screencast, which reached the model.
+    let watched = &body["data"]["video_analysis"];
+    assert_eq!(watched["video"], screencast, "{body}");
+    assert!(!watched["expectations"].as_array().unwrap().is_empty());
+    let sha = sha256_hex(Path::new(screencast));
+    assert!(server.fake.files().iter().any(|f| f.sha256_hex == sha));
+    let warnings = body["data"]["rubric_validation"]["warnings"].to_string();
+    assert!(warnings.contains("screencast"), "{warnings}");
+}
+
+/// A test that fails once and passes on retry: its attempts are compared, and the answer says
+/// what differed (the step where they parted, its time, what the page logged, the screen).
+#[tokio::test]
+async fn a_flaky_tests_attempts_are_compared_and_the_difference_named() {
+    let server = TestServer::start().await;
+    let project = Project::copy();
+    let (body, is_error) = validate(
+        &server,
+        json!({"test_path": "tests/flaky.spec.mjs", "cwd": project.root()}),
+    )
+    .await;
+    // Playwright passes a flaky test, and so does the rubric.
+    assert!(!is_error, "{body}");
+    assert_eq!(body["data"]["report"][0]["outcome"], "flaky", "{body}");
+    let flaky = &body["data"]["flaky"][0];
+    assert_eq!(
+        flaky["attempts"], "attempt 1 failed, attempt 2 passed",
+        "{body}"
+    );
+    assert!(
+        flaky["diverged_at"]
+            .as_str()
+            .unwrap()
+            .contains("toHaveText"),
+        "{flaky}"
+    );
+    let differences = flaky["differences"].to_string();
+    // The console error only the failed attempt logged, and the step that took longer there.
+    assert!(
+        differences.contains(
+            "attempt 1 had console errors that attempt 2 did not: \\\"stock service slow\\\""
+        ),
+        "{differences}"
+    );
+    assert!(differences.contains("'add the chair'"), "{differences}");
+    assert!(differences.contains("in attempt 1 and"), "{differences}");
+    // Both attempts' screens at that step reached the model, each its own recording's stretch.
+    assert!(
+        flaky["failed_attempt"]["screen_at_failure"].is_string(),
+        "{flaky}"
+    );
+    assert!(flaky["passed_attempt_screen"].is_string(), "{flaky}");
+    let clips: Vec<_> = server
+        .fake
+        .generate_requests()
+        .iter()
+        .filter_map(clip_sent)
+        .collect();
+    assert_eq!(clips.len(), 2, "{clips:?}");
+    assert!(
+        differences.contains("in attempt 2 it showed"),
+        "{differences}"
+    );
+    assert!(body["cost_usd"].as_f64().unwrap() > 0.0);
 }

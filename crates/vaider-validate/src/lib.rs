@@ -13,6 +13,9 @@
 //! `results` (the two entry points every door calls).
 
 pub mod again;
+pub mod failure;
+pub mod flaky;
+pub mod recording;
 pub mod report;
 pub mod results;
 pub mod rubric;
@@ -27,6 +30,7 @@ pub mod trace;
 pub mod trace_zip;
 pub mod verdict;
 pub mod video;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +38,11 @@ pub use again::register_jobs;
 pub use results::{analyse_test_results, ResultsRequest};
 pub use rubric::Limits;
 pub use service::{validate_test, validate_test_as, AgentResult, ValidateRequest};
+
+/// Makes the validation's model tasks known by name (`vaider status`, "Run again").
+pub fn register_tasks() {
+    vaider_core::task::register(&[failure::WATCH_FAILING_STEP]);
+}
 
 /// A path as the agent gave it: absolute as is; relative, the first of the workspace folders
 /// where it exists, else the first folder's (or the working folder's) join, for the error.

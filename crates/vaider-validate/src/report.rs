@@ -26,6 +26,32 @@ pub struct TestReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<TestError>,
     pub attachments: Vec<Attachment>,
+    /// The attempts before the last, first first (a test retried: a flaky one passed on a
+    /// later attempt).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_attempts: Vec<Attempt>,
+}
+
+/// One attempt of a retried test, as the report has it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// 0 for the first run, 1 for the first retry, …
+    pub retry: u32,
+    pub status: String,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<TestError>,
+    pub attachments: Vec<Attachment>,
+}
+
+impl Attempt {
+    /// The paths of its attachments called `name`.
+    pub fn attachment<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.attachments
+            .iter()
+            .filter(move |a| a.name == name)
+            .filter_map(|a| a.path.as_deref())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,17 +164,33 @@ fn read_test(spec: &Value, test: &Value, titles: &[String]) -> TestReport {
         duration_ms: last["duration"].as_f64().unwrap_or(0.0).max(0.0) as u64,
         retries: results.len().saturating_sub(1) as u32,
         error: first_error(&last),
-        attachments: last["attachments"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|a| Attachment {
-                name: a["name"].as_str().unwrap_or_default().to_string(),
-                content_type: a["contentType"].as_str().unwrap_or_default().to_string(),
-                path: a["path"].as_str().map(str::to_string),
+        attachments: attachments(&last),
+        earlier_attempts: results
+            .iter()
+            .take(results.len().saturating_sub(1))
+            .enumerate()
+            .map(|(i, result)| Attempt {
+                retry: result["retry"].as_u64().unwrap_or(i as u64) as u32,
+                status: result["status"].as_str().unwrap_or_default().to_string(),
+                duration_ms: result["duration"].as_f64().unwrap_or(0.0).max(0.0) as u64,
+                error: first_error(result),
+                attachments: attachments(result),
             })
             .collect(),
     }
+}
+
+fn attachments(result: &Value) -> Vec<Attachment> {
+    result["attachments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| Attachment {
+            name: a["name"].as_str().unwrap_or_default().to_string(),
+            content_type: a["contentType"].as_str().unwrap_or_default().to_string(),
+            path: a["path"].as_str().map(str::to_string),
+        })
+        .collect()
 }
 
 fn first_error(result: &Value) -> Option<TestError> {

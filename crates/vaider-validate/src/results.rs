@@ -13,6 +13,8 @@ use vaider_core::job::JobStart;
 use vaider_core::progress::ProgressSink;
 use vaider_core::Vaider;
 
+use crate::failure::{self, FailedRun, FailureAnalysis};
+use crate::recording;
 use crate::report::{Report, TestError, TestReport};
 use crate::service::{failure, finish, AgentResult};
 use crate::video::{self, Asker, VideoAnalysis};
@@ -50,8 +52,16 @@ pub struct FailedTest {
     pub error: Option<TestError>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub video: Option<String>,
+    /// Its last attempt's trace, which places its steps on the video's clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// The whole recording, watched with the error as context (when its trace names no
+    /// failed step).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub analysis: Option<VideoAnalysis>,
+    /// The failing step watched closely (when its trace names it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureAnalysis>,
     /// Why there is no analysis (no video, the model failed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
@@ -91,7 +101,13 @@ pub async fn analyse_test_results(
         timeout: request.timeout,
         base_dirs: request.base_dirs.clone(),
     };
-    let tests = watch_all(engine, &asker, failed, progress).await;
+    // Where a screencast is made for a test without video: Vaider's own folder, not the
+    // user's test results.
+    let out_dir = engine
+        .data_dir()
+        .join("validations")
+        .join(crate::folder_name(job.id()));
+    let tests = watch_all(engine, &asker, failed, &out_dir, progress).await;
     let data = ResultsData {
         source: path.display().to_string(),
         summary: summary(&tests),
@@ -106,10 +122,10 @@ pub async fn analyse_test_results(
         metadata: json!({"vaider_version": vaider_core::VERSION, "interaction_id": job.id()}),
     };
     let description = format!("{} failed tests analysed.", data.failed_tests.len());
-    let video = data
-        .failed_tests
-        .iter()
-        .find_map(|t| t.analysis.as_ref().map(|a| a.video.clone()));
+    let video = data.failed_tests.iter().find_map(|t| {
+        let failure = t.failure.as_ref().map(|f| f.video.clone());
+        failure.or_else(|| t.analysis.as_ref().map(|a| a.video.clone()))
+    });
     let verdict = vaider_core::job::Verdict::Passed;
     finish(job, &result, description, verdict, video.as_deref()).await;
     result
@@ -145,7 +161,9 @@ fn from_report(report: &Report) -> Vec<FailedTest> {
             status: t.status.clone(),
             error: t.error.clone(),
             video: t.attachment("video").next().map(str::to_string),
+            trace: t.attachment("trace").next().map(str::to_string),
             analysis: None,
+            failure: None,
             problem: None,
         })
         .collect()
@@ -223,7 +241,9 @@ fn from_folders(folder: &Path) -> Vec<FailedTest> {
                 location: None,
             }),
             video: named(&|n| n.ends_with(".webm")).map(|p| p.display().to_string()),
+            trace: named(&|n| n == "trace.zip").map(|p| p.display().to_string()),
             analysis: None,
+            failure: None,
             problem: None,
         });
     }
@@ -236,16 +256,17 @@ async fn watch_all(
     engine: &Vaider,
     asker: &Asker,
     failed: Vec<FailedTest>,
+    out_dir: &Path,
     progress: &dyn ProgressSink,
 ) -> Vec<FailedTest> {
     let mut tests = Vec::new();
     let cap = engine.config().max_model_calls.max(1) as usize;
     let mut calls = 0;
-    for mut test in failed {
-        let has_video = test
-            .video
-            .as_deref()
-            .is_some_and(|v| Path::new(v).is_file());
+    for (index, mut test) in failed.into_iter().enumerate() {
+        let has_video = [&test.video, &test.trace]
+            .into_iter()
+            .flatten()
+            .any(|v| Path::new(v).is_file());
         if has_video && calls >= cap {
             test.problem = Some(format!(
                 "not analysed: this request may make {cap} model calls (max_model_calls, VAIDER_MAX_MODEL_CALLS), and they were spent on the tests before"
@@ -254,41 +275,67 @@ async fn watch_all(
             continue;
         }
         calls += usize::from(has_video);
-        tests.push(watch(engine, asker, test, progress).await);
+        tests.push(watch(engine, asker, test, index, out_dir, progress).await);
     }
     tests
 }
 
 /// What the model calls for the tests' videos cost in all.
 fn cost_of(tests: &[FailedTest]) -> f64 {
-    tests
+    let whole: f64 = tests
         .iter()
         .filter_map(|t| t.analysis.as_ref())
         .map(|a| a.cost_usd)
-        .sum()
+        .sum();
+    let failing: f64 = tests
+        .iter()
+        .filter_map(|t| t.failure.as_ref())
+        .map(|a| a.cost_usd)
+        .sum();
+    whole + failing
 }
 
+/// One failed test: its failing step watched closely when its trace names it, else its whole
+/// recording with the error as context. Without a video, the trace's screencast stands in.
 async fn watch(
     engine: &Vaider,
     asker: &Asker,
     mut test: FailedTest,
+    index: usize,
+    out_dir: &Path,
     progress: &dyn ProgressSink,
 ) -> FailedTest {
-    let Some(video) = test.video.clone().filter(|v| Path::new(v).is_file()) else {
-        test.problem = Some("no video was recorded for this test".into());
+    let file = |path: &Option<String>| path.as_deref().map(PathBuf::from);
+    let screencast = out_dir.join(format!("screencast-{}.webm", index + 1));
+    let recording =
+        match recording::of_files(file(&test.video), file(&test.trace), &screencast).await {
+            Ok(recording) => recording,
+            Err(why) => {
+                test.problem = Some(why);
+                return test;
+            }
+        };
+    if recording.from_screencast {
+        test.video = Some(recording.video.display().to_string());
+    }
+    if let Some(failing) = recording.failing {
+        let run = FailedRun {
+            title: &test.title,
+            error: test.error.as_ref(),
+            steps: &recording.steps,
+            failing,
+            video: &recording.video,
+        };
+        match failure::watch(engine, asker, run, progress).await {
+            Ok(analysis) => test.failure = Some(analysis),
+            Err(problem) => {
+                test.problem = Some(format!("the failing step could not be watched ({problem})"))
+            }
+        }
         return test;
-    };
+    }
     let prompt = failure_prompt(&test);
-    match video::analyse(
-        engine,
-        asker,
-        Path::new(&video),
-        Some(prompt),
-        &[],
-        progress,
-    )
-    .await
-    {
+    match video::analyse(engine, asker, &recording.video, Some(prompt), &[], progress).await {
         Ok(analysis) => test.analysis = Some(analysis),
         Err(problem) => test.problem = Some(format!("the video analysis failed ({problem})")),
     }
@@ -336,13 +383,14 @@ fn summary(tests: &[FailedTest]) -> String {
             .as_ref()
             .and_then(|e| e.message.lines().next())
             .unwrap_or("no error message");
-        let seen = match (&test.analysis, &test.problem) {
-            (Some(a), _) => format!(
+        let seen = match (&test.failure, &test.analysis, &test.problem) {
+            (Some(f), _, _) => f.sentence(),
+            (None, Some(a), _) => format!(
                 "the screen showed: {}",
                 crate::trace::cut(a.description.trim())
             ),
-            (None, Some(problem)) => format!("not watched: {problem}"),
-            (None, None) => "not watched".into(),
+            (None, None, Some(problem)) => format!("not watched: {problem}"),
+            (None, None, None) => "not watched".into(),
         };
         lines.push(format!(
             "{}. {} — {}; {}",
@@ -392,7 +440,9 @@ mod tests {
                 location: None,
             }),
             video: None,
+            trace: None,
             analysis: None,
+            failure: None,
             problem: problem.map(str::to_string),
         };
         let text = summary(&[test("a", Some("no video")), test("b", None)]);

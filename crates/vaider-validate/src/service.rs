@@ -18,7 +18,7 @@ use crate::rubric::{self, Extra, Limits, RubricValidation, ValidationResult};
 use crate::runner::{self, RunOutput, RunPlan};
 use crate::snapshots::SnapshotChange;
 use crate::trace::{self, PageEvents};
-use crate::video::{self, Asker, VideoAnalysis};
+use crate::video::{Asker, VideoAnalysis};
 use crate::{resolve, screenshots};
 
 /// The run's time limit when the agent gives none: browser start, the tests, and teardown.
@@ -76,6 +76,13 @@ pub struct ValidateData {
     /// What the model saw in the recording, when expectations were given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub video_analysis: Option<VideoAnalysis>,
+    /// Each failed test's failing step as the model saw it: the step, the screen then, the
+    /// first moment it went wrong (the first few failed tests).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_analysis: Vec<crate::failure::FailureAnalysis>,
+    /// A test that failed and passed on retry: what differed between its attempts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<crate::flaky::FlakyAnalysis>,
     /// The run's failed `toHaveScreenshot`s, now pending review.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub snapshot_changes: Vec<SnapshotChange>,
@@ -214,8 +221,15 @@ async fn judge_run(
         timeout: None,
         base_dirs: vec![plan.project_dir.clone()],
     };
-    let (video_analysis, video_problem) =
-        watch_video(engine, &asker, &report, &request.expectations, progress).await;
+    let watched = crate::watch::watch_run(
+        engine,
+        &asker,
+        &report,
+        &request.expectations,
+        &plan.run_dir,
+        progress,
+    )
+    .await;
     let run = crate::snapshots::Run {
         project: &plan.project_dir,
         config: plan.config.as_deref(),
@@ -226,19 +240,22 @@ async fn judge_run(
     };
     let snapshots = crate::snapshots::review(engine, &report, run).await;
     let mut notes = recording_notes(&report, output, ran.ffmpeg.as_deref());
+    notes.extend(watched.notes.iter().cloned());
     notes.extend(crate::snapshots::sentence(&snapshots.changes));
     notes.extend(snapshots.note);
     let extra = Extra {
         timed_out_after_sec: output.timed_out.then_some(plan.timeout.as_secs()),
-        not_shown: video_analysis
+        not_shown: watched
+            .video_analysis
             .as_ref()
             .map(VideoAnalysis::not_shown)
             .unwrap_or_default(),
-        unclear: video_analysis
+        unclear: watched
+            .video_analysis
             .as_ref()
             .map(VideoAnalysis::unclear)
             .unwrap_or_default(),
-        video_problem,
+        video_problem: watched.video_problem.clone(),
         causes: verdict.causes,
         setup_failed: verdict.setup_failed,
         notes,
@@ -248,7 +265,7 @@ async fn judge_run(
         validation,
         rubric,
         report,
-        video_analysis,
+        watched,
         snapshot_changes: snapshots.changes,
         snapshot_cost_usd: snapshots.cost_usd,
     };
@@ -260,7 +277,7 @@ struct Judged {
     validation: ValidationResult,
     rubric: RubricValidation,
     report: Report,
-    video_analysis: Option<VideoAnalysis>,
+    watched: crate::watch::Watched,
     snapshot_changes: Vec<SnapshotChange>,
     /// What the model's verdicts on the failed snapshots cost.
     snapshot_cost_usd: f64,
@@ -269,14 +286,22 @@ struct Judged {
 /// The `AgentResult` with its verdict, kept as the run's `agent-result.json` and in the job.
 async fn answer(job: Job, ran: &Ran, judged: Judged, setup_failed: bool) -> AgentResult {
     let plan = &ran.plan;
-    // The history shows the run's recording beside the validation's description.
+    // The history shows the run's recording beside the validation's description: the one the
+    // model watched (a screencast, when no video was recorded), else the first.
     let video = judged
-        .report
-        .attachments_named("video")
-        .find(|p| Path::new(p).is_file())
-        .map(str::to_string);
-    let video_cost = judged.video_analysis.as_ref().map_or(0.0, |v| v.cost_usd);
-    let cost_usd = video_cost + judged.snapshot_cost_usd;
+        .watched
+        .video_analysis
+        .as_ref()
+        .map(|v| v.video.clone())
+        .or_else(|| judged.watched.failures.first().map(|f| f.video.clone()))
+        .or_else(|| {
+            judged
+                .report
+                .attachments_named("video")
+                .find(|p| Path::new(p).is_file())
+                .map(str::to_string)
+        });
+    let cost_usd = judged.watched.cost_usd() + judged.snapshot_cost_usd;
     let data = ValidateData {
         screenshots: judged.validation.screenshots.clone(),
         validation_result: judged.validation,
@@ -284,7 +309,9 @@ async fn answer(job: Job, ran: &Ran, judged: Judged, setup_failed: bool) -> Agen
         test_path: plan.test_file.display().to_string(),
         artifacts_dir: plan.run_dir.display().to_string(),
         report: judged.report.tests,
-        video_analysis: judged.video_analysis,
+        video_analysis: judged.watched.video_analysis,
+        failure_analysis: judged.watched.failures,
+        flaky: judged.watched.flaky,
         snapshot_changes: judged.snapshot_changes,
     };
     let metadata = metadata(
@@ -448,31 +475,6 @@ fn read_capped(path: &Path) -> String {
         let _ = file.take(MAX_STDERR_BYTES).read_to_string(&mut text);
     }
     text
-}
-
-/// The first recording of the run, watched against the expectations (only when there are
-/// some: a description nobody asked for costs money).
-async fn watch_video(
-    engine: &Vaider,
-    asker: &Asker,
-    report: &Report,
-    expectations: &[String],
-    progress: &dyn ProgressSink,
-) -> (Option<VideoAnalysis>, Option<String>) {
-    if expectations.is_empty() {
-        return (None, None);
-    }
-    let recorded = report
-        .attachments_named("video")
-        .map(PathBuf::from)
-        .find(|p| p.is_file());
-    let Some(video) = recorded else {
-        return (None, Some("the run recorded no video".into()));
-    };
-    match video::analyse(engine, asker, &video, None, expectations, progress).await {
-        Ok(analysis) => (Some(analysis), None),
-        Err(problem) => (None, Some(format!("the video analysis failed ({problem})"))),
-    }
 }
 
 /// The run's folder, in the data folder: nothing of Vaider's is written among the user's
