@@ -336,7 +336,7 @@ export function detailView(root, r) {
     switch (d.kind) {
       case 'test_plan_run': return jobHasAnswer() ? qaRunCards(d.job, withSrc, ctx) : [];
       case 'test_validation':
-      case 'job': return jobHasAnswer() ? validationCards(d.job, withSrc) : [];
+      case 'job': return jobHasAnswer() ? validationCards(d.job, withSrc, ctx) : [];
       default: return [];
     }
   }

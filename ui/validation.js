@@ -1,17 +1,20 @@
 // A test validation's detail (a validate_test entry): the rubric's verdict with its errors and
 // warnings, what the run showed (browser, test, console, network), each test of the report
 // with its error and where it failed, its traces (the command that opens each, a download),
-// the screenshots, what the model saw in the recording
-// and the model calls the validation made (each a link to its own entry). The recording itself
-// plays in the media pane beside these.
+// the screenshots, what the model saw in the recording, where each failed test went wrong
+// (its failing step watched closely; its times seek the recording), a flaky test's attempts
+// compared, and the model calls the validation made (each a link to its own entry). The
+// recording itself plays in the media pane beside these.
 
 import { h } from './dom.js';
 import { fmtCost, fmtDuration, statusBadge, VERDICT_LABEL } from './format.js';
+import { inline, richText } from './richtext.js';
 
-// `load(img, url)` sets an image's source once the session allows it. `job` is the detail's
-// `job` (its lists always there); `job.result` is the validation's AgentResult (contracts.md
-// §2), whose `data` is `{}` when the test never ran, or null while it runs.
-export function validationCards(job, load) {
+// `load(img, url)` sets an image's source once the session allows it; `ctx` makes times links
+// that seek the recording. `job` is the detail's `job` (its lists always there); `job.result`
+// is the validation's AgentResult (contracts.md §2), whose `data` is `{}` when the test never
+// ran, or null while it runs.
+export function validationCards(job, load, ctx) {
   const result = job.result === null ? {} : job.result;
   const data = result.data || {};
   const rubric = data.rubric_validation;
@@ -22,6 +25,8 @@ export function validationCards(job, load) {
   if (run && data.report.length) cards.push(reportCard(data.report));
   if (job.screenshotUrls.length) cards.push(screenshotsCard(job.screenshotUrls, data.screenshots, load));
   if (job.traces.length) cards.push(tracesCard(job.traces));
+  if (data.failure_analysis && data.failure_analysis.length) cards.push(failuresCard(data.failure_analysis, ctx));
+  if (data.flaky && data.flaky.length) cards.push(flakyCard(data.flaky, ctx));
   if (data.video_analysis) cards.push(videoCard(data.video_analysis));
   if (job.calls.length) cards.push(callsCard(job.calls));
   return cards;
@@ -102,6 +107,31 @@ function videoCard(video) {
         h('span', { class: `badge verdict-${v.verdict}` }, VERDICT_LABEL[v.verdict] || v.verdict),
         h('span', { class: 'expectation' }, v.expectation)),
       v.evidence ? h('div', { class: 'evidence' }, v.evidence) : null))) : null);
+}
+
+// Each failed test's failing step as the model saw it over the stretch it watched.
+function failuresCard(failures, ctx) {
+  const line = (label, text) => (text ? h('div', { class: 'failure-line' }, h('span', { class: 'muted' }, label), ' ', inline(text, ctx)) : null);
+  return h('div', { class: 'card', id: 'failures' },
+    h('h2', null, 'Where it failed'),
+    h('ul', { class: 'plain' }, failures.map((f) => h('li', { class: 'failure' },
+      h('div', { class: 'failure-test' }, f.test),
+      line('Failed at', f.failing_step),
+      h('div', { class: 'prose failure-screen' }, richText(f.screen_at_failure || '', ctx)),
+      line('Expected:', f.expected),
+      line('First wrong:', f.first_wrong),
+      line('Likely cause:', f.cause),
+      h('div', { class: 'muted' }, `Watched ${f.watched.from.toFixed(1)}–${f.watched.to.toFixed(1)} s at ${f.watched.fps} frames a second`,
+        f.video && /screencast-[^/]*\.webm$/.test(f.video) ? ", on the trace's screencast (no video was recorded)" : '')))));
+}
+
+// A flaky test: what differed between its failed attempt and its passing one.
+function flakyCard(flaky, ctx) {
+  return h('div', { class: 'card', id: 'flaky' },
+    h('h2', null, 'Flaky'),
+    h('ul', { class: 'plain' }, flaky.map((f) => h('li', { class: 'flaky-test' },
+      h('div', null, f.test, ' ', h('span', { class: 'muted' }, f.attempts)),
+      h('ul', { class: 'flaky-differences' }, f.differences.map((d) => h('li', null, inline(d, ctx))))))));
 }
 
 export function callsCard(calls) {

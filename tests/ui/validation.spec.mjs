@@ -1,7 +1,8 @@
 // A test validation's detail against the real server: a real Playwright run of the fixture
 // project (tests/playwright-project) through validate_test, then its entry in the history
 // shows the rubric, the run, each test of the report with its error, the screenshots, what
-// the model saw in the recording, the model call it made, and the recording itself.
+// the model saw in the recording, where a failed test went wrong, the model calls it made, and
+// the recording itself.
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect, serverPerFile, openUi } from './fixtures.mjs';
@@ -84,4 +85,17 @@ test('a failing validation shows the rubric errors and the test error where it f
   await expect(page.locator('#traces .trace-open').first()).toContainText('npx playwright show-trace ');
   await expect(page.locator('#traces a.trace-download').first()).toHaveAttribute('href', new RegExp(`^/api/interactions/${entry.id}/media\\?which=trace&n=0&exp=\\d+&sig=[0-9a-f]{64}$`));
   await expect(page.locator('#run-again')).toHaveText('Run the test again');
+  // Where it failed: the failing step as the model saw it; its time seeks the recording.
+  const where = failing.data.failure_analysis[0];
+  expect(where, JSON.stringify(failing.data)).toBeTruthy();
+  const failures = page.locator('#failures');
+  await expect(failures).toContainText(`Failed at ${where.failing_step.split(',')[0]}`);
+  await expect(failures).toContainText('frames a second');
+  await expect(page.locator('#calls')).toContainText('watch_failing_step');
+  const video = page.locator('#media-video');
+  await video.evaluate((v) => new Promise((resolve) => (v.readyState >= 1 ? resolve() : v.addEventListener('loadedmetadata', resolve, { once: true }))));
+  const stamp = failures.locator('.failure-line a.ts').first();
+  const at = Number(await stamp.getAttribute('data-t'));
+  await stamp.click();
+  await expect.poll(() => video.evaluate((v) => v.currentTime)).toBeGreaterThanOrEqual(at - 0.05);
 });

@@ -25,7 +25,10 @@ struct Step {
 /// The answer, when the request asks where a failed test went wrong.
 pub(crate) fn watched(schema: &Value, prompt: &Prompt, proof: &str) -> Option<Value> {
     let props = &schema["properties"];
-    if props["first_wrong_step"]["type"].as_str()? != "integer" {
+    if !props["first_wrong_step"]["type"]
+        .as_str()?
+        .eq_ignore_ascii_case("integer")
+    {
         return None;
     }
     let steps: Vec<Step> = prompt.read.lines().filter_map(step).collect();

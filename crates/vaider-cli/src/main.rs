@@ -81,7 +81,7 @@ enum Command {
     /// failed, 1 when the test could not be run.
     Validate(validate::ValidateArgs),
     /// Watch the failed tests of a finished Playwright run (its test-results folder or JSON
-    /// report): each failed test's video is analysed with its error; one summary.
+    /// report): each failed test is watched at its failing step with its error; one summary.
     TestResults {
         path: PathBuf,
         #[arg(long)]

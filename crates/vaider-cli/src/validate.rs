@@ -88,7 +88,7 @@ fn print_validation(result: &AgentResult) {
     eprintln!("{}", told.notes);
 }
 
-/// `vaider test-results PATH`: each failed test's video watched, one summary.
+/// `vaider test-results PATH`: each failed test watched at its failing step, one summary.
 pub async fn test_results(path: PathBuf, json: bool) -> Result<ExitCode> {
     let engine = Vaider::open(Config::load()?)?;
     let request = ResultsRequest {

@@ -2,15 +2,18 @@
 //! (`validate_test`), reads its JSON report and its traces (the page's console errors and
 //! failed requests), finds its screenshots, has the vision model watch its recording through
 //! the one pipeline, and judges it by the rubric of contracts.md §2. `analyse_test_results`
-//! does the watching for a run that already finished: each failed test's video, with its
+//! does the watching for a run that already finished: each failed test's failing step, with its
 //! error as context.
 //!
 //! One module per job: `runner` (the Playwright process), `report` (its JSON report),
 //! `trace` (trace.zip and the stderr rules), `trace_zip` (its limits), `timeline` (the
 //! test's steps and screencast frames on its video's clock), `screencast` (a video of those
 //! frames when Playwright recorded none), `screenshots` (the design's search order),
-//! `rubric` (the criteria and their texts), `video` (the pipeline call), `service` and
-//! `results` (the two entry points every door calls).
+//! `rubric` (the criteria and their texts), `video` (the pipeline call), `recording` (what
+//! the model watches of a test: its video or screencast, and its steps), `watch` (what a
+//! validation has the model watch), `failure` (the failing step watched closely), `flaky` (a
+//! flaky test's attempts compared), `service` and `results` (the two entry points every door
+//! calls).
 
 pub mod again;
 pub mod failure;

@@ -1,5 +1,6 @@
 //! `analyse_test_results`: for a Playwright run that already finished (its `test-results/`
-//! folder or its JSON report), nothing is run: each failed test's video goes to the model with
+//! folder or its JSON report), nothing is run: each failed test's failing step (or, when its trace
+//! names none, its whole video) goes to the model with
 //! the test's error as context, and one summary says, test by test, what the screen showed
 //! when it failed. One history entry (a job), with each model call under it.
 
@@ -250,7 +251,7 @@ fn from_folders(folder: &Path) -> Vec<FailedTest> {
     found
 }
 
-/// Watches each failed test's video in turn, as long as the request's model calls last; the
+/// Watches each failed test in turn, as long as the request's model calls last; the
 /// tests past the cap say why they were not watched.
 async fn watch_all(
     engine: &Vaider,

@@ -73,7 +73,8 @@ pub struct AnalyseTestResultsArgs {
 
 #[tool_router(router = validate_tools, vis = "pub(super)")]
 impl VaiderMcp {
-    /// Run a Playwright test and judge it by the rubric (and its video, with `expectations`).
+    /// Run a Playwright test and judge it by the rubric (and its video, with `expectations`);
+    /// a failed test's failing step is watched closely, a flaky test's attempts compared.
     #[tool(name = "validate_test")]
     async fn validate_test(
         &self,
@@ -93,7 +94,8 @@ impl VaiderMcp {
         Ok(answer(&result, crate::text::validation(&result).whole()).into())
     }
 
-    /// Watch the failed tests' videos of a finished Playwright run; one summary.
+    /// Watch each failed test of a finished Playwright run at its failing step (its video, or
+    /// its trace's screencast); one summary.
     #[tool(name = "analyse_test_results")]
     async fn analyse_test_results(
         &self,
