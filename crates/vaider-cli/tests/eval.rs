@@ -112,7 +112,10 @@ async fn the_whole_set_runs_end_to_end_against_the_fake() {
             .count()
     };
     let (defect_items, flaky) = (of("recordings/") + of("pairs/"), of("flaky/"));
-    assert!(defect_items >= 80, "the set has {defect_items} recordings and pairs");
+    assert!(
+        defect_items >= 80,
+        "the set has {defect_items} recordings and pairs"
+    );
     assert!(of("failures/") >= 10 && flaky >= 5, "{shipped} items");
     let fake = FakeGemini::start().await;
     let sandbox = Sandbox::new();
@@ -290,10 +293,14 @@ async fn every_failing_run_reaches_the_model_around_its_failing_step_and_is_scor
             f["first_wrong_step_named"], f["failing_step"],
             "the fake did not see the failing step: {item}"
         );
-        let (from, to) = (f["watched"][0].as_f64().unwrap(), f["watched"][1].as_f64().unwrap());
+        let (from, to) = (
+            f["watched"][0].as_f64().unwrap(),
+            f["watched"][1].as_f64().unwrap(),
+        );
         assert!(0.0 <= from && from < to, "{item}");
         assert!(item["input_tokens"].as_u64().unwrap() > 0, "{item}");
-        let off = f["first_wrong_at_named"].as_f64().unwrap() - f["first_wrong_at"].as_f64().unwrap();
+        let off =
+            f["first_wrong_at_named"].as_f64().unwrap() - f["first_wrong_at"].as_f64().unwrap();
         moments_right += usize::from(off.abs() <= 0.5);
     }
     let scores = &report["scores"]["failures"];
@@ -304,11 +311,16 @@ async fn every_failing_run_reaches_the_model_around_its_failing_step_and_is_scor
     assert_eq!(scores["moment"]["hits"], moments_right as u64);
     // Most defects show steps before the failure: the fake, which names the failing step,
     // gets them wrong.
-    assert!(scores["first_wrong_step"]["hits"].as_u64().unwrap() < n, "{scores}");
+    assert!(
+        scores["first_wrong_step"]["hits"].as_u64().unwrap() < n,
+        "{scores}"
+    );
     assert!(scores["cost_usd"].as_f64().unwrap() > 0.0);
     let md = std::fs::read_to_string(sandbox.work().join("run/report.md")).unwrap();
     assert!(
-        md.contains(&format!("| failing runs: failing step named right | 100.0 % ({n}/{n}) |")),
+        md.contains(&format!(
+            "| failing runs: failing step named right | 100.0 % ({n}/{n}) |"
+        )),
         "{md}"
     );
     assert!(md.contains("## Failing runs"), "{md}");
@@ -328,7 +340,8 @@ async fn a_wrong_label_scores_the_same_answer_wrong() {
 
     let path = set_in(&sandbox).join(format!("failures/{id}.json"));
     let relabel = |failing: u64, at: f64| {
-        let mut label: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut label: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         label["failure"]["failing_step"]["number"] = failing.into();
         label["failure"]["first_wrong"]["at_s"] = at.into();
         std::fs::write(&path, label.to_string()).unwrap();

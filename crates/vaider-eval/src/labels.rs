@@ -24,7 +24,8 @@ pub const CLASSES: &[&str] = &[
 ];
 
 /// The kinds `--only` also takes, for the failing runs and the flaky pairs.
-pub const KIND_NAMES: &[(&str, Kind)] = &[("failing-run", Kind::Failure), ("flaky-pair", Kind::Flaky)];
+pub const KIND_NAMES: &[(&str, Kind)] =
+    &[("failing-run", Kind::Failure), ("flaky-pair", Kind::Flaky)];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

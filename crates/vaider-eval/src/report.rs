@@ -51,7 +51,11 @@ pub fn markdown(report: &RunReport) -> String {
     md.push_str(&summary_table(&[&report.scores], &["this run"]));
     md.push_str(&class_table(&report.scores));
     md.push_str("\n## Items\n\n| item | labelled | flagged | named | verdicts right | localised | tokens in/out | cost | ms |\n|---|---|---|---|---:|---|---:|---:|---:|\n");
-    for o in report.items.iter().filter(|o| o.failure.is_none() && o.flaky.is_none()) {
+    for o in report
+        .items
+        .iter()
+        .filter(|o| o.failure.is_none() && o.flaky.is_none())
+    {
         md.push_str(&item_row(o));
     }
     md.push_str(&failure_rows(&report.items));
@@ -255,6 +259,10 @@ fn summary_table(runs: &[&Scores], names: &[&str]) -> String {
     md += &row("failing runs: first wrong moment within 0.5 s", &|s| {
         ratio_text(&s.failures.moment)
     });
+    md += &row(
+        "failing runs: first wrong moment inside the stretch watched",
+        &|s| ratio_text(&s.failures.moment_watched),
+    );
     md += &row("flaky pairs: parting step named right", &|s| {
         ratio_text(&s.flaky.parted_at)
     });

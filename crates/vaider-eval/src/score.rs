@@ -85,6 +85,13 @@ impl FailureOutcome {
             .is_some_and(|n| self.first_wrong_steps.contains(&n))
     }
 
+    /// Whether the labelled first wrong moment lay in the stretch the model watched (it
+    /// cannot see a moment outside it).
+    pub fn moment_watched(&self) -> bool {
+        let (from, to) = self.watched;
+        from - 1e-9 <= self.first_wrong_at && self.first_wrong_at <= to + 1e-9
+    }
+
     pub fn moment_right(&self) -> bool {
         self.first_wrong_at_named
             .is_some_and(|at| (at - self.first_wrong_at).abs() <= MOMENT_TOLERANCE_S + 1e-9)
@@ -119,6 +126,9 @@ pub struct FailureScores {
     pub first_wrong_step: Ratio,
     /// The first wrong moment named within [`MOMENT_TOLERANCE_S`].
     pub moment: Ratio,
+    /// The labelled first wrong moment lay in the stretch the model watched.
+    #[serde(default)]
+    pub moment_watched: Ratio,
     pub cost_usd: f64,
 }
 
@@ -221,6 +231,7 @@ pub fn failure_scores(scored: &[&Outcome]) -> FailureScores {
         failing_step: share(count(&FailureOutcome::failing_step_right), runs.len()),
         first_wrong_step: share(count(&FailureOutcome::first_wrong_step_right), runs.len()),
         moment: share(count(&FailureOutcome::moment_right), runs.len()),
+        moment_watched: share(count(&FailureOutcome::moment_watched), runs.len()),
         cost_usd: runs.iter().map(|(o, _)| o.cost_usd).sum(),
     }
 }

@@ -443,7 +443,9 @@ fn a_failing_run_is_scored_on_the_steps_and_the_moment_it_names() {
         .unwrap()
         .moment_right());
     let silent = watched("step 12 'Expect', 00:03.0", None, None);
-    let s = failure_of(&failing_item(12, &[10], 2.3), &silent).failure.unwrap();
+    let s = failure_of(&failing_item(12, &[10], 2.3), &silent)
+        .failure
+        .unwrap();
     assert!(s.failing_step_right() && !s.first_wrong_step_right() && !s.moment_right());
 
     let scores = score(&[right, wrong]);
@@ -452,6 +454,8 @@ fn a_failing_run_is_scored_on_the_steps_and_the_moment_it_names() {
     assert_eq!((f.failing_step.hits, f.failing_step.total), (1, 2));
     assert_eq!((f.first_wrong_step.hits, f.moment.hits), (1, 1));
     close(f.moment.rate, 0.5);
+    // Watched 1.5-4.0 s: the right label's 2.0 s lay in it, the wrong one's 1.0 s did not.
+    assert_eq!((f.moment_watched.hits, f.moment_watched.total), (1, 2));
     assert!((f.cost_usd - 0.002).abs() < 1e-12);
     // Failing runs are no defect items: detection counts none of them.
     assert_eq!(scores.detection.tp + scores.detection.fp, 0);
@@ -495,9 +499,9 @@ fn compared(differences: &[&str], screen: &str) -> FlakyAnalysis {
 #[test]
 fn a_flaky_pair_is_scored_on_where_they_parted_and_the_kind_of_difference_named() {
     let timing = "step 12 'Expect' took 1.0 s in attempt 1 and 0.1 s in attempt 2";
-    let console =
-        "attempt 1 had console errors that attempt 2 did not: \"Uncaught TypeError: x\"";
-    let network = "attempt 1 had network failures that attempt 2 did not: \"net::ERR_CONNECTION_REFUSED\"";
+    let console = "attempt 1 had console errors that attempt 2 did not: \"Uncaught TypeError: x\"";
+    let network =
+        "attempt 1 had network failures that attempt 2 did not: \"net::ERR_CONNECTION_REFUSED\"";
     let cases = [
         ("timing", vec![timing], "", true),
         ("timing", vec![console], "", false),
@@ -505,18 +509,31 @@ fn a_flaky_pair_is_scored_on_where_they_parted_and_the_kind_of_difference_named(
         ("network", vec![console], "", false),
         ("network", vec![network], "", true),
         ("screen", vec![timing], "A form with a Save button.", false),
-        ("screen", vec![timing], "A Cookie banner covers the form.", true),
+        (
+            "screen",
+            vec![timing],
+            "A Cookie banner covers the form.",
+            true,
+        ),
     ];
     for (kind, differences, screen, named) in cases {
         let mut outcome = Outcome::default();
-        read_flaky(&flaky_item(kind, 9), &compared(&differences, screen), &mut outcome);
+        read_flaky(
+            &flaky_item(kind, 9),
+            &compared(&differences, screen),
+            &mut outcome,
+        );
         let f = outcome.flaky.unwrap();
         assert_eq!(f.kind_named, named, "{kind}: {differences:?} {screen}");
         assert!(f.parted_at_right());
     }
     // A label that says they parted elsewhere scores the answer wrong.
     let mut outcome = Outcome::default();
-    read_flaky(&flaky_item("timing", 12), &compared(&[timing], ""), &mut outcome);
+    read_flaky(
+        &flaky_item("timing", 12),
+        &compared(&[timing], ""),
+        &mut outcome,
+    );
     let s = score(&[outcome]);
     assert_eq!((s.flaky.parted_at.hits, s.flaky.parted_at.total), (0, 1));
     assert_eq!((s.flaky.kind_named.hits, s.flaky.items), (1, 1));
@@ -524,6 +541,9 @@ fn a_flaky_pair_is_scored_on_where_they_parted_and_the_kind_of_difference_named(
 
 #[test]
 fn a_step_is_read_from_how_results_name_it() {
-    assert_eq!(step_number("step 12 'Expect \"toHaveText\"', 00:03.0"), Some(12));
+    assert_eq!(
+        step_number("step 12 'Expect \"toHaveText\"', 00:03.0"),
+        Some(12)
+    );
     assert_eq!(step_number("hook 'beforeEach hook', 00:00.1"), None);
 }

@@ -72,20 +72,33 @@ fn every_item_has_its_media_expectations_and_place() {
     }
 }
 
-/// The steps of a trace as Vaider numbers them: (number, title, start, end) and the failing one.
-fn steps_in(trace: &Path) -> (Vec<(u64, String, f64, f64)>, Option<u64>) {
+/// A step as Vaider's timeline reads it: number, title, start and end.
+type Step = (u64, String, f64, f64);
+
+/// The steps of a trace as Vaider numbers them, and the failing one.
+fn steps_in(trace: &Path) -> (Vec<Step>, Option<u64>) {
     let timeline = read_timeline(trace).unwrap_or_else(|e| panic!("{}: {e}", trace.display()));
     let (steps, failing) = steps_of(&timeline);
     let steps = steps
         .into_iter()
-        .map(|s| (s.number as u64, s.title, s.start, s.end.unwrap_or(f64::INFINITY)))
+        .map(|s| {
+            (
+                s.number as u64,
+                s.title,
+                s.start,
+                s.end.unwrap_or(f64::INFINITY),
+            )
+        })
         .collect();
     (steps, failing.map(|n| n as u64))
 }
 
 #[test]
 fn a_failing_runs_labelled_steps_are_the_steps_its_trace_holds() {
-    let runs: Vec<_> = set().into_iter().filter(|i| i.kind == Kind::Failure).collect();
+    let runs: Vec<_> = set()
+        .into_iter()
+        .filter(|i| i.kind == Kind::Failure)
+        .collect();
     assert!(runs.len() >= 10);
     for item in runs {
         let label = item.failure.clone().unwrap();
@@ -111,17 +124,30 @@ fn a_failing_runs_labelled_steps_are_the_steps_its_trace_holds() {
         }
         // The defect shows before or at the failure, never after it.
         assert!(at <= named.3 + 0.05, "{}: {at} after the failure", item.id);
-        assert!(!label.cause.is_empty() && item.error.is_some(), "{}", item.id);
+        assert!(
+            !label.cause.is_empty() && item.error.is_some(),
+            "{}",
+            item.id
+        );
     }
 }
 
 #[test]
 fn a_flaky_pair_failed_once_where_its_labels_say_and_passed_on_retry() {
-    let pairs: Vec<_> = set().into_iter().filter(|i| i.kind == Kind::Flaky).collect();
+    let pairs: Vec<_> = set()
+        .into_iter()
+        .filter(|i| i.kind == Kind::Flaky)
+        .collect();
     assert!(pairs.len() >= 5);
-    let kinds: Vec<String> = pairs.iter().map(|p| p.flaky.clone().unwrap().kind).collect();
+    let kinds: Vec<String> = pairs
+        .iter()
+        .map(|p| p.flaky.clone().unwrap().kind)
+        .collect();
     for kind in ["timing", "console", "network", "screen"] {
-        assert!(kinds.iter().any(|k| k == kind), "no flaky pair of kind {kind}");
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "no flaky pair of kind {kind}"
+        );
     }
     for item in pairs {
         let label = item.flaky.clone().unwrap();
@@ -131,7 +157,10 @@ fn a_flaky_pair_failed_once_where_its_labels_say_and_passed_on_retry() {
         }
         let (steps, failing) = steps_in(&item.dir.join(&item.attempts[0].trace));
         assert_eq!(failing, Some(label.parted_at.number), "{}", item.id);
-        let parted = steps.iter().find(|s| s.0 == label.parted_at.number).unwrap();
+        let parted = steps
+            .iter()
+            .find(|s| s.0 == label.parted_at.number)
+            .unwrap();
         assert_eq!(parted.1, label.parted_at.title, "{}", item.id);
         let (_, passed) = steps_in(&item.dir.join(&item.attempts[1].trace));
         assert_eq!(passed, None, "{}: the retry failed too", item.id);

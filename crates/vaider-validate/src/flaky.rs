@@ -52,7 +52,12 @@ struct Side {
 }
 
 impl Side {
-    async fn read(video: Option<PathBuf>, trace: Option<PathBuf>, number: u32, out: PathBuf) -> Side {
+    async fn read(
+        video: Option<PathBuf>,
+        trace: Option<PathBuf>,
+        number: u32,
+        out: PathBuf,
+    ) -> Side {
         let events = trace
             .as_deref()
             .and_then(|t| trace::read_trace(t).ok())
@@ -126,7 +131,8 @@ pub async fn explain_attempts(
     progress: &dyn ProgressSink,
 ) -> FlakyAnalysis {
     let out = |n: u32| out_dir.join(format!("screencast-flaky-attempt-{n}.webm"));
-    let read = |a: &AttemptFiles| Side::read(a.video.clone(), a.trace.clone(), a.number, out(a.number));
+    let read =
+        |a: &AttemptFiles| Side::read(a.video.clone(), a.trace.clone(), a.number, out(a.number));
     let (bad, good) = (read(failed).await, read(passed).await);
     let mut analysis = compare(title, &bad, &good);
     let sides = Sides {
