@@ -24,7 +24,7 @@ export const APPS = {
   },
 };
 
-const STYLE = `
+export const STYLE = `
 * { box-sizing: border-box; }
 body { margin: 0; font: 16px/1.3 sans-serif; background: #f4f5f7; color: #1d2330; }
 header { background: HEADER; color: #fff; padding: 10px 16px; font-weight: bold; font-size: 18px; }
@@ -47,7 +47,7 @@ button.primary { background: #2457c5; color: #fff; border: 0; border-radius: 4px
 .banner { background: #2457c5; color: #fff; padding: 14px 16px; }
 `;
 
-function esc(text) {
+export function esc(text) {
   return String(text).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 }
 

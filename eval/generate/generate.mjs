@@ -4,14 +4,17 @@
 // where the defect is: a time range and a region box). Every choice comes from the seed, so
 // the same seed gives the same items and labels (video bytes differ run to run: encoding).
 //
-// Usage: node eval/generate/generate.mjs --out DIR [--seed N] [--playwright DIR]
+// Usage: node eval/generate/generate.mjs --out DIR [--seed N] [--playwright DIR] [--part all|failures]
+// `--part failures` makes only the failing runs and flaky pairs (failures.mjs) and keeps the
+// recordings and pairs already in DIR.
 // Run it through scripts/eval-set.sh, which provides Playwright, Chromium and ffmpeg.
 
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { APPS, page } from './apps.mjs';
+import * as flows from './failures.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, a, i, all) =>
   (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []));
@@ -20,6 +23,7 @@ const SEED = Number(args.seed || 25);
 const PLAYWRIGHT_DIR = resolve(args.playwright || 'tests/playwright-project');
 const { chromium } = createRequire(join(PLAYWRIGHT_DIR, 'package.json'))('playwright');
 const VIEWPORT = { width: 560, height: 340 };
+const PART = args.part || 'all';
 
 export const RECORDING_CLASSES = ['text-overflow', 'overlap', 'wrong-text', 'missing-extra-element',
   'wrong-colour-state', 'layout-shift', 'flash-error-toast', 'endless-spinner', 'wrong-page',
@@ -104,9 +108,23 @@ async function regionOf(pageHandle, selectors) {
   }, selectors);
 }
 
+// The pages by path (a page is its HTML, or a function making it), `POST /save` (the apps'
+// save) and `POST /mark/<item>/<attempt>` (a failing run's page saying when its defect showed).
 function serve(pages) {
+  pages.marks = new Map();
   const server = createServer((req, res) => {
-    const html = pages.get(req.url);
+    if (req.method === 'POST') {
+      let body = '';
+      req.on('data', (chunk) => { body += chunk; });
+      req.on('end', () => {
+        if (req.url.startsWith('/mark/')) pages.marks.set(req.url.slice(6), JSON.parse(body));
+        res.writeHead(204);
+        res.end();
+      });
+      return;
+    }
+    const found = pages.get(req.url);
+    const html = typeof found === 'function' ? found() : found;
     res.writeHead(html ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' });
     res.end(html || 'not found');
   });
@@ -168,12 +186,44 @@ async function main() {
   const pairs = plan(PAIR_CLASSES, 4, 16, rand);
   // A quarter of the pair controls change nothing at all (the diff alone must say so).
   pairs.filter((p) => !p.defect).slice(0, 4).forEach((p) => { p.identical = true; });
-  for (const sub of ['recordings', 'pairs']) rmSync(join(OUT, sub), { recursive: true, force: true });
-  mkdirSync(join(OUT, 'recordings'), { recursive: true });
-  mkdirSync(join(OUT, 'pairs'), { recursive: true });
+  // The failing runs and flaky pairs have a generator of their own, so adding them changed
+  // nothing of the items before.
+  const flowItems = flows.plan(rng(SEED ^ 0x5eed), shuffle, rng);
   const pages = new Map();
   const server = await serve(pages);
   const base = `http://127.0.0.1:${server.address().port}`;
+  const items = [];
+  try {
+    if (PART === 'all') items.push(...await recordAndShoot(recordings, pairs, base, pages));
+    else items.push(...keptItems());
+    items.push(...await flows.generate({ out: OUT, items: flowItems, pages, base, viewport: VIEWPORT,
+      playwrightDir: PLAYWRIGHT_DIR, rng }));
+  } finally {
+    server.close();
+  }
+  for (const item of items) writeFileSync(join(OUT, folder(item), `${item.id}.json`), `${JSON.stringify(item, null, 2)}\n`);
+  const manifest = { version: 1, seed: SEED, viewport: VIEWPORT, items: items.map((i) => `${folder(i)}/${i.id}.json`) };
+  writeFileSync(join(OUT, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  console.log(`\n${items.length} items in ${OUT}`);
+}
+
+function folder(item) {
+  return { recording: 'recordings', pair: 'pairs', failure: 'failures', flaky: 'flaky' }[item.kind];
+}
+
+/// The recordings and pairs already in OUT (`--part failures`).
+function keptItems() {
+  const manifest = join(OUT, 'manifest.json');
+  if (!existsSync(manifest)) throw new Error(`--part failures: no ${manifest} to keep the other items of`);
+  return JSON.parse(readFileSync(manifest, 'utf8')).items
+    .filter((p) => p.startsWith('recordings/') || p.startsWith('pairs/'))
+    .map((p) => JSON.parse(readFileSync(join(OUT, p), 'utf8')));
+}
+
+async function recordAndShoot(recordings, pairs, base, pages) {
+  for (const sub of ['recordings', 'pairs']) rmSync(join(OUT, sub), { recursive: true, force: true });
+  mkdirSync(join(OUT, 'recordings'), { recursive: true });
+  mkdirSync(join(OUT, 'pairs'), { recursive: true });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
@@ -192,15 +242,8 @@ async function main() {
     }
   } finally {
     await browser.close();
-    server.close();
   }
-  for (const item of items) {
-    const dir = item.kind === 'recording' ? 'recordings' : 'pairs';
-    writeFileSync(join(OUT, dir, `${item.id}.json`), `${JSON.stringify(item, null, 2)}\n`);
-  }
-  const manifest = { version: 1, seed: SEED, viewport: VIEWPORT, items: items.map((i) => `${i.kind === 'recording' ? 'recordings' : 'pairs'}/${i.id}.json`) };
-  writeFileSync(join(OUT, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  console.log(`\n${items.length} items in ${OUT}`);
+  return items;
 }
 
 await main();

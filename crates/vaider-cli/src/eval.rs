@@ -148,6 +148,30 @@ fn prompt_variant(path: &Path) -> Result<(String, String)> {
 
 /// The line printed as each item is done: what it truly holds, what was seen, how long.
 fn item_line(n: usize, total: usize, o: &vaider_eval::Outcome) -> String {
+    if o.error.is_none() {
+        if let Some(f) = &o.failure {
+            return format!(
+                "[{n}/{total}] {} (failing run, step {}): named step {}, first wrong step {}, moment {} · {} ms",
+                o.id,
+                f.failing_step,
+                f.failing_step_named.map_or("–".into(), |s| s.to_string()),
+                f.first_wrong_step_named.map_or("–".into(), |s| s.to_string()),
+                f.first_wrong_at_named.map_or("–".into(), |s| format!("{s:.1} s")),
+                o.latency_ms
+            );
+        }
+        if let Some(k) = &o.flaky {
+            return format!(
+                "[{n}/{total}] {} (flaky pair, {}): parted at step {}, {} named: {} · {} ms",
+                o.id,
+                k.kind,
+                k.parted_at_named.map_or("–".into(), |s| s.to_string()),
+                k.kind,
+                if k.kind_named { "yes" } else { "no" },
+                o.latency_ms
+            );
+        }
+    }
     let verdict = match (&o.error, o.flagged) {
         (Some(e), _) => format!("error: {e}"),
         (None, true) => format!("flagged {}", o.predicted.join(", ")),
@@ -176,6 +200,17 @@ fn print_scores(report: &vaider_eval::RunReport, out: &Path) {
         pct(s.localisation.rate),
         s.spend.cost_usd
     );
+    let (f, k) = (&s.failures, &s.flaky);
+    if f.items + k.items > 0 {
+        println!(
+            "failing runs: step {} · first wrong step {} · moment within 0.5 s {} · flaky pairs: parted at {} · difference named {}",
+            pct(f.failing_step.rate),
+            pct(f.first_wrong_step.rate),
+            pct(f.moment.rate),
+            pct(k.parted_at.rate),
+            pct(k.kind_named.rate)
+        );
+    }
     println!("reports: {0}/report.md and {0}/report.json", out.display());
 }
 

@@ -68,9 +68,9 @@ async fn a_few_items_run_through_the_pipeline_and_a_resumed_run_asks_nothing_aga
     assert_eq!(items.len(), 4, "{report}");
     assert_eq!(report["scores"]["errors"], 0, "{report}");
     assert_eq!(report["provider"], "gemini");
-    // Recordings and pairs in turn, each answered by the model with its tokens counted.
+    // The kinds in turn, each answered by the model with its tokens counted.
     let kinds: Vec<&str> = items.iter().map(|i| i["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["recording", "pair", "recording", "pair"]);
+    assert_eq!(kinds, ["recording", "pair", "failure", "flaky"]);
     for item in items {
         assert!(item["input_tokens"].as_u64().unwrap() > 0, "{item}");
         assert!(
@@ -78,8 +78,9 @@ async fn a_few_items_run_through_the_pipeline_and_a_resumed_run_asks_nothing_aga
             "{item}"
         );
     }
+    // A flaky pair asks twice: the failed attempt's failing step, the passing one's.
     let asked = fake.generate_requests().len();
-    assert_eq!(asked, 4);
+    assert_eq!(asked, 5);
     for name in ["report.json", "report.md", "items.jsonl"] {
         assert!(sandbox.work().join("run").join(name).is_file(), "{name}");
     }
@@ -102,8 +103,20 @@ async fn the_whole_set_runs_end_to_end_against_the_fake() {
     let manifest: Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{}/manifest.json", set())).unwrap())
             .unwrap();
-    let shipped = manifest["items"].as_array().unwrap().len();
-    assert!(shipped >= 80, "the set has {shipped} items");
+    let listed = manifest["items"].as_array().unwrap();
+    let shipped = listed.len();
+    let of = |folder: &str| {
+        listed
+            .iter()
+            .filter(|p| p.as_str().unwrap().starts_with(folder))
+            .count()
+    };
+    let (defect_items, flaky) = (of("recordings/") + of("pairs/"), of("flaky/"));
+    assert!(
+        defect_items >= 80,
+        "the set has {defect_items} recordings and pairs"
+    );
+    assert!(of("failures/") >= 10 && flaky >= 5, "{shipped} items");
     let fake = FakeGemini::start().await;
     let sandbox = Sandbox::new();
     let report = run_eval(eval(&sandbox, &fake, &[])).await;
@@ -118,9 +131,10 @@ async fn the_whole_set_runs_end_to_end_against_the_fake() {
         .inspect(|i| assert!(i["answer"].as_str().unwrap().contains("identical"), "{i}"))
         .count();
     let cached = items.iter().filter(|i| i["cached"] == true).count();
+    // A flaky pair is two calls.
     assert_eq!(
         fake.generate_requests().len() + identical + cached,
-        shipped,
+        shipped + flaky,
         "{identical} identical, {cached} cached"
     );
     let detection = &report["scores"]["detection"];
@@ -129,9 +143,12 @@ async fn the_whole_set_runs_end_to_end_against_the_fake() {
         .map(|k| detection[k].as_u64().unwrap())
         .sum::<u64>();
     assert_eq!(
-        judged as usize, shipped,
-        "every item is scored: {detection}"
+        judged as usize, defect_items,
+        "every recording and pair is scored: {detection}"
     );
+    let scores = &report["scores"];
+    assert_eq!(scores["failures"]["items"], of("failures/"));
+    assert_eq!(scores["flaky"]["items"], flaky);
 }
 
 #[tokio::test]
@@ -243,4 +260,128 @@ async fn a_prompt_variant_goes_to_the_model_and_is_named_in_the_report() {
         sent.contains("List GUI defects only."),
         "the variant was not sent"
     );
+}
+
+fn failure_outcomes(report: &Value) -> Vec<&Value> {
+    report["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["failure"])
+        .collect()
+}
+
+/// Every failing run reaches the model with the stretch around its failing step: the fake
+/// names the failing step (as the first wrong one) only when the video clip it received
+/// covers that step's time, so an answer naming it is the fake's proof. The scores are
+/// computed: the fake's first wrong moment is the failing step's start, which is right only
+/// where the defect showed there.
+#[tokio::test]
+async fn every_failing_run_reaches_the_model_around_its_failing_step_and_is_scored() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let report = run_eval(eval(&sandbox, &fake, &["--only", "failing-run"])).await;
+    let items = report["items"].as_array().unwrap();
+    assert!(items.len() >= 10, "{report}");
+    assert_eq!(report["scores"]["errors"], 0, "{report}");
+    assert_eq!(fake.generate_requests().len(), items.len());
+    let mut moments_right = 0;
+    for (item, f) in items.iter().zip(failure_outcomes(&report)) {
+        assert_eq!(item["kind"], "failure");
+        assert_eq!(f["failing_step_named"], f["failing_step"], "{item}");
+        assert_eq!(
+            f["first_wrong_step_named"], f["failing_step"],
+            "the fake did not see the failing step: {item}"
+        );
+        let (from, to) = (
+            f["watched"][0].as_f64().unwrap(),
+            f["watched"][1].as_f64().unwrap(),
+        );
+        assert!(0.0 <= from && from < to, "{item}");
+        assert!(item["input_tokens"].as_u64().unwrap() > 0, "{item}");
+        let off =
+            f["first_wrong_at_named"].as_f64().unwrap() - f["first_wrong_at"].as_f64().unwrap();
+        moments_right += usize::from(off.abs() <= 0.5);
+    }
+    let scores = &report["scores"]["failures"];
+    let n = items.len() as u64;
+    assert_eq!(scores["items"], n);
+    assert_eq!(scores["failing_step"]["hits"], n);
+    assert_eq!(scores["moment"]["total"], n);
+    assert_eq!(scores["moment"]["hits"], moments_right as u64);
+    // Most defects show steps before the failure: the fake, which names the failing step,
+    // gets them wrong.
+    assert!(
+        scores["first_wrong_step"]["hits"].as_u64().unwrap() < n,
+        "{scores}"
+    );
+    assert!(scores["cost_usd"].as_f64().unwrap() > 0.0);
+    let md = std::fs::read_to_string(sandbox.work().join("run/report.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "| failing runs: failing step named right | 100.0 % ({n}/{n}) |"
+        )),
+        "{md}"
+    );
+    assert!(md.contains("## Failing runs"), "{md}");
+}
+
+/// The scorer can fail: the same answer against a label made wrong scores wrong.
+#[tokio::test]
+async fn a_wrong_label_scores_the_same_answer_wrong() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let args = ["--only", "failing-run", "--limit", "1"];
+    let first = run_eval(eval(&sandbox, &fake, &args)).await;
+    let f = failure_outcomes(&first)[0].clone();
+    assert_eq!(f["failing_step_named"], f["failing_step"], "{first}");
+    let named_at = f["first_wrong_at_named"].as_f64().unwrap();
+    let id = first["items"][0]["id"].as_str().unwrap().to_string();
+
+    let path = set_in(&sandbox).join(format!("failures/{id}.json"));
+    let relabel = |failing: u64, at: f64| {
+        let mut label: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        label["failure"]["failing_step"]["number"] = failing.into();
+        label["failure"]["first_wrong"]["at_s"] = at.into();
+        std::fs::write(&path, label.to_string()).unwrap();
+    };
+    let failing = f["failing_step"].as_u64().unwrap();
+    relabel(failing + 1, named_at + 0.6);
+    let wrong = run_eval(eval(&sandbox, &fake, &args)).await;
+    let scores = &wrong["scores"]["failures"];
+    assert_eq!(scores["failing_step"]["hits"], 0, "{wrong}");
+    assert_eq!(scores["moment"]["hits"], 0, "{wrong}");
+    relabel(failing, named_at - 0.4);
+    let right = run_eval(eval(&sandbox, &fake, &args)).await;
+    let scores = &right["scores"]["failures"];
+    assert_eq!(scores["failing_step"]["hits"], 1, "{right}");
+    assert_eq!(scores["moment"]["hits"], 1, "{right}");
+}
+
+/// Every flaky pair's attempts are compared: the step where they parted named from the
+/// failed attempt's trace, both attempts watched, and the labelled kind of difference named
+/// where the traces tell it (timing, console, network; the screen is the model's to say).
+#[tokio::test]
+async fn every_flaky_pair_is_compared_and_scored() {
+    let fake = FakeGemini::start().await;
+    let sandbox = Sandbox::new();
+    let report = run_eval(eval(&sandbox, &fake, &["--only", "flaky-pair"])).await;
+    let items = report["items"].as_array().unwrap();
+    assert!(items.len() >= 5, "{report}");
+    assert_eq!(report["scores"]["errors"], 0, "{report}");
+    assert_eq!(fake.generate_requests().len(), 2 * items.len());
+    for item in items {
+        let f = &item["flaky"];
+        assert_eq!(f["parted_at_named"], f["parted_at"], "{item}");
+        if f["kind"] != "screen" {
+            assert_eq!(f["kind_named"], true, "{item}");
+        }
+    }
+    let scores = &report["scores"]["flaky"];
+    let n = items.len() as u64;
+    assert_eq!(scores["parted_at"]["hits"], n, "{scores}");
+    assert_eq!(scores["kind_named"]["total"], n, "{scores}");
+    let md = std::fs::read_to_string(sandbox.work().join("run/report.md")).unwrap();
+    assert!(md.contains("## Flaky pairs"), "{md}");
 }

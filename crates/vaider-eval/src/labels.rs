@@ -1,6 +1,8 @@
 //! The set's labels as `scripts/eval-set.sh` writes them: `manifest.json` lists the items,
 //! each item's JSON gives its media, defect classes (none for a control), the expectations an
-//! agent would state with their true verdicts, and where the defect is.
+//! agent would state with their true verdicts, and where the defect is. A failing run's labels
+//! add its trace, the step that failed, the first wrong moment and the cause; a flaky pair's,
+//! both attempts' files, the step where they parted and what differed.
 
 use std::path::{Path, PathBuf};
 
@@ -21,11 +23,85 @@ pub const CLASSES: &[&str] = &[
     "unmentioned-change",
 ];
 
+/// The kinds `--only` also takes, for the failing runs and the flaky pairs.
+pub const KIND_NAMES: &[(&str, Kind)] =
+    &[("failing-run", Kind::Failure), ("flaky-pair", Kind::Flaky)];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Recording,
     Pair,
+    /// A Playwright test that failed at a known step: its video and trace.
+    Failure,
+    /// A test that failed on its first attempt and passed on retry: both attempts' files.
+    Flaky,
+}
+
+impl Kind {
+    /// A recording or a pair: the items scored for defects found.
+    pub fn is_defect_item(self) -> bool {
+        matches!(self, Kind::Recording | Kind::Pair)
+    }
+}
+
+/// A step of a test, as Vaider's timeline numbers them (1-based, in start order, the test's
+/// own steps only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRef {
+    pub number: u64,
+    pub title: String,
+}
+
+/// The first moment a failing run's screen went wrong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstWrong {
+    /// Seconds on the video's clock.
+    pub at_s: f64,
+    /// The outermost step running then.
+    #[serde(default)]
+    pub step: Option<StepRef>,
+    /// Every step running then (a `test.step` block and the action inside it): naming any
+    /// of them is right.
+    #[serde(default)]
+    pub running: Vec<StepRef>,
+}
+
+/// What a failing run's labels say.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureLabel {
+    /// The injected defect, as the recordings' classes name it.
+    pub defect: String,
+    /// The innermost step that failed.
+    pub failing_step: StepRef,
+    pub first_wrong: FirstWrong,
+    /// The cause, in a sentence.
+    pub cause: String,
+}
+
+/// One attempt of a flaky pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptLabel {
+    pub number: u32,
+    pub status: String,
+    pub video: String,
+    pub trace: String,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// What a flaky pair's labels say.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlakyLabel {
+    /// The failed attempt's failing step: where the attempts parted.
+    pub parted_at: StepRef,
+    /// What differed, in a sentence.
+    pub difference: String,
+    /// `timing`, `console`, `network` or `screen`.
+    pub kind: String,
+    /// For a `screen` difference: the words that name it (any of them).
+    #[serde(default)]
+    pub words: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,8 +159,25 @@ pub struct Item {
     pub before: Option<String>,
     #[serde(default)]
     pub after: Option<String>,
+    #[serde(default)]
     pub classes: Vec<String>,
+    #[serde(default)]
     pub expectations: Vec<Expectation>,
+    /// A failing run's trace.
+    #[serde(default)]
+    pub trace: Option<String>,
+    /// A failing run's or flaky pair's test title.
+    #[serde(default)]
+    pub test: Option<String>,
+    /// A failing run's Playwright error.
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub failure: Option<FailureLabel>,
+    #[serde(default)]
+    pub attempts: Vec<AttemptLabel>,
+    #[serde(default)]
+    pub flaky: Option<FlakyLabel>,
     /// A recording's length in seconds.
     #[serde(default)]
     pub duration_s: Option<f64>,
@@ -95,8 +188,9 @@ pub struct Item {
 }
 
 impl Item {
+    /// A recording or pair with no defect (failing runs and flaky pairs are no controls).
     pub fn is_control(&self) -> bool {
-        self.classes.is_empty()
+        self.kind.is_defect_item() && self.classes.is_empty()
     }
 
     /// A media file of the item, by its name in the labels.
@@ -173,13 +267,23 @@ pub fn load(set: &Path) -> Result<Vec<Item>> {
 /// The items `--only CLASS` and `--limit N` keep. `--only` keeps the class's items and, so
 /// precision still means something, as many controls of the same kinds.
 pub fn select(items: Vec<Item>, only: Option<&str>, limit: Option<usize>) -> Result<Vec<Item>> {
+    let kind = only.and_then(|o| KIND_NAMES.iter().find(|(name, _)| *name == o));
     let mut kept = match only {
         None => items,
+        Some(_) if kind.is_some() => {
+            let kind = kind.map(|(_, k)| *k);
+            items.into_iter().filter(|i| Some(i.kind) == kind).collect()
+        }
         Some(class) => {
             if !CLASSES.contains(&class) {
                 bail!(
-                    "--only {class:?}: not a class; use one of {}",
-                    CLASSES.join(", ")
+                    "--only {class:?}: not a class; use one of {}, or {}",
+                    CLASSES.join(", "),
+                    KIND_NAMES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(" or ")
                 );
             }
             let with: Vec<Item> = items
@@ -202,16 +306,17 @@ pub fn select(items: Vec<Item>, only: Option<&str>, limit: Option<usize>) -> Res
     Ok(kept)
 }
 
-/// Recordings and pairs taken in turn, so a small `--limit` has both kinds.
+/// The kinds taken in turn (a recording, a pair, a failing run, a flaky pair, ...), so a
+/// small `--limit` has each kind.
 fn interleave(items: Vec<Item>) -> Vec<Item> {
-    let (mut recordings, mut pairs): (Vec<Item>, Vec<Item>) =
-        items.into_iter().partition(|i| i.kind == Kind::Recording);
-    recordings.reverse();
-    pairs.reverse();
+    let kinds = [Kind::Recording, Kind::Pair, Kind::Failure, Kind::Flaky];
+    let mut queues: Vec<std::collections::VecDeque<Item>> = kinds
+        .iter()
+        .map(|k| items.iter().filter(|i| i.kind == *k).cloned().collect())
+        .collect();
     let mut out = Vec::new();
-    while !recordings.is_empty() || !pairs.is_empty() {
-        out.extend(recordings.pop());
-        out.extend(pairs.pop());
+    while queues.iter().any(|q| !q.is_empty()) {
+        out.extend(queues.iter_mut().filter_map(|q| q.pop_front()));
     }
     out
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::run::{Outcome, RunReport};
-use crate::score::Scores;
+use crate::score::{Ratio, Scores};
 
 pub fn write(report: &RunReport, out: &Path) -> Result<()> {
     let json = out.join("report.json");
@@ -51,10 +51,93 @@ pub fn markdown(report: &RunReport) -> String {
     md.push_str(&summary_table(&[&report.scores], &["this run"]));
     md.push_str(&class_table(&report.scores));
     md.push_str("\n## Items\n\n| item | labelled | flagged | named | verdicts right | localised | tokens in/out | cost | ms |\n|---|---|---|---|---:|---|---:|---:|---:|\n");
-    for o in &report.items {
+    for o in report
+        .items
+        .iter()
+        .filter(|o| o.failure.is_none() && o.flaky.is_none())
+    {
         md.push_str(&item_row(o));
     }
+    md.push_str(&failure_rows(&report.items));
+    md.push_str(&flaky_rows(&report.items));
     md
+}
+
+fn yes(right: bool) -> &'static str {
+    if right {
+        "right"
+    } else {
+        "wrong"
+    }
+}
+
+fn step(n: Option<u64>) -> String {
+    n.map_or("–".into(), |n| n.to_string())
+}
+
+/// Each failing run: the steps and moment labelled against those named.
+fn failure_rows(items: &[Outcome]) -> String {
+    let runs: Vec<_> = items
+        .iter()
+        .filter_map(|o| Some((o, o.failure.as_ref()?)))
+        .collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("\n## Failing runs\n\n| item | failing step (label / named) | first wrong step (label / named) | first wrong moment (label / named) | watched | cost |\n|---|---|---|---|---|---:|\n");
+    for (o, f) in runs {
+        let labelled: Vec<String> = f.first_wrong_steps.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} / {} ({}) | {} / {} ({}) | {:.2} s / {} ({}) | {:.1}–{:.1} s | ${:.5} |",
+            o.id,
+            f.failing_step,
+            step(f.failing_step_named),
+            yes(f.failing_step_right()),
+            labelled.join(" or "),
+            step(f.first_wrong_step_named),
+            yes(f.first_wrong_step_right()),
+            f.first_wrong_at,
+            f.first_wrong_at_named
+                .map_or("–".into(), |at| format!("{at:.2} s")),
+            yes(f.moment_right()),
+            f.watched.0,
+            f.watched.1,
+            o.cost_usd
+        );
+    }
+    md
+}
+
+/// Each flaky pair: where they parted and the kind of difference, labelled against named.
+fn flaky_rows(items: &[Outcome]) -> String {
+    let pairs: Vec<_> = items
+        .iter()
+        .filter_map(|o| Some((o, o.flaky.as_ref()?)))
+        .collect();
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("\n## Flaky pairs\n\n| item | parted at (label / named) | difference | named | cost |\n|---|---|---|---|---:|\n");
+    for (o, f) in pairs {
+        let _ = writeln!(
+            md,
+            "| {} | {} / {} ({}) | {} | {} | ${:.5} |",
+            o.id,
+            f.parted_at,
+            step(f.parted_at_named),
+            yes(f.parted_at_right()),
+            f.kind,
+            if f.kind_named { "yes" } else { "no" },
+            o.cost_usd
+        );
+    }
+    md
+}
+
+/// `80.0 % (8/10)`.
+fn ratio_text(r: &Ratio) -> String {
+    format!("{} ({}/{})", pct(r.rate), r.hits, r.total)
 }
 
 /// The title and the line saying how the run was made.
@@ -167,6 +250,25 @@ fn summary_table(runs: &[&Scores], names: &[&str]) -> String {
         )
     });
     md += &row("macro F1 over classes", &|s| pct(macro_f1(s)));
+    md += &row("failing runs: failing step named right", &|s| {
+        ratio_text(&s.failures.failing_step)
+    });
+    md += &row("failing runs: first wrong step named right", &|s| {
+        ratio_text(&s.failures.first_wrong_step)
+    });
+    md += &row("failing runs: first wrong moment within 0.5 s", &|s| {
+        ratio_text(&s.failures.moment)
+    });
+    md += &row(
+        "failing runs: first wrong moment inside the stretch watched",
+        &|s| ratio_text(&s.failures.moment_watched),
+    );
+    md += &row("flaky pairs: parting step named right", &|s| {
+        ratio_text(&s.flaky.parted_at)
+    });
+    md += &row("flaky pairs: kind of difference named", &|s| {
+        ratio_text(&s.flaky.kind_named)
+    });
     md += &row("input tokens per item", &|s| {
         s.spend
             .mean_input_tokens

@@ -1,6 +1,8 @@
 //! Runs the set through Vaider's normal pipeline: each recording through the video analysis
 //! (with the item's expectations and the eval prompt), each screenshot pair through the visual
-//! compare (with the item's expected changes). Every finished item is appended to
+//! compare (with the item's expected changes), each failing run through the failing step's
+//! close watch and each flaky pair through the comparison of its attempts (`failures`). Every
+//! finished item is appended to
 //! `items.jsonl` in the output folder at once, so an interrupted run resumes where it stopped;
 //! the engine's own cache answers a repeated request (same bytes, prompt and model) for free.
 
@@ -199,6 +201,10 @@ async fn run_item(
     let who = match item.kind {
         Kind::Recording => recording(engine, options, item, &mut outcome).await,
         Kind::Pair => pair(engine, options, item, work, &mut outcome).await,
+        Kind::Failure => {
+            crate::failures::failing_run(engine, options, item, work, &mut outcome).await
+        }
+        Kind::Flaky => crate::failures::flaky_pair(engine, options, item, work, &mut outcome).await,
     };
     outcome.latency_ms = started.elapsed().as_millis() as u64;
     (outcome, who)
@@ -442,7 +448,7 @@ fn labelled(item: &Item, outcome: &mut Outcome) {
     outcome.classes = item.classes.clone();
 }
 
-fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     let text = text.trim();
     match text.char_indices().nth(600) {
         Some((at, _)) => format!("{}…", &text[..at]),
@@ -459,9 +465,16 @@ pub fn estimate(engine: &Vaider, items: &[Item], model: &str) -> (u64, f64) {
         input += match item.kind {
             Kind::Recording => 800 + (300.0 * item.duration_s.unwrap_or(4.0)).ceil() as u64,
             Kind::Pair => 2_000,
+            // The failing stretch (about 3 s at 8 frames a second) and the steps; a flaky
+            // pair is two such calls.
+            Kind::Failure => 3_000,
+            Kind::Flaky => 6_000,
         };
     }
-    let output = 400 * items.len() as u64;
+    let output = items
+        .iter()
+        .map(|i| if i.kind == Kind::Flaky { 800 } else { 400 })
+        .sum::<u64>();
     let usage = vaider_core::analysis::Usage {
         input_tokens: input,
         output_tokens: output,

@@ -3,7 +3,10 @@
 //! on controls), so an answerer that always says "defect" scores 0.5, not the share of
 //! defects; classes get recall, precision and F1; expectations get the share of verdicts
 //! that match the truth (an unclear verdict is wrong); localisation the share of labelled
-//! defects whose time or region the answer hit.
+//! defects whose time or region the answer hit. Failing runs are scored as steps named right
+//! (the failing step, the step running at the first wrong moment) and that moment named
+//! within half a second; flaky pairs as the step where the attempts parted named right and
+//! the labelled kind of difference named.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +38,109 @@ pub struct Outcome {
     /// The tool's answer, shortened, to read why it scored as it did.
     #[serde(default)]
     pub answer: String,
+    /// A failing run's steps and moment, labelled and named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureOutcome>,
+    /// A flaky pair's parting step and kind of difference, labelled and named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flaky: Option<FlakyOutcome>,
+}
+
+impl Outcome {
+    /// A recording or a pair (or an older report's item, which has no other kind).
+    fn is_defect_item(&self) -> bool {
+        self.kind.is_none_or(|k| k.is_defect_item())
+    }
+}
+
+/// How close a named moment must be to the labelled one, in seconds.
+pub const MOMENT_TOLERANCE_S: f64 = 0.5;
+
+/// A failing run: what its labels say beside what the tool named.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailureOutcome {
+    /// The labelled failing step's number, and the one named.
+    pub failing_step: u64,
+    pub failing_step_named: Option<u64>,
+    /// The steps running at the labelled first wrong moment (any is right), and the one named.
+    pub first_wrong_steps: Vec<u64>,
+    pub first_wrong_step_named: Option<u64>,
+    /// The labelled first wrong moment, and the one named (seconds on the video's clock).
+    pub first_wrong_at: f64,
+    pub first_wrong_at_named: Option<f64>,
+    /// The stretch of the video the model watched.
+    pub watched: (f64, f64),
+    /// The cause, labelled and as the model said it.
+    pub cause: String,
+    pub cause_named: String,
+}
+
+impl FailureOutcome {
+    pub fn failing_step_right(&self) -> bool {
+        self.failing_step_named == Some(self.failing_step)
+    }
+
+    pub fn first_wrong_step_right(&self) -> bool {
+        self.first_wrong_step_named
+            .is_some_and(|n| self.first_wrong_steps.contains(&n))
+    }
+
+    /// Whether the labelled first wrong moment lay in the stretch the model watched (it
+    /// cannot see a moment outside it).
+    pub fn moment_watched(&self) -> bool {
+        let (from, to) = self.watched;
+        from - 1e-9 <= self.first_wrong_at && self.first_wrong_at <= to + 1e-9
+    }
+
+    pub fn moment_right(&self) -> bool {
+        self.first_wrong_at_named
+            .is_some_and(|at| (at - self.first_wrong_at).abs() <= MOMENT_TOLERANCE_S + 1e-9)
+    }
+}
+
+/// A flaky pair: what its labels say beside what the comparison named.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlakyOutcome {
+    pub parted_at: u64,
+    pub parted_at_named: Option<u64>,
+    /// The labelled kind of difference (timing, console, network, screen) and whether the
+    /// comparison named a difference of that kind.
+    pub kind: String,
+    pub kind_named: bool,
+    pub differences: Vec<String>,
+}
+
+impl FlakyOutcome {
+    pub fn parted_at_right(&self) -> bool {
+        self.parted_at_named == Some(self.parted_at)
+    }
+}
+
+/// The failing runs' scores.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FailureScores {
+    pub items: u64,
+    /// The step that failed, named right.
+    pub failing_step: Ratio,
+    /// The step running at the first wrong moment, named right.
+    pub first_wrong_step: Ratio,
+    /// The first wrong moment named within [`MOMENT_TOLERANCE_S`].
+    pub moment: Ratio,
+    /// The labelled first wrong moment lay in the stretch the model watched.
+    #[serde(default)]
+    pub moment_watched: Ratio,
+    pub cost_usd: f64,
+}
+
+/// The flaky pairs' scores.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlakyScores {
+    pub items: u64,
+    /// The step where the attempts parted, named right.
+    pub parted_at: Ratio,
+    /// The labelled kind of difference, named.
+    pub kind_named: Ratio,
+    pub cost_usd: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,7 +203,53 @@ pub struct Scores {
     pub classes: Vec<ClassScore>,
     pub verdicts: Ratio,
     pub localisation: Ratio,
+    /// Over every item scored, failing runs and flaky pairs included.
     pub spend: Spend,
+    #[serde(default)]
+    pub failures: FailureScores,
+    #[serde(default)]
+    pub flaky: FlakyScores,
+}
+
+fn share(hits: usize, total: usize) -> Ratio {
+    Ratio {
+        hits: hits as u64,
+        total: total as u64,
+        rate: ratio(hits as u64, total as u64),
+    }
+}
+
+/// The failing runs' scores, from the outcomes that have one.
+pub fn failure_scores(scored: &[&Outcome]) -> FailureScores {
+    let runs: Vec<(&Outcome, &FailureOutcome)> = scored
+        .iter()
+        .filter_map(|o| Some((*o, o.failure.as_ref()?)))
+        .collect();
+    let count = |f: &dyn Fn(&FailureOutcome) -> bool| runs.iter().filter(|(_, r)| f(r)).count();
+    FailureScores {
+        items: runs.len() as u64,
+        failing_step: share(count(&FailureOutcome::failing_step_right), runs.len()),
+        first_wrong_step: share(count(&FailureOutcome::first_wrong_step_right), runs.len()),
+        moment: share(count(&FailureOutcome::moment_right), runs.len()),
+        moment_watched: share(count(&FailureOutcome::moment_watched), runs.len()),
+        cost_usd: runs.iter().map(|(o, _)| o.cost_usd).sum(),
+    }
+}
+
+/// The flaky pairs' scores, from the outcomes that have one.
+pub fn flaky_scores(scored: &[&Outcome]) -> FlakyScores {
+    let pairs: Vec<(&Outcome, &FlakyOutcome)> = scored
+        .iter()
+        .filter_map(|o| Some((*o, o.flaky.as_ref()?)))
+        .collect();
+    let parted = pairs.iter().filter(|(_, p)| p.parted_at_right()).count();
+    let named = pairs.iter().filter(|(_, p)| p.kind_named).count();
+    FlakyScores {
+        items: pairs.len() as u64,
+        parted_at: share(parted, pairs.len()),
+        kind_named: share(named, pairs.len()),
+        cost_usd: pairs.iter().map(|(o, _)| o.cost_usd).sum(),
+    }
 }
 
 fn ratio(num: u64, den: u64) -> Option<f64> {
@@ -143,9 +295,11 @@ pub fn class_score(class: &str, tp: u64, fp: u64, fn_: u64) -> ClassScore {
     }
 }
 
-/// The run's scores; items that failed count in `errors` only.
+/// The run's scores; items that failed count in `errors` only. Detection, classes, verdicts
+/// and localisation are the recordings' and pairs'.
 pub fn score(outcomes: &[Outcome]) -> Scores {
-    let scored: Vec<&Outcome> = outcomes.iter().filter(|o| o.error.is_none()).collect();
+    let all: Vec<&Outcome> = outcomes.iter().filter(|o| o.error.is_none()).collect();
+    let scored: Vec<&Outcome> = all.iter().copied().filter(|o| o.is_defect_item()).collect();
     let (mut tp, mut fp, mut tn, mut fn_) = (0, 0, 0, 0);
     for o in &scored {
         match (!o.classes.is_empty(), o.flagged) {
@@ -177,8 +331,8 @@ pub fn score(outcomes: &[Outcome]) -> Scores {
     let placed: Vec<bool> = scored.iter().filter_map(|o| o.localised).collect();
     let hits = placed.iter().filter(|hit| **hit).count() as u64;
     Scores {
-        items: scored.len() as u64,
-        errors: (outcomes.len() - scored.len()) as u64,
+        items: all.len() as u64,
+        errors: (outcomes.len() - all.len()) as u64,
         detection: detection(tp, fp, tn, fn_),
         classes,
         verdicts: Ratio {
@@ -191,7 +345,9 @@ pub fn score(outcomes: &[Outcome]) -> Scores {
             total: placed.len() as u64,
             rate: ratio(hits, placed.len() as u64),
         },
-        spend: spend(&scored),
+        spend: spend(&all),
+        failures: failure_scores(&all),
+        flaky: flaky_scores(&all),
     }
 }
 

@@ -3,9 +3,15 @@
 //! defects), and recordings and pairs answered right, wrong and partly right.
 
 use vaider_core::analysis::{AnalysisResult, ExpectationVerdict, Usage, Verdict};
-use vaider_eval::labels::{Box2, Expectation, Item, Kind, TimeRange, Truth, Where};
+use vaider_eval::failures::{read_failure, read_flaky, step_number};
+use vaider_eval::labels::{
+    Box2, Expectation, FailureLabel, FirstWrong, FlakyLabel, Item, Kind, StepRef, TimeRange, Truth,
+    Where,
+};
 use vaider_eval::run::{read_pair, read_recording};
 use vaider_eval::score::{class_score, detection, score, Outcome};
+use vaider_validate::failure::{FailureAnalysis, Watched};
+use vaider_validate::flaky::FlakyAnalysis;
 use vaider_visual::service::{
     AgenticAnalysis, CompareData, PixelDiffData, RegionData, UnexpectedChange, Validation,
 };
@@ -131,6 +137,12 @@ fn recording_item() -> Item {
             }),
             region: None,
         }),
+        trace: None,
+        test: None,
+        error: None,
+        failure: None,
+        attempts: Vec::new(),
+        flaky: None,
         dir: Default::default(),
     }
 }
@@ -306,6 +318,12 @@ fn a_pair_answered_right_and_wrong() {
                 height: 90,
             }),
         }),
+        trace: None,
+        test: None,
+        error: None,
+        failure: None,
+        attempts: Vec::new(),
+        flaky: None,
         dir: Default::default(),
     };
     let mut right = Outcome::default();
@@ -347,4 +365,185 @@ fn a_pair_answered_right_and_wrong() {
     );
     assert!(!silent.flagged);
     assert!(silent.predicted.is_empty());
+}
+
+fn failing_item(failing: u64, running: &[u64], at: f64) -> Item {
+    let step = |number: u64| StepRef {
+        number,
+        title: format!("step {number}"),
+    };
+    let mut item = recording_item();
+    item.id = "fail-x".into();
+    item.kind = Kind::Failure;
+    item.classes = Vec::new();
+    item.expectations = Vec::new();
+    item.failure = Some(FailureLabel {
+        defect: "wrong-text".into(),
+        failing_step: step(failing),
+        first_wrong: FirstWrong {
+            at_s: at,
+            step: running.first().map(|n| step(*n)),
+            running: running.iter().map(|n| step(*n)).collect(),
+        },
+        cause: "The save showed the wrong message.".into(),
+    });
+    item
+}
+
+fn watched(failing: &str, first: Option<&str>, at: Option<f64>) -> FailureAnalysis {
+    FailureAnalysis {
+        test: "saves".into(),
+        failing_step: Some(failing.into()),
+        watched: Watched {
+            from: 1.5,
+            to: 4.0,
+            fps: 8.0,
+        },
+        screen_at_failure: "The message reads Order plased.".into(),
+        expected: "Order placed".into(),
+        first_wrong: first.map(str::to_string),
+        first_wrong_at: at,
+        cause: "a misspelt message".into(),
+        video: "fail-x.webm".into(),
+        interaction_id: "i".into(),
+        model: "m".into(),
+        cost_usd: 0.001,
+        cached: false,
+    }
+}
+
+fn failure_of(item: &Item, analysis: &FailureAnalysis) -> Outcome {
+    let mut outcome = Outcome::default();
+    read_failure(item, analysis, &mut outcome);
+    outcome
+}
+
+#[test]
+fn a_failing_run_is_scored_on_the_steps_and_the_moment_it_names() {
+    let answer = watched(
+        "step 12 'Expect \"toHaveText\"', 00:03.0",
+        Some("step 10 'Wait for timeout', 00:02.3"),
+        Some(2.3),
+    );
+    // Labelled as the answer says: the failing step, a step running then, 0.3 s off.
+    let right = failure_of(&failing_item(12, &[8, 10], 2.0), &answer);
+    let r = right.failure.clone().unwrap();
+    assert!(r.failing_step_right() && r.first_wrong_step_right() && r.moment_right());
+    // A label the answer does not match: every score is wrong.
+    let wrong = failure_of(&failing_item(13, &[5, 6], 1.0), &answer);
+    let w = wrong.failure.clone().unwrap();
+    assert!(!w.failing_step_right() && !w.first_wrong_step_right() && !w.moment_right());
+    // Half a second is the edge; no moment named is wrong.
+    assert!(failure_of(&failing_item(12, &[10], 2.8), &answer)
+        .failure
+        .unwrap()
+        .moment_right());
+    assert!(!failure_of(&failing_item(12, &[10], 2.85), &answer)
+        .failure
+        .unwrap()
+        .moment_right());
+    let silent = watched("step 12 'Expect', 00:03.0", None, None);
+    let s = failure_of(&failing_item(12, &[10], 2.3), &silent)
+        .failure
+        .unwrap();
+    assert!(s.failing_step_right() && !s.first_wrong_step_right() && !s.moment_right());
+
+    let scores = score(&[right, wrong]);
+    let f = &scores.failures;
+    assert_eq!(f.items, 2);
+    assert_eq!((f.failing_step.hits, f.failing_step.total), (1, 2));
+    assert_eq!((f.first_wrong_step.hits, f.moment.hits), (1, 1));
+    close(f.moment.rate, 0.5);
+    // Watched 1.5-4.0 s: the right label's 2.0 s lay in it, the wrong one's 1.0 s did not.
+    assert_eq!((f.moment_watched.hits, f.moment_watched.total), (1, 2));
+    assert!((f.cost_usd - 0.002).abs() < 1e-12);
+    // Failing runs are no defect items: detection counts none of them.
+    assert_eq!(scores.detection.tp + scores.detection.fp, 0);
+    assert_eq!(scores.detection.tn + scores.detection.fn_, 0);
+    assert_eq!(scores.items, 2);
+}
+
+fn flaky_item(kind: &str, parted: u64) -> Item {
+    let mut item = failing_item(1, &[1], 0.0);
+    item.id = "flaky-x".into();
+    item.kind = Kind::Flaky;
+    item.failure = None;
+    item.flaky = Some(FlakyLabel {
+        parted_at: StepRef {
+            number: parted,
+            title: "Click locator('#primary')".into(),
+        },
+        difference: "what differed".into(),
+        kind: kind.into(),
+        words: if kind == "screen" {
+            vec!["cookie".into(), "banner".into()]
+        } else {
+            Vec::new()
+        },
+    });
+    item
+}
+
+fn compared(differences: &[&str], screen: &str) -> FlakyAnalysis {
+    FlakyAnalysis {
+        test: "saves".into(),
+        attempts: "attempt 1 failed, attempt 2 passed".into(),
+        diverged_at: Some("step 9 'Click locator('#primary')', 00:02.1".into()),
+        differences: differences.iter().map(|d| d.to_string()).collect(),
+        failed_attempt: Some(watched("step 9 'Click', 00:02.1", None, None)),
+        passed_attempt_screen: Some(screen.into()),
+        cost_usd: 0.002,
+    }
+}
+
+#[test]
+fn a_flaky_pair_is_scored_on_where_they_parted_and_the_kind_of_difference_named() {
+    let timing = "step 12 'Expect' took 1.0 s in attempt 1 and 0.1 s in attempt 2";
+    let console = "attempt 1 had console errors that attempt 2 did not: \"Uncaught TypeError: x\"";
+    let network =
+        "attempt 1 had network failures that attempt 2 did not: \"net::ERR_CONNECTION_REFUSED\"";
+    let cases = [
+        ("timing", vec![timing], "", true),
+        ("timing", vec![console], "", false),
+        ("console", vec![timing, console], "", true),
+        ("network", vec![console], "", false),
+        ("network", vec![network], "", true),
+        ("screen", vec![timing], "A form with a Save button.", false),
+        (
+            "screen",
+            vec![timing],
+            "A Cookie banner covers the form.",
+            true,
+        ),
+    ];
+    for (kind, differences, screen, named) in cases {
+        let mut outcome = Outcome::default();
+        read_flaky(
+            &flaky_item(kind, 9),
+            &compared(&differences, screen),
+            &mut outcome,
+        );
+        let f = outcome.flaky.unwrap();
+        assert_eq!(f.kind_named, named, "{kind}: {differences:?} {screen}");
+        assert!(f.parted_at_right());
+    }
+    // A label that says they parted elsewhere scores the answer wrong.
+    let mut outcome = Outcome::default();
+    read_flaky(
+        &flaky_item("timing", 12),
+        &compared(&[timing], ""),
+        &mut outcome,
+    );
+    let s = score(&[outcome]);
+    assert_eq!((s.flaky.parted_at.hits, s.flaky.parted_at.total), (0, 1));
+    assert_eq!((s.flaky.kind_named.hits, s.flaky.items), (1, 1));
+}
+
+#[test]
+fn a_step_is_read_from_how_results_name_it() {
+    assert_eq!(
+        step_number("step 12 'Expect \"toHaveText\"', 00:03.0"),
+        Some(12)
+    );
+    assert_eq!(step_number("hook 'beforeEach hook', 00:00.1"), None);
 }

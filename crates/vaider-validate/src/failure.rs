@@ -164,7 +164,7 @@ pub async fn watch(
     request.model = asker.model.clone();
     request.timeout = asker.timeout;
     request.base_dirs = asker.base_dirs.clone();
-    request.parent_id = Some(asker.parent_id.clone());
+    request.parent_id = asker.parent_id.clone();
     let result = engine
         .analyse(request, progress)
         .await

@@ -15,7 +15,7 @@ use vaider_core::Vaider;
 
 use crate::failure::{self, FailedRun, FailureAnalysis, StepOnClock};
 use crate::recording::{self, Recording};
-use crate::report::{Attempt, TestReport};
+use crate::report::{Attempt, TestError, TestReport};
 use crate::trace::{self, PageEvents};
 use crate::video::Asker;
 
@@ -52,12 +52,17 @@ struct Side {
 }
 
 impl Side {
-    async fn read(video: Option<PathBuf>, trace: Option<PathBuf>, number: u32, out: &Path) -> Side {
+    async fn read(
+        video: Option<PathBuf>,
+        trace: Option<PathBuf>,
+        number: u32,
+        out: PathBuf,
+    ) -> Side {
         let events = trace
             .as_deref()
             .and_then(|t| trace::read_trace(t).ok())
             .unwrap_or_default();
-        let recording = recording::of_files(video, trace, out).await.ok();
+        let recording = recording::of_files(video, trace, &out).await.ok();
         Side {
             number,
             recording,
@@ -78,6 +83,16 @@ fn failed_attempt(test: &TestReport) -> Option<&Attempt> {
         .find(|a| a.status != "passed" && a.status != "skipped")
 }
 
+/// One attempt of a flaky test, by its files: its number (1 for the first), its video and
+/// trace when it has them, and Playwright's error when it failed.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptFiles {
+    pub number: u32,
+    pub video: Option<PathBuf>,
+    pub trace: Option<PathBuf>,
+    pub error: Option<TestError>,
+}
+
 /// Compares a flaky test's failed attempt with its passing last one; `out_dir` is where
 /// screencasts are made for attempts without video.
 pub async fn explain(
@@ -89,35 +104,53 @@ pub async fn explain(
 ) -> Option<FlakyAnalysis> {
     let failed = failed_attempt(test)?;
     let file = |paths: Vec<&str>| paths.into_iter().map(PathBuf::from).find(|p| p.is_file());
+    let bad = AttemptFiles {
+        number: failed.retry + 1,
+        video: file(failed.attachment("video").collect()),
+        trace: file(failed.attachment("trace").collect()),
+        error: failed.error.clone(),
+    };
+    let good = AttemptFiles {
+        number: test.retries + 1,
+        video: file(test.attachment("video").collect()),
+        trace: file(test.attachment("trace").collect()),
+        error: None,
+    };
+    Some(explain_attempts(engine, asker, &test.title, &bad, &good, out_dir, progress).await)
+}
+
+/// Compares a test's failed attempt with its passing one, given their files (what `explain`
+/// finds in a report; the eval's flaky pairs are kept as files).
+pub async fn explain_attempts(
+    engine: &Vaider,
+    asker: &Asker,
+    title: &str,
+    failed: &AttemptFiles,
+    passed: &AttemptFiles,
+    out_dir: &Path,
+    progress: &dyn ProgressSink,
+) -> FlakyAnalysis {
     let out = |n: u32| out_dir.join(format!("screencast-flaky-attempt-{n}.webm"));
-    let (failed_n, passed_n) = (failed.retry + 1, test.retries + 1);
-    let bad = Side::read(
-        file(failed.attachment("video").collect()),
-        file(failed.attachment("trace").collect()),
-        failed_n,
-        &out(failed_n),
-    )
-    .await;
-    let good = Side::read(
-        file(test.attachment("video").collect()),
-        file(test.attachment("trace").collect()),
-        passed_n,
-        &out(passed_n),
-    )
-    .await;
-    let mut analysis = compare(&test.title, &bad, &good);
-    watch_both(
-        engine,
-        asker,
-        test,
-        failed,
-        &bad,
-        &good,
-        &mut analysis,
-        progress,
-    )
-    .await;
-    Some(analysis)
+    let read =
+        |a: &AttemptFiles| Side::read(a.video.clone(), a.trace.clone(), a.number, out(a.number));
+    let (bad, good) = (read(failed).await, read(passed).await);
+    let mut analysis = compare(title, &bad, &good);
+    let sides = Sides {
+        title,
+        error: failed.error.as_ref(),
+        bad: &bad,
+        good: &good,
+    };
+    watch_both(engine, asker, sides, &mut analysis, progress).await;
+    analysis
+}
+
+/// The two attempts watched, with the test's title and the failed one's error.
+struct Sides<'a> {
+    title: &'a str,
+    error: Option<&'a TestError>,
+    bad: &'a Side,
+    good: &'a Side,
 }
 
 /// What the traces tell apart, without the model.
@@ -252,17 +285,19 @@ fn first_line(text: &str) -> String {
 
 /// The screen at the step where they parted: the failed attempt's failing step watched
 /// closely, and the passing attempt over the same step.
-#[allow(clippy::too_many_arguments)]
 async fn watch_both(
     engine: &Vaider,
     asker: &Asker,
-    test: &TestReport,
-    failed: &Attempt,
-    bad: &Side,
-    good: &Side,
+    sides: Sides<'_>,
     analysis: &mut FlakyAnalysis,
     progress: &dyn ProgressSink,
 ) {
+    let Sides {
+        title,
+        error,
+        bad,
+        good,
+    } = sides;
     let (Some(bad_rec), Some(good_rec)) = (&bad.recording, &good.recording) else {
         return;
     };
@@ -270,8 +305,8 @@ async fn watch_both(
         return;
     };
     let run = FailedRun {
-        title: &test.title,
-        error: failed.error.as_ref(),
+        title,
+        error,
         steps: &bad_rec.steps,
         failing,
         video: &bad_rec.video,
@@ -291,7 +326,7 @@ async fn watch_both(
     let Some(same) = matching(&bad_rec.steps, step, &good_rec.steps) else {
         return;
     };
-    match watch_passing(engine, asker, test, good_rec, same, progress).await {
+    match watch_passing(engine, asker, title, good_rec, same, progress).await {
         Ok((screen, cost)) => {
             analysis.cost_usd += cost;
             if let Some(seen) = &analysis.failed_attempt {
@@ -316,7 +351,7 @@ async fn watch_both(
 async fn watch_passing(
     engine: &Vaider,
     asker: &Asker,
-    test: &TestReport,
+    title: &str,
     recording: &Recording,
     step: &StepOnClock,
     progress: &dyn ProgressSink,
@@ -331,7 +366,7 @@ async fn watch_passing(
         "This is the recording of the attempt of the Playwright test \"{}\" that passed, from \
          {} to {}. Its steps, on the recording's clock:\n{}\n\nDescribe what the screen shows \
          during step {} '{}', quoting its visible text.",
-        test.title,
+        title,
         failure::mmss(stretch.start),
         failure::mmss(stretch.end),
         failure::step_lines(&recording.steps, step),
@@ -343,7 +378,7 @@ async fn watch_passing(
     request.model = asker.model.clone();
     request.timeout = asker.timeout;
     request.base_dirs = asker.base_dirs.clone();
-    request.parent_id = Some(asker.parent_id.clone());
+    request.parent_id = asker.parent_id.clone();
     let result = engine
         .analyse(request, progress)
         .await

@@ -96,7 +96,7 @@ pub async fn analyse_test_results(
     };
     let asker = Asker {
         door: request.door,
-        parent_id: job.id().to_string(),
+        parent_id: Some(job.id().to_string()),
         provider: request.provider.clone(),
         model: request.model.clone(),
         timeout: request.timeout,

@@ -215,7 +215,7 @@ async fn judge_run(
     validation.console_errors.truncate(100);
     let asker = Asker {
         door: request.door,
-        parent_id: job.id().to_string(),
+        parent_id: Some(job.id().to_string()),
         provider: request.provider.clone(),
         model: request.model.clone(),
         timeout: None,

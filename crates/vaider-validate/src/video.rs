@@ -48,8 +48,8 @@ impl VideoAnalysis {
 #[derive(Debug, Clone)]
 pub struct Asker {
     pub door: Door,
-    /// The job (validation) the call belongs to.
-    pub parent_id: String,
+    /// The job (validation) the call belongs to; none for a call of its own (the eval's).
+    pub parent_id: Option<String>,
     pub provider: Option<String>,
     pub model: Option<String>,
     pub timeout: Option<Duration>,
@@ -76,7 +76,7 @@ pub async fn analyse(
     request.model = asker.model.clone();
     request.timeout = asker.timeout;
     request.base_dirs = asker.base_dirs.clone();
-    request.parent_id = Some(asker.parent_id.clone());
+    request.parent_id = asker.parent_id.clone();
     let result = engine
         .analyse(request, progress)
         .await
