@@ -481,8 +481,11 @@ async fn status_lists_providers_and_what_they_serve() {
     );
     // The eight vision tools, the explanation of a visual comparison, the review's verdict on a
     // changed capture, the judge of a page and the writer of test plans and the turn of a
-    // browsing step.
-    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 13);
+    // browsing step, and the watcher of a failed test's failing step.
+    assert_eq!(by_name("openai")["tools"].as_array().unwrap().len(), 14);
+    assert!(by_name("openai")["tools"]
+        .to_string()
+        .contains("watch_failing_step"));
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(

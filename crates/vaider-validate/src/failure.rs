@@ -60,6 +60,8 @@ pub struct StepOnClock {
     pub title: String,
     pub start: f64,
     pub end: Option<f64>,
+    /// 0 for a step of the test itself, 1 for one inside a `test.step`, and so on.
+    pub depth: usize,
     /// Its error, when it failed.
     pub error: Option<String>,
 }
@@ -129,13 +131,23 @@ pub struct FailedRun<'a> {
     pub video: &'a Path,
 }
 
-/// From the step before the failing one through the failure and a little after.
+/// From the start of the step before the failing one through the failure and a little after.
+/// "The step before" is taken at the test's own level: for an `expect` failing inside
+/// `test.step('pay')`, the step before `pay`, since what went wrong often showed there (a
+/// toast at step 2, a test failing at step 4 that waited for its effect).
 pub fn stretch_for(steps: &[StepOnClock], failing: &StepOnClock) -> Stretch {
+    // The test-level step the failing one is part of (itself, at the test's level).
+    let anchor = steps
+        .iter()
+        .filter(|s| s.depth == 0 && s.start <= failing.start)
+        .max_by(|a, b| a.start.total_cmp(&b.start))
+        .filter(|_| failing.depth > 0)
+        .unwrap_or(failing);
     let before = steps
         .iter()
-        .filter(|s| s.start < failing.start && s.number != failing.number)
+        .filter(|s| s.depth == 0 && s.start < anchor.start && s.number != anchor.number)
         .max_by(|a, b| a.start.total_cmp(&b.start));
-    let start = before.map_or(failing.start - 1.0, |s| s.start);
+    let start = before.map_or(anchor.start - 1.0, |s| s.start);
     let end = failing.end.unwrap_or(failing.start + 1.0) + AFTER_FAILURE;
     Stretch::new(start, end, STRETCH_FPS)
 }
@@ -320,6 +332,7 @@ mod tests {
             title: title.into(),
             start,
             end: Some(end),
+            depth: usize::from(title.starts_with("click") || title.starts_with("expect")),
             error: error.map(str::to_string),
         }
     }
@@ -333,8 +346,14 @@ mod tests {
             step(4, "expect the cart", 1.4, 6.0, Some("Timed out 5000ms")),
         ];
         let failing = &steps[3];
+        // The step before is at the test's level: "open the shop", before "add the chair".
         let stretch = stretch_for(&steps, failing);
-        assert_eq!((stretch.start, stretch.end), (1.1, 6.5));
+        assert_eq!((stretch.start, stretch.end), (0.2, 6.5));
+        // A failing step of the test's own level: the one before it.
+        let third = step(5, "pay", 6.0, 7.0, Some("Timed out"));
+        let all = [steps.to_vec(), vec![third.clone()]].concat();
+        let stretch = stretch_for(&all, &third);
+        assert_eq!((stretch.start, stretch.end), (1.0, 7.5));
         assert_eq!(stretch.fps, STRETCH_FPS);
         assert_eq!(failing.label(), "step 4 'expect the cart', 00:01.4");
         assert_eq!(

@@ -412,6 +412,7 @@ mod tests {
             title: title.into(),
             start,
             end: Some(end),
+            depth: 0,
             error: error.map(str::to_string),
         }
     }

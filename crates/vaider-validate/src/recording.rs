@@ -94,6 +94,7 @@ pub fn steps_of(timeline: &Timeline) -> (Vec<StepOnClock>, Option<usize>) {
                 title: s.title.clone(),
                 start: s.start?,
                 end: s.end,
+                depth: s.depth,
                 error: s.error.clone(),
             })
         })

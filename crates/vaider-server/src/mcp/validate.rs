@@ -73,8 +73,7 @@ pub struct AnalyseTestResultsArgs {
 
 #[tool_router(router = validate_tools, vis = "pub(super)")]
 impl VaiderMcp {
-    /// Run a Playwright test and judge it by the rubric (and its video, with `expectations`);
-    /// a failed test's failing step is watched closely, a flaky test's attempts compared.
+    /// Run a Playwright test and judge it (rubric, video); a failure is watched at its step.
     #[tool(name = "validate_test")]
     async fn validate_test(
         &self,
@@ -94,8 +93,7 @@ impl VaiderMcp {
         Ok(answer(&result, crate::text::validation(&result).whole()).into())
     }
 
-    /// Watch each failed test of a finished Playwright run at its failing step (its video, or
-    /// its trace's screencast); one summary.
+    /// Watch each failed test of a finished Playwright run at its failing step; one summary.
     #[tool(name = "analyse_test_results")]
     async fn analyse_test_results(
         &self,
