@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use vaider_core::analysis::{tools, AnalysisRequest};
+use vaider_core::analysis::tools;
 use vaider_core::progress::ProgressSink;
 use vaider_core::sampling::Stretch;
 use vaider_core::task::{no_options_note, Job, Task, TaskMedia, Tool};
@@ -165,22 +165,13 @@ pub async fn watch(
         .find(|s| s.number == run.failing)
         .ok_or_else(|| "the step that failed has no time in the trace".to_string())?;
     let stretch = stretch_for(run.steps, failing);
-    let mut request = AnalysisRequest::new(
+    let mut request = asker.request(
         WATCH_FAILING_STEP,
-        asker.door,
-        run.video.display().to_string(),
+        run.video,
+        Some(prompt(&run, failing, &stretch)),
     );
-    request.prompt = Some(prompt(&run, failing, &stretch));
     request.stretch = Some(stretch);
-    request.provider = asker.provider.clone();
-    request.model = asker.model.clone();
-    request.timeout = asker.timeout;
-    request.base_dirs = asker.base_dirs.clone();
-    request.parent_id = asker.parent_id.clone();
-    let result = engine
-        .analyse(request, progress)
-        .await
-        .map_err(|failure| format!("{}: {}", failure.error.code().as_str(), failure.error))?;
+    let result = asker.ask(engine, request, progress).await?;
     let details = result.details.unwrap_or_default();
     let text = |name: &str| {
         details[name]

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use vaider_core::analysis::{tools, AnalysisRequest};
+use vaider_core::analysis::tools;
 use vaider_core::progress::ProgressSink;
 use vaider_core::Vaider;
 
@@ -357,12 +357,7 @@ async fn watch_passing(
     progress: &dyn ProgressSink,
 ) -> Result<(String, f64), String> {
     let stretch = failure::stretch_for(&recording.steps, step);
-    let mut request = AnalysisRequest::new(
-        tools::ANALYZE_VIDEO,
-        asker.door,
-        recording.video.display().to_string(),
-    );
-    request.prompt = Some(format!(
+    let prompt = format!(
         "This is the recording of the attempt of the Playwright test \"{}\" that passed, from \
          {} to {}. Its steps, on the recording's clock:\n{}\n\nDescribe what the screen shows \
          during step {} '{}', quoting its visible text.",
@@ -372,17 +367,10 @@ async fn watch_passing(
         failure::step_lines(&recording.steps, step),
         step.number,
         step.title
-    ));
+    );
+    let mut request = asker.request(tools::ANALYZE_VIDEO, &recording.video, Some(prompt));
     request.stretch = Some(stretch);
-    request.provider = asker.provider.clone();
-    request.model = asker.model.clone();
-    request.timeout = asker.timeout;
-    request.base_dirs = asker.base_dirs.clone();
-    request.parent_id = asker.parent_id.clone();
-    let result = engine
-        .analyse(request, progress)
-        .await
-        .map_err(|f| format!("{}: {}", f.error.code().as_str(), f.error))?;
+    let result = asker.ask(engine, request, progress).await?;
     Ok((result.description.trim().to_string(), result.cost_usd))
 }
 

@@ -6,8 +6,9 @@ use std::time::Duration;
 use vaider_core::analysis::tools;
 
 use serde::{Deserialize, Serialize};
-use vaider_core::analysis::{AnalysisRequest, Door, ExpectationVerdict, Verdict};
+use vaider_core::analysis::{AnalysisRequest, AnalysisResult, Door, ExpectationVerdict, Verdict};
 use vaider_core::progress::ProgressSink;
+use vaider_core::task::Tool;
 use vaider_core::Vaider;
 
 /// `data.video_analysis`: what the model saw and its verdict on each expectation.
@@ -56,6 +57,33 @@ pub struct Asker {
     pub base_dirs: Vec<PathBuf>,
 }
 
+impl Asker {
+    /// A request for `tool` on `video` with `prompt`, asked as this asker asks.
+    pub fn request(&self, tool: Tool, video: &Path, prompt: Option<String>) -> AnalysisRequest {
+        let mut request = AnalysisRequest::new(tool, self.door, video.display().to_string());
+        request.prompt = prompt;
+        request.provider = self.provider.clone();
+        request.model = self.model.clone();
+        request.timeout = self.timeout;
+        request.base_dirs = self.base_dirs.clone();
+        request.parent_id = self.parent_id.clone();
+        request
+    }
+
+    /// Asks the pipeline; the error says why the model could not answer.
+    pub async fn ask(
+        &self,
+        engine: &Vaider,
+        request: AnalysisRequest,
+        progress: &dyn ProgressSink,
+    ) -> Result<AnalysisResult, String> {
+        engine
+            .analyse(request, progress)
+            .await
+            .map_err(|failure| format!("{}: {}", failure.error.code().as_str(), failure.error))
+    }
+}
+
 /// Asks the model about one recording; the error says why it could not.
 pub async fn analyse(
     engine: &Vaider,
@@ -65,22 +93,9 @@ pub async fn analyse(
     expectations: &[String],
     progress: &dyn ProgressSink,
 ) -> Result<VideoAnalysis, String> {
-    let mut request = AnalysisRequest::new(
-        tools::ANALYZE_VIDEO,
-        asker.door,
-        video.display().to_string(),
-    );
-    request.prompt = prompt;
+    let mut request = asker.request(tools::ANALYZE_VIDEO, video, prompt);
     request.expectations = expectations.to_vec();
-    request.provider = asker.provider.clone();
-    request.model = asker.model.clone();
-    request.timeout = asker.timeout;
-    request.base_dirs = asker.base_dirs.clone();
-    request.parent_id = asker.parent_id.clone();
-    let result = engine
-        .analyse(request, progress)
-        .await
-        .map_err(|failure| format!("{}: {}", failure.error.code().as_str(), failure.error))?;
+    let result = asker.ask(engine, request, progress).await?;
     Ok(VideoAnalysis {
         video: video.display().to_string(),
         description: result.description,
