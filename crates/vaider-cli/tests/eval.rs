@@ -304,6 +304,8 @@ async fn every_failing_run_reaches_the_model_around_its_failing_step_and_is_scor
         moments_right += usize::from(off.abs() <= 0.5);
     }
     let scores = &report["scores"]["failures"];
+    // The figures docs/eval.md quotes for the fake.
+    eprintln!("failing-run scores against the fake: {scores}");
     let n = items.len() as u64;
     assert_eq!(scores["items"], n);
     assert_eq!(scores["failing_step"]["hits"], n);
