@@ -15,7 +15,7 @@ use vaider_validate::report::TestError;
 use vaider_validate::video::Asker;
 
 use crate::labels::Item;
-use crate::run::Options;
+use crate::run::{labelled, Options};
 use crate::score::{FailureOutcome, FlakyOutcome, Outcome};
 
 type Who = Option<(String, String)>;
@@ -215,10 +215,4 @@ fn tokens_of(engine: &Vaider, id: &str, outcome: &mut Outcome) -> Who {
     outcome.input_tokens = entry.input_tokens;
     outcome.output_tokens = entry.output_tokens;
     Some((entry.provider, entry.model))
-}
-
-fn labelled(item: &Item, outcome: &mut Outcome) {
-    outcome.id = item.id.clone();
-    outcome.kind = Some(item.kind);
-    outcome.classes = item.classes.clone();
 }

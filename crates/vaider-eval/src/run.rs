@@ -442,7 +442,7 @@ fn localised(item: &Item, data: &CompareData) -> Option<bool> {
 }
 
 /// The item's own side of the outcome: its id, kind and labelled classes.
-fn labelled(item: &Item, outcome: &mut Outcome) {
+pub(crate) fn labelled(item: &Item, outcome: &mut Outcome) {
     outcome.id = item.id.clone();
     outcome.kind = Some(item.kind);
     outcome.classes = item.classes.clone();

@@ -17,6 +17,7 @@ use vaider_core::task::{no_options_note, Job, Task, TaskMedia, Tool};
 use vaider_core::Vaider;
 
 use crate::report::TestError;
+use crate::timeline::clock;
 use crate::video::Asker;
 
 /// The failing stretch is watched at this rate: a state shown for an eighth of a second shows.
@@ -73,20 +74,9 @@ impl StepOnClock {
     }
 }
 
-/// `step 3 'add the chair', 00:04.2`.
+/// `step 3 'add the chair', 00:04.2`, as [`crate::timeline::name_step`] names a step.
 pub fn label(number: usize, title: &str, at: f64) -> String {
-    format!("step {number} '{title}', {}", mmss(at))
-}
-
-/// `mm:ss.s`.
-pub fn mmss(seconds: f64) -> String {
-    let tenths = (seconds.max(0.0) * 10.0).round() as u64;
-    format!(
-        "{:02}:{:02}.{}",
-        tenths / 600,
-        (tenths % 600) / 10,
-        tenths % 10
-    )
+    format!("step {number} '{title}', {}", clock(at))
 }
 
 /// What the model saw of a failed test's failing step: `data.failure_analysis`.
@@ -241,8 +231,8 @@ fn prompt(run: &FailedRun<'_>, failing: &StepOnClock, stretch: &Stretch) -> Stri
         "This is the recording of the Playwright test \"{}\" from {} to {}, around the step that failed.\n\
          The test's steps, on the recording's clock (mm:ss.s from its start):\n{}",
         run.title,
-        mmss(stretch.start),
-        mmss(stretch.end),
+        clock(stretch.start),
+        clock(stretch.end),
         step_lines(run.steps, failing)
     );
     if let Some(error) = run.error {
@@ -281,10 +271,10 @@ pub fn step_line(step: &StepOnClock) -> String {
         "- step {} '{}': {}",
         step.number,
         step.title,
-        mmss(step.start)
+        clock(step.start)
     );
     if let Some(end) = step.end {
-        line.push_str(&format!(" to {}", mmss(end)));
+        line.push_str(&format!(" to {}", clock(end)));
     }
     if let Some(error) = &step.error {
         let first = error.lines().next().unwrap_or_default();

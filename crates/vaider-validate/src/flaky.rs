@@ -362,8 +362,8 @@ async fn watch_passing(
          {} to {}. Its steps, on the recording's clock:\n{}\n\nDescribe what the screen shows \
          during step {} '{}', quoting its visible text.",
         title,
-        failure::mmss(stretch.start),
-        failure::mmss(stretch.end),
+        crate::timeline::clock(stretch.start),
+        crate::timeline::clock(stretch.end),
         failure::step_lines(&recording.steps, step),
         step.number,
         step.title

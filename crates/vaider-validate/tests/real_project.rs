@@ -144,6 +144,37 @@ async fn a_broken_app_fails_naming_the_test_playwrights_message_and_line() {
     assert!(!error.contains("Browser failed to launch"), "{error}");
     // The recorder is there: the run recorded its video.
     assert_eq!(videos(&result).len(), 2, "{text}");
+    // The suite's own trace (written by its own tests, no test.step in them) places the
+    // failing expect on the video's clock, inside the recording.
+    let failed = result.data["report"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["status"] == "failed")
+        .expect("the failed test");
+    let file = |name: &str| {
+        let found = failed["attachments"].as_array().unwrap().iter();
+        let found = found.filter(|a| a["name"] == name);
+        PathBuf::from(found.filter_map(|a| a["path"].as_str()).next().unwrap())
+    };
+    let timeline = vaider_validate::timeline::read_timeline(&file("trace")).unwrap();
+    let failing = timeline.failing_step().expect("a failed step").step;
+    assert!(failing.title.contains("toHaveClass"), "{failing:?}");
+    let length = vaider_core::keyframes::duration_seconds(&file("video"))
+        .await
+        .unwrap();
+    let (start, end) = (failing.start.unwrap(), failing.end.unwrap());
+    assert!(
+        0.0 < start && start < end && end <= length + 0.1,
+        "{start}-{end} in {length} s"
+    );
+    // No model is configured here: the failing step could not be watched, and the warnings
+    // say which test's and why, rather than the validation failing.
+    let warnings = result.data["rubric_validation"]["warnings"].to_string();
+    assert!(
+        warnings.contains("the failing step of 'TodoMVC App › Item › should allow me to mark items as complete' could not be watched"),
+        "{warnings}"
+    );
 }
 
 #[tokio::test]

@@ -122,7 +122,9 @@ impl Vaider {
                 MediaKind::Video if caps.video => {
                     let video = Video { path, info };
                     match stretch {
-                        Some(stretch) => add_stretch(&mut prepared, video, &caps, stretch, rules),
+                        Some(stretch) => {
+                            add_stretch(&mut prepared, video, &caps, (sampling, stretch), rules)
+                        }
                         None => {
                             add_video(&mut prepared, video, &caps, work_dir, sampling, rules)
                                 .await?

@@ -80,7 +80,7 @@ pub(super) fn add_stretch(
     prepared: &mut Prepared,
     video: Video<'_>,
     caps: &Capabilities,
-    stretch: Stretch,
+    (requested, stretch): (VideoSampling, Stretch),
     rules: TokenRules,
 ) {
     if !caps.video_clips {
@@ -112,7 +112,8 @@ pub(super) fn add_stretch(
         }
     });
     prepared.parts.push(video.part(Some(planned.clone())));
-    prepared.planned = Some((VideoSampling::Auto, planned));
+    // The report says which setting was in force and that the stretch overrode it.
+    prepared.planned = Some((requested, planned));
 }
 
 /// A frame side past what Gemini shrinks to its lowest resolution without loss.
